@@ -1,0 +1,232 @@
+"""One exception tree for all of engram, split by who is at fault.
+
+::
+
+    EngramError                      code="server_error"  (never raised bare)
+    ├── InputError                   the caller sent something we refuse      -> 4xx
+    │   ├── CanonicalJsonError       not I-JSON / not canonicalisable         invalid_request
+    │   ├── InvalidRequest           malformed request body or parameter      invalid_request
+    │   ├── InvalidScope             unknown or malformed scope               invalid_scope
+    │   ├── UnsupportedVersion       engram_version not supported             unsupported_version
+    │   ├── ManifestError            a seat manifest (TOML) is invalid        invalid_manifest
+    │   └── CartridgeFormatError     a file is not a well-formed .acx         invalid_cartridge
+    ├── AuthError                    who is asking                            -> 401/403
+    │   ├── Unauthorized             token missing or invalid                 unauthorized
+    │   ├── TokenExpired             token has expired                        token_expired
+    │   └── Forbidden                valid token, insufficient permission     forbidden
+    ├── NotFound                                                              -> 404
+    │   ├── UserNotFound             no record for this subject               user_not_found
+    │   ├── BeliefNotFound           belief id does not exist                 belief_not_found
+    │   └── ResourceNotFound         any other missing thing                  not_found
+    ├── ConflictError                state forbids the operation              -> 409 conflict
+    │   └── IdempotencyConflict      same Idempotency-Key, other body         idempotency_conflict
+    ├── VerificationError            a signature, digest or expiry check failed
+    │   ├── SignatureInvalid         bytes do not verify under the key        signature_invalid
+    │   ├── UnknownKeyId             kid not published                        unknown_kid
+    │   ├── ExportExpired            expires_at in the past                   export_expired
+    │   ├── ExpiryTooLong            expires_at > issued_at + 24 h            expiry_too_long
+    │   └── DigestMismatch           a content hash does not match            digest_mismatch
+    ├── KeyFileError                 a key file is missing, unsafe or corrupt key_file_error
+    ├── StoreError                   the database failed                      -> 500 server_error
+    ├── RemoteError                  a remote endpoint failed or was refused  -> 502 remote_error
+    └── CapacityError                at capacity / rate limited               -> 429 / 503
+
+Every class carries a stable wire ``code`` and ``http_status``; adapters map them to the error
+shape ``{"error": {"code", "message", "status"}}`` without inspecting anything else.
+Foreign exceptions are wrapped at each seam with ``raise ... from e``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class EngramError(Exception):
+    """Root of every error engram raises on purpose."""
+
+    code: ClassVar[str] = "server_error"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_wire(self) -> dict[str, dict[str, object]]:
+        """The spec's error shape (Engram v0.1, "Error Code Reference")."""
+        return {"error": {"code": self.code, "message": self.message, "status": self.http_status}}
+
+
+class InputError(EngramError):
+    code = "invalid_request"
+    http_status = 400
+
+
+class CanonicalJsonError(InputError):
+    """A value is not I-JSON (RFC 7493) or cannot be canonicalised (RFC 8785).
+
+    ``reason`` is a short stable token (``duplicate_member``, ``lone_surrogate``, ``invalid_utf8``,
+    ``non_finite_number``, ``integer_out_of_range``, ``not_json``, ``syntax``); ``position`` is a
+    character offset into the parsed text or a JSON-pointer-like path into a Python value.
+    """
+
+    def __init__(self, reason: str, position: str | int, detail: str = "") -> None:
+        text = f"not I-JSON: {reason} at {position}"
+        if detail:
+            text += f" ({detail})"
+        super().__init__(text)
+        self.reason = reason
+        self.position = position
+
+
+class InvalidRequest(InputError):
+    code = "invalid_request"
+
+
+class InvalidScope(InputError):
+    code = "invalid_scope"
+
+
+class UnsupportedVersion(InputError):
+    code = "unsupported_version"
+
+
+class ManifestError(InputError):
+    code = "invalid_manifest"
+
+
+class CartridgeFormatError(InputError):
+    code = "invalid_cartridge"
+
+
+class AuthError(EngramError):
+    code = "unauthorized"
+    http_status = 401
+
+
+class Unauthorized(AuthError):
+    code = "unauthorized"
+
+
+class TokenExpired(AuthError):
+    code = "token_expired"
+
+
+class Forbidden(AuthError):
+    code = "forbidden"
+    http_status = 403
+
+
+class NotFound(EngramError):
+    code = "not_found"
+    http_status = 404
+
+
+class UserNotFound(NotFound):
+    code = "user_not_found"
+
+
+class BeliefNotFound(NotFound):
+    code = "belief_not_found"
+
+
+class ResourceNotFound(NotFound):
+    code = "not_found"
+
+
+class ConflictError(EngramError):
+    code = "conflict"
+    http_status = 409
+
+
+class IdempotencyConflict(ConflictError):
+    code = "idempotency_conflict"
+    http_status = 422
+
+
+class VerificationError(EngramError):
+    code = "verification_failed"
+    http_status = 422
+
+
+class SignatureInvalid(VerificationError):
+    code = "signature_invalid"
+
+
+class UnknownKeyId(VerificationError):
+    code = "unknown_kid"
+
+
+class ExportExpired(VerificationError):
+    code = "export_expired"
+
+
+class ExpiryTooLong(VerificationError):
+    code = "expiry_too_long"
+
+
+class DigestMismatch(VerificationError):
+    code = "digest_mismatch"
+
+
+class KeyFileError(EngramError):
+    code = "key_file_error"
+    http_status = 500
+
+
+class StoreError(EngramError):
+    code = "server_error"
+    http_status = 500
+
+
+class RemoteError(EngramError):
+    code = "remote_error"
+    http_status = 502
+
+
+class CapacityError(EngramError):
+    """The service is at capacity (503) or the caller is over its rate (429)."""
+
+    code = "service_unavailable"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class RateLimited(CapacityError):
+    code = "rate_limited"
+    http_status = 429
+
+
+__all__ = [
+    "AuthError",
+    "BeliefNotFound",
+    "CanonicalJsonError",
+    "CapacityError",
+    "CartridgeFormatError",
+    "ConflictError",
+    "DigestMismatch",
+    "EngramError",
+    "ExpiryTooLong",
+    "ExportExpired",
+    "Forbidden",
+    "IdempotencyConflict",
+    "InputError",
+    "InvalidRequest",
+    "InvalidScope",
+    "KeyFileError",
+    "ManifestError",
+    "NotFound",
+    "RateLimited",
+    "RemoteError",
+    "ResourceNotFound",
+    "SignatureInvalid",
+    "StoreError",
+    "TokenExpired",
+    "Unauthorized",
+    "UnknownKeyId",
+    "UnsupportedVersion",
+    "UserNotFound",
+    "VerificationError",
+]

@@ -1,0 +1,158 @@
+"""The store interface: one small SQL seam that every backend implements.
+
+Domain packages (``engram.context``, ``engram.memory``, ...) own their tables: each ships its
+schema as a :class:`Component` (a name plus ordered :class:`Migration` steps) and its queries in
+a private ``_repo`` module, written once in the portable SQL subset below and run unchanged on
+every backend. The store owns connections, transactions, dialect differences and migrations.
+
+Portable SQL subset (checked by the contract suite on every backend):
+
+- ``?`` positional placeholders (the PostgreSQL backend rewrites them to ``%s``); a literal
+  ``%`` or ``?`` in SQL text is not allowed, pass it as a parameter instead.
+- ``INSERT ... ON CONFLICT (...) DO NOTHING | DO UPDATE SET col = excluded.col``, ``RETURNING``.
+- Types in DDL come from :class:`Dialect` (``dialect.blob``, ``dialect.bigint``, ...) because
+  SQLite and PostgreSQL spell them differently; migrations receive the dialect.
+- Instants are stored as TEXT in ``format_instant_precise`` form so that ordering by the
+  column orders by time on every backend; JSON is stored as TEXT.
+- Booleans are stored as INTEGER 0/1.
+
+Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``sqlite``
+(the embedded default, WAL), ``postgresql`` (psycopg 3 with a pool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Row = dict[str, Any]
+Params = Sequence[Any]
+BackendName = Literal["memory", "sqlite", "postgresql"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Spellings that differ between SQLite and PostgreSQL."""
+
+    name: BackendName
+    blob: str  # BLOB | BYTEA
+    bigint: str  # INTEGER | BIGINT
+    real: str  # REAL | DOUBLE PRECISION
+    serial_pk: str  # INTEGER PRIMARY KEY AUTOINCREMENT | BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.name in ("memory", "sqlite")
+
+
+SQLITE_DIALECT = Dialect(
+    name="sqlite",
+    blob="BLOB",
+    bigint="INTEGER",
+    real="REAL",
+    serial_pk="INTEGER PRIMARY KEY AUTOINCREMENT",
+)
+MEMORY_DIALECT = Dialect(
+    name="memory",
+    blob="BLOB",
+    bigint="INTEGER",
+    real="REAL",
+    serial_pk="INTEGER PRIMARY KEY AUTOINCREMENT",
+)
+POSTGRES_DIALECT = Dialect(
+    name="postgresql",
+    blob="BYTEA",
+    bigint="BIGINT",
+    real="DOUBLE PRECISION",
+    serial_pk="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+)
+
+
+class Tx(Protocol):
+    """One open transaction. Rows come back as plain dicts keyed by column name."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        """Run one statement; return its rows (empty for statements without a result)."""
+        ...
+
+    def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
+        """Run one statement once per parameter row, in this transaction."""
+        ...
+
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row, or None."""
+        ...
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        """The first column of the first row, or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One forward-only schema step. ``statements`` gets the dialect and returns DDL/DML."""
+
+    version: int
+    name: str
+    statements: Callable[[Dialect], Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Component:
+    """A named, independently versioned set of tables (``keys``, ``context``, ``memory``...)."""
+
+    name: str
+    migrations: Sequence[Migration]
+
+
+class Store(Protocol):
+    """A database handle shared by the domain packages."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password removed."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[Tx]:
+        """A read-write transaction: committed when the block exits, rolled back on exception."""
+        ...
+
+    def read(self) -> AbstractContextManager[Tx]:
+        """A read-only transaction with a consistent snapshot."""
+        ...
+
+    def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
+        """Apply pending migrations of the components; return (component, version, name) applied.
+
+        Idempotent and safe to call concurrently from several processes (a lock serialises it).
+        """
+        ...
+
+    def schema_versions(self) -> dict[str, int]:
+        """The applied version of every component."""
+        ...
+
+    def close(self) -> None: ...
+
+
+__all__ = [
+    "MEMORY_DIALECT",
+    "POSTGRES_DIALECT",
+    "SQLITE_DIALECT",
+    "BackendName",
+    "Component",
+    "Dialect",
+    "Migration",
+    "Params",
+    "Row",
+    "Store",
+    "Tx",
+]
