@@ -1,0 +1,51 @@
+"""The root ``engram`` click group and the error boundary every command runs inside."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from engram import __version__
+from engram.errors import EngramError, InputError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="engram")
+def cli() -> None:
+    """engram: signed context for AI agents, a memory engine, MCP tools and cartridges."""
+
+
+def fail(error: EngramError) -> int:
+    """Print one line for an engram error and return its exit code (2 = bad input, 1 = other)."""
+    click.echo(f"error: {error.code}: {error.message}", err=True)
+    return 2 if isinstance(error, InputError) else 1
+
+
+def run_cli(group: click.Group, args: list[str] | None = None) -> int:
+    """Run the CLI; engram errors become one line on stderr, never a traceback."""
+    try:
+        group.main(args=args, prog_name="engram", standalone_mode=False)
+    except EngramError as e:
+        return fail(e)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:
+        click.echo(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        return 1
+    return 0
+
+
+def main() -> None:
+    sys.exit(run_cli(cli))
+
+
+__all__ = ["cli", "fail", "main", "run_cli"]
