@@ -25,6 +25,7 @@
     │   ├── UnknownKeyId             kid not published                        unknown_kid
     │   ├── ExportExpired            expires_at in the past                   export_expired
     │   ├── ExpiryTooLong            expires_at > issued_at + 24 h            expiry_too_long
+    │   ├── MalformedExport          a signed document is not well-formed     malformed_export
     │   └── DigestMismatch           a content hash does not match            digest_mismatch
     ├── KeyFileError                 a key file is missing, unsafe or corrupt key_file_error
     ├── StoreError                   the database failed                      -> 500 server_error
@@ -164,6 +165,12 @@ class ExpiryTooLong(VerificationError):
     code = "expiry_too_long"
 
 
+class MalformedExport(VerificationError):
+    """A signed export or diff is not I-JSON or lacks a member it must carry, so it cannot be used."""
+
+    code = "malformed_export"
+
+
 class DigestMismatch(VerificationError):
     code = "digest_mismatch"
 
@@ -216,6 +223,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidScope",
     "KeyFileError",
+    "MalformedExport",
     "ManifestError",
     "NotFound",
     "RateLimited",
