@@ -1,1 +1,105 @@
-"""engram.core"""
+"""engram.core: the pure trust spine every other layer stands on.
+
+- :mod:`engram.core.canonical`: RFC 8785 canonical JSON and the strict I-JSON (RFC 7493) parser;
+  the only source of signed or hashed JSON bytes.
+- :mod:`engram.core.keys`: Ed25519 keys, key ids, 0600 key files.
+- :mod:`engram.core.keyring`: which key signs, which keys are published, rotation (pure).
+- :mod:`engram.core.signing`: detached signatures over canonical JSON and self-signed documents.
+- :mod:`engram.core.dsse`: DSSE v1 envelopes and in-toto Statement v1 payloads.
+- :mod:`engram.core.jsonio`: JSON text for people and unsigned wire bodies.
+- :mod:`engram.core.encoding`, :mod:`engram.core.clock`: base64url and time as a parameter.
+
+Spec map: docs/spec/canonical-json.md and docs/spec/keys-and-signatures.md.
+"""
+
+from engram.core.canonical import (
+    MAX_SAFE_INTEGER,
+    JsonValue,
+    canonicalize,
+    check_i_json,
+    digest_hex,
+    parse_strict,
+)
+from engram.core.clock import (
+    Clock,
+    FixedClock,
+    SystemClock,
+    format_instant,
+    format_instant_precise,
+    parse_instant,
+)
+from engram.core.dsse import (
+    IN_TOTO_STATEMENT_V1,
+    PAYLOAD_TYPE_IN_TOTO,
+    VerifiedEnvelope,
+    in_toto_statement,
+    load_in_toto_statement,
+    pae,
+    sign_envelope,
+    statement_subject,
+    verify_envelope,
+)
+from engram.core.encoding import b64url_decode, b64url_encode
+from engram.core.jsonio import dumps_text
+from engram.core.keyring import (
+    KeyInfo,
+    RotationPlan,
+    active_key,
+    new_key_info,
+    note_signed,
+    plan_rotation,
+    published_keys,
+    retire,
+)
+from engram.core.keys import (
+    KEY_ID_PREFIX,
+    PrivateKey,
+    PublicKey,
+    load_private_key,
+    save_private_key,
+)
+from engram.core.signing import sign_document, sign_json, verify_document, verify_json
+
+__all__ = [
+    "IN_TOTO_STATEMENT_V1",
+    "KEY_ID_PREFIX",
+    "MAX_SAFE_INTEGER",
+    "PAYLOAD_TYPE_IN_TOTO",
+    "Clock",
+    "FixedClock",
+    "JsonValue",
+    "KeyInfo",
+    "PrivateKey",
+    "PublicKey",
+    "RotationPlan",
+    "SystemClock",
+    "VerifiedEnvelope",
+    "active_key",
+    "b64url_decode",
+    "b64url_encode",
+    "canonicalize",
+    "check_i_json",
+    "digest_hex",
+    "dumps_text",
+    "format_instant",
+    "format_instant_precise",
+    "in_toto_statement",
+    "load_in_toto_statement",
+    "load_private_key",
+    "new_key_info",
+    "note_signed",
+    "pae",
+    "parse_instant",
+    "parse_strict",
+    "plan_rotation",
+    "published_keys",
+    "retire",
+    "save_private_key",
+    "sign_document",
+    "sign_envelope",
+    "sign_json",
+    "statement_subject",
+    "verify_document",
+    "verify_envelope",
+    "verify_json",
+]

@@ -66,14 +66,18 @@ def check_i_json(value: JsonValue, path: str = "$") -> None:
         elif isinstance(item, Mapping):
             for key, member in item.items():
                 if not isinstance(key, str):
-                    raise CanonicalJsonError("not_json", where, f"member name {key!r} is not a string")
+                    raise CanonicalJsonError(
+                        "not_json", where, f"member name {key!r} is not a string"
+                    )
                 _check_string(key, f"{where}.{key!r}")
                 stack.append((member, f"{where}[{key!r}]"))
         elif isinstance(item, Sequence) and not isinstance(item, bytes | bytearray):
             for index, member in enumerate(item):
                 stack.append((member, f"{where}[{index}]"))
         else:
-            raise CanonicalJsonError("not_json", where, f"{type(item).__name__} is not a JSON value")
+            raise CanonicalJsonError(
+                "not_json", where, f"{type(item).__name__} is not a JSON value"
+            )
 
 
 def _check_string(text: str, where: str | int) -> None:
