@@ -1,1 +1,45 @@
-"""engram.store"""
+"""engram.store: one SQL seam over SQLite (embedded default), in-memory SQLite and PostgreSQL.
+
+See :mod:`engram.store._base` for the interface and the portable SQL subset, and
+docs/spec/storage.md for backends, URLs, migrations and file modes. Key persistence and
+idempotency records live in the public submodules :mod:`engram.store.keys` and
+:mod:`engram.store.idempotency`.
+"""
+
+from engram.store._base import (
+    MEMORY_DIALECT,
+    POSTGRES_DIALECT,
+    SQLITE_DIALECT,
+    BackendName,
+    Component,
+    Dialect,
+    Migration,
+    Params,
+    Row,
+    Store,
+    Tx,
+)
+from engram.store._migrate import AppliedMigration, applied_migrations
+from engram.store._open import database_url_from_env, engram_home, open_store
+from engram.store._sql import advisory_lock, redact_url
+
+__all__ = [
+    "MEMORY_DIALECT",
+    "POSTGRES_DIALECT",
+    "SQLITE_DIALECT",
+    "AppliedMigration",
+    "BackendName",
+    "Component",
+    "Dialect",
+    "Migration",
+    "Params",
+    "Row",
+    "Store",
+    "Tx",
+    "advisory_lock",
+    "applied_migrations",
+    "database_url_from_env",
+    "engram_home",
+    "open_store",
+    "redact_url",
+]

@@ -40,7 +40,9 @@ class Dialect:
     blob: str  # BLOB | BYTEA
     bigint: str  # INTEGER | BIGINT
     real: str  # REAL | DOUBLE PRECISION
-    serial_pk: str  # INTEGER PRIMARY KEY AUTOINCREMENT | BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY
+    serial_pk: (
+        str  # INTEGER PRIMARY KEY AUTOINCREMENT | BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY
+    )
 
     @property
     def is_sqlite(self) -> bool:

@@ -1,0 +1,175 @@
+"""Forward-only, per-component schema migrations (docs/spec/storage.md "Migrations").
+
+Every component (``keys``, ``idempotency``, ``context`` ...) has one row in ``engram_schema``
+holding its applied version, and every applied step is recorded in ``engram_schema_history``.
+Each migration runs in its own transaction together with its version bump, under a lock that
+serialises concurrent ``migrate()`` calls from several processes (SQLite: ``BEGIN IMMEDIATE``
+takes the database write lock; PostgreSQL: ``pg_advisory_xact_lock`` on a key derived from the
+schema). Inside the lock the version is read again, so a step another process has just applied
+is skipped rather than applied twice. A database whose version is newer than the code knows is
+refused: running old code against a newer schema could corrupt it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from engram.core.clock import format_instant_precise
+from engram.errors import StoreError
+from engram.store._base import Component, Dialect, Store, Tx
+
+SCHEMA_TABLE = "engram_schema"
+HISTORY_TABLE = "engram_schema_history"
+
+LockedTransaction = Callable[[], AbstractContextManager[Tx]]
+
+
+@dataclass(frozen=True)
+class AppliedMigration:
+    """One row of the migration history."""
+
+    component: str
+    version: int
+    name: str
+    applied_at: str
+
+
+def bootstrap_statements(dialect: Dialect) -> list[str]:
+    """DDL for the two bookkeeping tables (idempotent)."""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} ("
+        " component TEXT PRIMARY KEY,"
+        " version INTEGER NOT NULL,"
+        " updated_at TEXT NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {HISTORY_TABLE} ("
+        f" id {dialect.serial_pk},"
+        " component TEXT NOT NULL,"
+        " version INTEGER NOT NULL,"
+        " name TEXT NOT NULL,"
+        " applied_at TEXT NOT NULL,"
+        " UNIQUE (component, version))",
+    ]
+
+
+def check_components(components: Sequence[Component]) -> None:
+    """Refuse malformed components before touching the database (a programming error)."""
+    seen: set[str] = set()
+    for component in components:
+        if not component.name or component.name != component.name.strip():
+            raise StoreError(f"component name {component.name!r} is empty or padded")
+        if component.name in seen:
+            raise StoreError(f"component {component.name!r} given twice to migrate()")
+        seen.add(component.name)
+        versions = [m.version for m in component.migrations]
+        if versions != list(range(1, len(versions) + 1)):
+            raise StoreError(
+                f"component {component.name!r}: migration versions must be 1, 2, 3 ... in order "
+                f"with no gaps, got {versions}"
+            )
+
+
+def _now() -> str:
+    # Migration history is bookkeeping written by the store itself, not domain data; the
+    # wall clock is the honest source for "when was this step applied".
+    return format_instant_precise(datetime.now(UTC))
+
+
+def _version(tx: Tx, component: str) -> int:
+    value = tx.scalar("SELECT version FROM engram_schema WHERE component = ?", (component,))
+    return int(value) if value is not None else 0
+
+
+def _refuse_newer(component: Component, current: int) -> None:
+    known = len(component.migrations)
+    if current > known:
+        raise StoreError(
+            f"the database has schema version {current} for component {component.name!r}, but "
+            f"this engram knows only up to version {known}: upgrade engram before using it"
+        )
+
+
+def migrate(
+    locked: LockedTransaction, dialect: Dialect, components: Sequence[Component]
+) -> list[tuple[str, int, str]]:
+    """Apply pending migrations; return the (component, version, name) steps applied."""
+    check_components(components)
+    applied: list[tuple[str, int, str]] = []
+    with locked() as tx:
+        for statement in bootstrap_statements(dialect):
+            tx.execute(statement)
+        pending = False
+        for component in components:
+            current = _version(tx, component.name)
+            _refuse_newer(component, current)
+            pending = pending or current < len(component.migrations)
+    if not pending:
+        return applied
+    for component in components:
+        for migration in component.migrations:
+            with locked() as tx:
+                current = _version(tx, component.name)
+                _refuse_newer(component, current)
+                if current >= migration.version:
+                    continue  # applied already, perhaps by a concurrent process just now
+                for statement in migration.statements(dialect):
+                    tx.execute(statement)
+                stamp = _now()
+                tx.execute(
+                    "INSERT INTO engram_schema (component, version, updated_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (component) DO UPDATE SET version = excluded.version,"
+                    " updated_at = excluded.updated_at",
+                    (component.name, migration.version, stamp),
+                )
+                tx.execute(
+                    "INSERT INTO engram_schema_history (component, version, name, applied_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    (component.name, migration.version, migration.name, stamp),
+                )
+            applied.append((component.name, migration.version, migration.name))
+    return applied
+
+
+def read_versions(tx: Tx) -> dict[str, int]:
+    """Every component's applied version (the tables are known to exist)."""
+    rows = tx.execute("SELECT component, version FROM engram_schema ORDER BY component")
+    return {str(row["component"]): int(row["version"]) for row in rows}
+
+
+def applied_migrations(store: Store) -> list[AppliedMigration]:
+    """The migration history of ``store``, oldest first (empty for a fresh database)."""
+    if not store.schema_versions():
+        return []
+    with store.read() as tx:
+        return read_history(tx)
+
+
+def read_history(tx: Tx) -> list[AppliedMigration]:
+    rows = tx.execute(
+        "SELECT component, version, name, applied_at FROM engram_schema_history ORDER BY id"
+    )
+    return [
+        AppliedMigration(
+            component=str(r["component"]),
+            version=int(r["version"]),
+            name=str(r["name"]),
+            applied_at=str(r["applied_at"]),
+        )
+        for r in rows
+    ]
+
+
+__all__ = [
+    "HISTORY_TABLE",
+    "SCHEMA_TABLE",
+    "AppliedMigration",
+    "LockedTransaction",
+    "applied_migrations",
+    "bootstrap_statements",
+    "check_components",
+    "migrate",
+    "read_history",
+    "read_versions",
+]

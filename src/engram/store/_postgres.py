@@ -1,0 +1,181 @@
+"""The PostgreSQL backend: ``postgresql://user@host:port/db`` (docs/spec/storage.md "Backends").
+
+psycopg 3 with a ``psycopg_pool.ConnectionPool``; rows come back as dicts. Connections run in
+autocommit mode and we write ``BEGIN`` / ``COMMIT`` ourselves so both backends share one
+transaction shape: ``transaction()`` is READ COMMITTED read-write, ``read()`` is REPEATABLE READ
+READ ONLY (one consistent snapshot, and a write inside it fails). ``?`` placeholders are rewritten
+to ``%s`` by :func:`engram.store._sql.to_pyformat`. Migrations serialise on
+``pg_advisory_xact_lock`` keyed by the schema, so workers sharing one database can all call
+``migrate()`` at start-up. Driver errors become :class:`StoreError` with the password scrubbed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import psycopg
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from engram.errors import StoreError
+from engram.store import _migrate
+from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row
+from engram.store._sql import advisory_lock, normalise_params, redact_url, scrub, to_pyformat
+
+CONNECT_TIMEOUT_SECONDS = 10
+POOL_MAX_SIZE = 10
+MIGRATION_LOCK = "engram-migrate"
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class PostgresTx:
+    """A transaction on one pooled connection."""
+
+    def __init__(self, conn: psycopg.Connection[DictRow], secrets: tuple[str, ...]) -> None:
+        self._conn = conn
+        self._secrets = secrets
+
+    @property
+    def dialect(self) -> Dialect:
+        return POSTGRES_DIALECT
+
+    def _error(self, e: psycopg.Error) -> StoreError:
+        return StoreError(scrub(f"postgresql: {_one_line(str(e))}", self._secrets))
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            cursor = self._conn.execute(to_pyformat(sql), normalise_params(params))
+            if cursor.description is None:
+                return []
+            return [dict(row) for row in cursor.fetchall()]
+        except psycopg.Error as e:
+            raise self._error(e) from e
+
+    def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
+        try:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(to_pyformat(sql), [normalise_params(r) for r in rows])
+        except psycopg.Error as e:
+            raise self._error(e) from e
+
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        rows = self.execute(sql, params)
+        return rows[0] if rows else None
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self.one(sql, params)
+        return next(iter(row.values())) if row else None
+
+
+class PostgresStore:
+    """``postgresql://...``: a pooled PostgreSQL database shared by several workers."""
+
+    def __init__(self, url: str, *, max_size: int = POOL_MAX_SIZE) -> None:
+        self._url = url
+        password = urlsplit(url).password
+        self._secrets: tuple[str, ...] = (password, unquote(password)) if password else ()
+        self._local = threading.local()
+        try:
+            # One direct connection first: an unreachable server fails now with the driver's
+            # own reason, instead of as a pool timeout on first use.
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS).close()
+            self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max_size,
+                kwargs={
+                    "autocommit": True,
+                    "row_factory": dict_row,
+                    "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                    # Prepared plans survive ALTER TABLE badly ("cached plan must not change
+                    # result type") and migrations run in live processes: do not prepare.
+                    "prepare_threshold": None,
+                },
+                open=True,
+                name="engram",
+            )
+        except (psycopg.Error, ValueError) as e:
+            raise StoreError(
+                scrub(
+                    f"postgresql: cannot connect to {self.url}: {_one_line(str(e))}", self._secrets
+                )
+            ) from e
+
+    @property
+    def dialect(self) -> Dialect:
+        return POSTGRES_DIALECT
+
+    @property
+    def url(self) -> str:
+        return redact_url(self._url)
+
+    @contextmanager
+    def _begin(self, begin_sql: str) -> Iterator[PostgresTx]:
+        if getattr(self._local, "active", False):
+            raise StoreError(
+                "nested transaction: a transaction is already open on this thread; "
+                "pass its Tx down instead of opening another"
+            )
+        self._local.active = True
+        try:
+            with self._pool.connection() as conn:
+                try:
+                    conn.execute(begin_sql)
+                except psycopg.Error as e:
+                    raise StoreError(
+                        scrub(f"postgresql: cannot begin: {_one_line(str(e))}", self._secrets)
+                    ) from e
+                tx = PostgresTx(conn, self._secrets)
+                try:
+                    yield tx
+                except BaseException:
+                    if not conn.closed:
+                        conn.execute("ROLLBACK")
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except psycopg.Error as e:
+                    raise StoreError(
+                        scrub(f"postgresql: commit failed: {_one_line(str(e))}", self._secrets)
+                    ) from e
+        except psycopg.Error as e:
+            raise StoreError(scrub(f"postgresql: {_one_line(str(e))}", self._secrets)) from e
+        except PoolTimeout as e:
+            raise StoreError(f"postgresql: no connection available: {_one_line(str(e))}") from e
+        finally:
+            self._local.active = False
+
+    def transaction(self) -> AbstractContextManager[PostgresTx]:
+        return self._begin("BEGIN")
+
+    def read(self) -> AbstractContextManager[PostgresTx]:
+        return self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    @contextmanager
+    def _locked(self) -> Iterator[PostgresTx]:
+        with self.transaction() as tx:
+            advisory_lock(tx, MIGRATION_LOCK)
+            yield tx
+
+    def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
+        return _migrate.migrate(self._locked, POSTGRES_DIALECT, components)
+
+    def schema_versions(self) -> dict[str, int]:
+        with self.read() as tx:
+            if tx.scalar("SELECT to_regclass(?)", (_migrate.SCHEMA_TABLE,)) is None:
+                return {}
+            return _migrate.read_versions(tx)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+__all__ = ["PostgresStore", "PostgresTx"]

@@ -1,0 +1,148 @@
+"""Shared fixtures: a fresh, empty store per test on every backend.
+
+``any_store`` is parametrised over ``memory``, ``sqlite`` and ``postgresql``; ``memory_store``,
+``sqlite_store`` and ``postgres_store`` pick one backend; ``postgres_url`` and ``any_database_url``
+give a URL (for code that opens its own store, in this process or a subprocess).
+
+PostgreSQL: the server named by ``ENGRAM_TEST_POSTGRES_URL`` (default
+``postgresql://postgres@127.0.0.1:5432/postgres``). One throwaway database ``engram_test_<hex>``
+is created per pytest session (per xdist worker) and dropped at the end; each test gets a fresh
+schema in it, selected through the connection's ``search_path`` and dropped afterwards. If the
+server is unreachable the tests are skipped with the reason, except under ``CI=true`` where they
+fail: CI must run them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from engram.store import Store, open_store, redact_url
+
+DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _admin_url() -> str:
+    return os.environ.get("ENGRAM_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL
+
+
+def _with_database(url: str, database: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + database, parts.query, parts.fragment))
+
+
+def _with_search_path(url: str, schema: str) -> str:
+    parts = urlsplit(url)
+    option = "options=" + quote(f"-csearch_path={schema}", safe="")
+    query = f"{parts.query}&{option}" if parts.query else option
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+@dataclass
+class _PostgresSession:
+    """The session's throwaway database, or why there is none."""
+
+    url: str | None
+    reason: str
+    admin: psycopg.Connection[tuple[object, ...]] | None = None
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the PostgreSQL tests must run in CI)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def _postgres_session() -> Iterator[_PostgresSession]:
+    admin_url = _admin_url()
+    shown = redact_url(admin_url)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    database = f"engram_test_{worker}_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE DATABASE "{database}"')
+    except psycopg.Error as e:
+        yield _PostgresSession(None, f"PostgreSQL not reachable at {shown}: {e}".strip())
+        return
+    url = _with_database(admin_url, database)
+    admin = psycopg.connect(url, autocommit=True, connect_timeout=5)
+    admin.execute("SET lock_timeout = '10s'")
+    try:
+        yield _PostgresSession(url, "", admin)
+    finally:
+        admin.close()
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url(_postgres_session: _PostgresSession) -> Iterator[str]:
+    """A URL to a fresh, empty schema in the session's throwaway PostgreSQL database."""
+    session = _postgres_session
+    if session.url is None or session.admin is None:
+        _unavailable(session.reason)
+        raise AssertionError("unreachable")  # pytest.skip/fail raise; this keeps mypy honest
+    schema = f"t_{secrets.token_hex(6)}"
+    session.admin.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield _with_search_path(session.url, schema)
+    finally:
+        # A connection leaked by a failing test may hold a lock; the database is dropped
+        # WITH (FORCE) at the end of the session anyway.
+        with contextlib.suppress(psycopg.Error):
+            session.admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def postgres_store(postgres_url: str) -> Iterator[Store]:
+    store = open_store(postgres_url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    store = open_store(f"sqlite://{tmp_path / 'engram.db'}")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def memory_store() -> Iterator[Store]:
+    store = open_store("memory://")
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture(
+    params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
+def any_store(request: pytest.FixtureRequest) -> Store:
+    """A fresh, empty store on each backend in turn."""
+    fixture = {"memory": "memory_store", "sqlite": "sqlite_store", "postgresql": "postgres_store"}
+    store: Store = request.getfixturevalue(fixture[request.param])
+    return store
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def any_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL another process can open too: a fresh SQLite file, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path / 'engram.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
