@@ -1,1 +1,39 @@
-"""engram.runtime"""
+"""engram.runtime: fetch, verify, inject, sync and correct Engram context in any LLM runtime.
+
+The runtime side of the Engram context protocol v0.1 (https://engramspec.org), Tiers 1-3.
+It depends on ``engram.core``, ``engram.errors`` and httpx only, so ``pip install
+"engram[runtime]"`` brings no web server or database driver. docs/spec/runtime.md holds the
+decisions the spec leaves open.
+
+    from engram.runtime import EngramClient, RuntimeConfig
+
+    config = RuntimeConfig(provider_url="https://memory.example", token=token, runtime_id="my-bot")
+    with EngramClient(config) as engram:
+        messages = engram.messages([{"role": "user", "content": "Plan my week"}])
+"""
+
+from engram.runtime._client import AsyncEngramClient, EngramClient
+from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
+from engram.runtime._engine import Discovery, ProposedCorrection
+from engram.runtime._prompt import CONTEXT_HEADING, system_prompt_with_context, with_context
+from engram.runtime._verify import MAX_LIFETIME, PublishedKey, Verified, verify_signed
+from engram.runtime._view import Belief, ContextView, build_system_prompt
+
+__all__ = [
+    "CONTEXT_HEADING",
+    "MAX_LIFETIME",
+    "SUPPORTED_VERSIONS",
+    "AsyncEngramClient",
+    "Belief",
+    "ContextView",
+    "Discovery",
+    "EngramClient",
+    "ProposedCorrection",
+    "PublishedKey",
+    "RuntimeConfig",
+    "Verified",
+    "build_system_prompt",
+    "system_prompt_with_context",
+    "verify_signed",
+    "with_context",
+]

@@ -1,0 +1,72 @@
+"""The runtime's configuration: explicit, typed, immutable, passed in.
+
+Engram v0.1 conformance, runtime requirements of Tiers 1-3: the provider to ask, the bearer token
+to ask with, the scope to request when the runtime needs less than the full context, and the
+timing knobs that decide when a verified export is refreshed and for how long a clock that runs
+a little behind the provider's is forgiven (docs/spec/runtime.md, "Time").
+
+Nothing here reads the environment; the CLI does that and builds a :class:`RuntimeConfig`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from engram.errors import InvalidRequest
+
+#: The protocol versions this SDK knows how to verify and read.
+SUPPORTED_VERSIONS: frozenset[str] = frozenset({"0.1"})
+
+_RUNTIME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """How one runtime talks to one Engram provider.
+
+    ``provider_url`` is the provider's base URL (``https://memory.example``); the SDK appends
+    ``/.well-known/engram``, ``/v1/context`` and so on. ``scope`` is sent with every export and
+    diff request when set; ``None`` asks for the provider's default (the full context).
+    ``clock_skew`` forgives an ``issued_at`` that lies that far in the runtime's future; it never
+    extends an export past its ``expires_at``. ``refresh_margin`` is how long before
+    ``expires_at`` the SDK fetches a fresh export. ``runtime_id`` names this runtime in the
+    correction requests it sends (Tier 2).
+    """
+
+    provider_url: str
+    token: str = field(repr=False)
+    runtime_id: str = "engram-runtime"
+    scope: str | None = None
+    clock_skew: timedelta = timedelta(seconds=60)
+    refresh_margin: timedelta = timedelta(minutes=5)
+    connect_timeout: float = 5.0
+    read_timeout: float = 30.0
+    user_agent: str = "engram-runtime"
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.provider_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidRequest(f"provider_url must be an http(s) URL, not {self.provider_url!r}")
+        if parts.query or parts.fragment:
+            raise InvalidRequest("provider_url must not carry a query or a fragment")
+        if not self.token or any(c.isspace() for c in self.token):
+            raise InvalidRequest("token must be a non-empty string without whitespace")
+        if not _RUNTIME_ID.match(self.runtime_id):
+            raise InvalidRequest(f"runtime_id {self.runtime_id!r} is not a short printable name")
+        if self.scope is not None and not self.scope.strip():
+            raise InvalidRequest("scope must be a scope name or None")
+        if self.clock_skew < timedelta(0) or self.refresh_margin < timedelta(0):
+            raise InvalidRequest("clock_skew and refresh_margin must not be negative")
+        if self.connect_timeout <= 0 or self.read_timeout <= 0:
+            raise InvalidRequest("timeouts must be positive")
+
+    @property
+    def base_url(self) -> str:
+        """``provider_url`` without a trailing slash, so paths join predictably."""
+        return self.provider_url.rstrip("/")
+
+
+__all__ = ["SUPPORTED_VERSIONS", "RuntimeConfig"]

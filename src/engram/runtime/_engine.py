@@ -1,0 +1,298 @@
+"""The runtime's protocol logic, written once as operations that yield HTTP calls.
+
+Engram v0.1 conformance, runtime requirements of every tier: fetch at session start
+(``context``), verify every export and diff against ``/.well-known/engram-keys`` (``_verify``),
+refresh before expiry and fall back to the last verified export while the provider is
+unreachable but never past its ``expires_at``, incremental sync through ``/v1/context/diff``,
+and corrections that stay proposals until the subject confirms them.
+
+No I/O happens here: each operation is a generator that yields :class:`~engram.runtime._wire.Call`
+values and is sent the responses, so :class:`EngramClient` and :class:`AsyncEngramClient` drive
+the very same logic. Time comes from an injected :class:`~engram.core.clock.Clock`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.clock import Clock, format_instant
+from engram.errors import (
+    CanonicalJsonError,
+    CapacityError,
+    EngramError,
+    ExportExpired,
+    InvalidRequest,
+    RemoteError,
+    UnknownKeyId,
+)
+from engram.runtime import _wire
+from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
+from engram.runtime._verify import (
+    PublishedKey,
+    Verified,
+    check_fresh,
+    check_version,
+    parse_document,
+    parse_key_list,
+    verify_signed,
+)
+from engram.runtime._view import ContextView, DiffNotApplicableError
+from engram.runtime._wire import Call, Op
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """``/.well-known/engram`` as read: the protocol version and the endpoints it names."""
+
+    engram_version: str
+    document: Mapping[str, JsonValue]
+
+    def endpoint(self, name: str, default: str) -> str:
+        """The path or URL the discovery document gives for ``name``, else the spec's default."""
+        endpoints = self.document.get("endpoints")
+        value = endpoints.get(name) if isinstance(endpoints, dict) else None
+        return value if isinstance(value, str) and value else default
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedCorrection:
+    """A correction this runtime sent; the provider holds it until the subject decides.
+
+    ``status`` is what the provider last said (``pending_user_confirmation`` on receipt).
+    Nothing in the local view changes because of it (Tier 2: "Does NOT treat a correction as
+    authoritative until user confirms").
+    """
+
+    id: str
+    belief_id: str
+    new_value: str
+    reason: str
+    runtime_id: str
+    status: str
+    idempotency_key: str
+    proposed_at: datetime
+    response: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+class Engine:
+    """The state one runtime session keeps: discovery, the key list, the view, proposals."""
+
+    def __init__(self, config: RuntimeConfig, clock: Clock) -> None:
+        self.config = config
+        self.clock = clock
+        self.discovery: Discovery | None = None
+        self.keys: dict[str, PublishedKey] | None = None
+        self.view: ContextView | None = None
+        self.pending: dict[str, ProposedCorrection] = {}
+        self.last_refresh_error: EngramError | None = None
+
+    # -- discovery and keys -------------------------------------------------------------
+
+    def discover(self) -> Op[Discovery]:
+        """Read ``/.well-known/engram`` and refuse a provider that speaks no version we read."""
+        call = Call("GET", _wire.DISCOVERY_PATH, authenticated=False)
+        body = _wire.expect_ok(call, (yield call))
+        document = parse_document(body, "discovery document")
+        if isinstance(document.get("engram_version"), str):
+            check_version(document, "discovery document")
+        else:
+            # A provider may list several versions instead of naming one.
+            offered = document.get("supported_versions")
+            if not isinstance(offered, list) or not SUPPORTED_VERSIONS.intersection(offered):
+                check_version(document, "discovery document")
+        version = document.get("engram_version")
+        self.discovery = Discovery(version if isinstance(version, str) else "0.1", document)
+        return self.discovery
+
+    def _discovered(self) -> Op[Discovery]:
+        if self.discovery is None:
+            return (yield from self.discover())
+        return self.discovery
+
+    def fetch_keys(self) -> Op[dict[str, PublishedKey]]:
+        """Fetch ``/.well-known/engram-keys`` and replace the cached key list (Tier 3)."""
+        discovery = yield from self._discovered()
+        call = Call("GET", discovery.endpoint("keys", _wire.KEYS_PATH), authenticated=False)
+        self.keys = parse_key_list(_wire.expect_ok(call, (yield call)))
+        return self.keys
+
+    def _verify(self, document: dict[str, JsonValue], what: str) -> Op[Verified]:
+        """Verify with the cached keys; an unknown kid refetches the key list once, then fails.
+
+        When the list was fetched for this very verification it is already current, and an
+        unknown kid is refused without a second request (docs/spec/runtime.md, "Keys").
+        """
+        fetched_now = self.keys is None
+        keys = self.keys if self.keys is not None else (yield from self.fetch_keys())
+        try:
+            return verify_signed(
+                document, keys, now=self.clock.now(), clock_skew=self.config.clock_skew, what=what
+            )
+        except UnknownKeyId:
+            if fetched_now:
+                raise
+        keys = yield from self.fetch_keys()
+        return verify_signed(
+            document, keys, now=self.clock.now(), clock_skew=self.config.clock_skew, what=what
+        )
+
+    # -- exports, diffs and the schedule --------------------------------------------------
+
+    def fetch(self, scope: str | None = None) -> Op[ContextView]:
+        """GET ``/v1/context`` (scoped when asked), verify it, and make it the session's view
+        when it is for the configured scope."""
+        discovery = yield from self._discovered()
+        wanted = scope if scope is not None else self.config.scope
+        params = () if wanted is None else (("scope", wanted),)
+        call = Call("GET", discovery.endpoint("context", _wire.CONTEXT_PATH), params)
+        body = _wire.expect_ok(call, (yield call))
+        verified = yield from self._verify(parse_document(body, "export"), "export")
+        view = ContextView.from_export(verified)
+        if wanted == self.config.scope:
+            self.view = view
+            self._reconcile(view)
+        return view
+
+    def sync(self) -> Op[ContextView]:
+        """Move the view forward with ``/v1/context/diff?since=<cursor>`` (Tier 2).
+
+        With no view yet, or when the diff cannot be applied to this view, the whole export is
+        fetched instead. A diff that fails verification is refused like an export would be.
+        """
+        view = self.current()
+        if view is None:
+            return (yield from self.fetch())
+        discovery = yield from self._discovered()
+        params: tuple[tuple[str, str], ...] = (("since", view.cursor),)
+        if self.config.scope is not None:
+            params += (("scope", self.config.scope),)
+        call = Call("GET", discovery.endpoint("diff", _wire.DIFF_PATH), params)
+        response = yield call
+        if response.status_code in (400, 404, 409, 410):
+            # The provider cannot answer from this cursor (too old, unknown, or no diff
+            # support): a full export is always a correct answer.
+            return (yield from self.fetch())
+        body = _wire.expect_ok(call, response)
+        verified = yield from self._verify(parse_document(body, "diff"), "diff")
+        try:
+            updated = view.apply_diff(verified)
+        except DiffNotApplicableError:
+            return (yield from self.fetch())
+        self.view = updated
+        self._reconcile(updated)
+        return updated
+
+    def current(self) -> ContextView | None:
+        """The view if it may still be used now; an expired one is dropped, never returned."""
+        if self.view is not None and self.clock.now() >= self.view.expires_at:
+            self.view = None
+        return self.view
+
+    def context(self) -> Op[ContextView]:
+        """The view to inject now: fetched at session start, refreshed once within
+        ``refresh_margin`` of expiry, and while the provider is unreachable the last verified
+        view until its ``expires_at`` (exclusive), never after."""
+        held = self.view
+        view = self.current()
+        if view is None:
+            try:
+                return (yield from self.fetch())
+            except (RemoteError, CapacityError) as e:
+                if held is None:
+                    raise
+                raise ExportExpired(
+                    f"the last verified export expired at {format_instant(held.expires_at)} "
+                    f"and a fresh one could not be fetched: {e.message}"
+                ) from e
+        if self.clock.now() < view.expires_at - self.config.refresh_margin:
+            return view
+        try:
+            refreshed = yield from self.sync()
+        except (RemoteError, CapacityError) as e:
+            self.last_refresh_error = e
+            check_fresh(view.expires_at, self.clock.now())
+            return view
+        self.last_refresh_error = None
+        return refreshed
+
+    # -- corrections ----------------------------------------------------------------------
+
+    def propose_correction(
+        self, belief_id: str, new_value: str, reason: str = ""
+    ) -> Op[ProposedCorrection]:
+        """POST ``/v1/context/correct`` with this runtime's id and an Idempotency-Key (Tier 2).
+
+        One retry with the same key when the provider could not be reached, so a correction
+        that did arrive is not recorded twice. The local view is left as it is.
+        """
+        if not belief_id or not new_value.strip():
+            raise InvalidRequest("a correction needs a belief id and a non-empty new value")
+        discovery = yield from self._discovered()
+        now = self.clock.now()
+        body: dict[str, JsonValue] = {
+            "belief_id": belief_id,
+            "new_value": new_value,
+            "runtime_id": self.config.runtime_id,
+            "timestamp": format_instant(now),
+        }
+        if reason:
+            body["reason"] = reason
+        key = str(uuid.uuid4())
+        call = Call(
+            "POST",
+            discovery.endpoint("correct", _wire.CORRECT_PATH),
+            body=canonicalize(body),
+            headers=(("Content-Type", "application/json"), ("Idempotency-Key", key)),
+        )
+        try:
+            response = yield call
+        except RemoteError:
+            response = yield call
+        answer = _object(_wire.expect_ok(call, response), "correction response")
+        status = answer.get("status")
+        ident = answer.get("id") or answer.get("correction_id")
+        proposed = ProposedCorrection(
+            id=ident if isinstance(ident, str) else key,
+            belief_id=belief_id,
+            new_value=new_value,
+            reason=reason,
+            runtime_id=self.config.runtime_id,
+            status=status if isinstance(status, str) else "pending_user_confirmation",
+            idempotency_key=key,
+            proposed_at=now,
+            response=answer,
+        )
+        if proposed.status == "pending_user_confirmation":
+            self.pending[proposed.id] = proposed
+        return proposed
+
+    def _reconcile(self, view: ContextView) -> None:
+        """Forget proposals the newly verified view shows decided: listed with a final status
+        in the export's ``corrections``, or visible as the belief's current statement."""
+        decided = {
+            c.get("id")
+            for c in view.corrections
+            if c.get("status") not in (None, "pending_user_confirmation")
+        }
+        for ident, proposed in list(self.pending.items()):
+            belief = view.belief(proposed.belief_id)
+            if ident in decided or (belief is not None and belief.statement == proposed.new_value):
+                del self.pending[ident]
+
+
+def _object(body: bytes, what: str) -> dict[str, Any]:
+    try:
+        value = parse_strict(body)
+    except CanonicalJsonError as e:
+        raise RemoteError(f"the {what} is not I-JSON: {e.message}") from e
+    if not isinstance(value, dict):
+        raise RemoteError(f"the {what} is not a JSON object")
+    return value
+
+
+__all__ = ["Discovery", "Engine", "ProposedCorrection"]
