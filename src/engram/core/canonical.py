@@ -3,162 +3,199 @@
 Every signature and digest in engram is computed over bytes from :func:`canonicalize`; nothing
 else may produce signed bytes (a ruff banned-api rule keeps ``json.dumps`` out of signing code).
 
-``rfc8785`` does the serialisation. It sees Python objects, so what it cannot see - duplicate
-member names in the *text* - is caught here at parse time; and what it reports as foreign
-exceptions (a lone surrogate in a key surfaces as a bare ``UnicodeEncodeError``) is wrapped into
-one error type, :class:`~engram.errors.CanonicalJsonError`, that names the reason and the position.
+Serialisation runs through a fast path (``_jcs``) that writes exactly the bytes of the ``rfc8785``
+package, which stays the reference: documents the fast path cannot vouch for are handed to
+``rfc8785`` itself. Every refusal is one error type, :class:`~engram.errors.CanonicalJsonError`,
+naming the ``reason`` and the ``position``: a path such as ``$.beliefs[3].confidence`` into a
+Python value, or a character offset into parsed text. docs/spec/canonical-json.md lists them.
 
-Spec: openwop-conformance-v2 §"Canonical JSON" (a signer MUST refuse, not coerce, duplicate member
-names, lone surrogates, non-finite numbers, integer literals beyond 2^53-1, non-JSON values).
+Spec: RFC 8785; RFC 7493 §2.1-2.3; openwop-conformance-v2 §"Canonical JSON" (a signer MUST
+refuse, not coerce, duplicate member names, lone surrogates, non-finite numbers, integer literals
+beyond 2^53-1 and non-JSON values; a verifier that meets one MUST fail verification).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+import re
+from typing import Any, NoReturn, TypeAlias
 
-import rfc8785
-
+from engram.core import _jcs, _locate
 from engram.errors import CanonicalJsonError
 
 JsonValue: TypeAlias = Any
 """A JSON value as Python sees it: dict, list, str, int, float, bool or None."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_NESTING = _jcs.MAX_NESTING
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def canonicalize(value: JsonValue) -> bytes:
     """Return the RFC 8785 bytes of ``value`` after checking it is I-JSON.
 
-    Raises :class:`CanonicalJsonError` for anything that is not I-JSON (non-string keys, lone
-    surrogates, non-finite floats, integers beyond 2^53-1, sets, bytes, ...).
+    Raises :class:`CanonicalJsonError` for anything that is not I-JSON (non-string member names,
+    lone surrogates, non-finite floats, integers beyond 2^53-1, sets, bytes, nesting deeper than
+    :data:`MAX_NESTING`, ...), naming the path of the first offending value.
     """
-    check_i_json(value)
     try:
-        return rfc8785.dumps(value)
-    except rfc8785.CanonicalizationError as e:  # pragma: no cover - check_i_json found it first
-        raise CanonicalJsonError("not_json", "$", str(e)) from e
-    except UnicodeEncodeError as e:  # pragma: no cover - check_i_json found it first
-        raise CanonicalJsonError("lone_surrogate", "$", str(e)) from e
+        return _jcs.dumps(value)
+    except (_jcs.RefusedError, UnicodeEncodeError, RecursionError):
+        # RecursionError: only when the caller's own stack is already deep; the walk below
+        # reports the nesting in the same terms.
+        pass
+    # Only on failure: walk again, this time keeping paths, to say what is wrong and where.
+    check_i_json(value)
+    raise CanonicalJsonError("not_json", "$", "value cannot be canonicalised")  # pragma: no cover
 
 
 def check_i_json(value: JsonValue, path: str = "$") -> None:
     """Raise :class:`CanonicalJsonError` unless ``value`` is an I-JSON value.
 
-    Iterative rather than recursive so that a hostile, deeply nested document cannot exhaust
-    the interpreter stack.
+    Members are visited in document order, so the error names the first offending value.
     """
-    stack: list[tuple[JsonValue, str]] = [(value, path)]
-    while stack:
-        item, where = stack.pop()
-        if item is None or isinstance(item, bool):
-            continue
-        if isinstance(item, str):
-            _check_string(item, where)
-        elif isinstance(item, int):
-            if abs(item) > MAX_SAFE_INTEGER:
-                raise CanonicalJsonError("integer_out_of_range", where, f"{item} exceeds 2^53-1")
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise CanonicalJsonError("non_finite_number", where, repr(item))
-        elif isinstance(item, Mapping):
+    _check(value, path, 0)
+
+
+def _check(item: JsonValue, where: str, depth: int) -> None:
+    if item is None or isinstance(item, bool):
+        return
+    if isinstance(item, str):
+        _check_string(item, where)
+    elif isinstance(item, int):
+        if abs(item) > MAX_SAFE_INTEGER:
+            raise CanonicalJsonError("integer_out_of_range", where, f"{item} exceeds 2^53-1")
+    elif isinstance(item, float):
+        if not math.isfinite(item):
+            raise CanonicalJsonError("non_finite_number", where, f"{item!r} is not a JSON number")
+    elif isinstance(item, dict | list | tuple):
+        if depth >= MAX_NESTING:
+            raise CanonicalJsonError(
+                "nesting_too_deep", where, f"more than {MAX_NESTING} levels (or a cycle)"
+            )
+        if isinstance(item, dict):
             for key, member in item.items():
                 if not isinstance(key, str):
                     raise CanonicalJsonError(
                         "not_json", where, f"member name {key!r} is not a string"
                     )
-                _check_string(key, f"{where}.{key!r}")
-                stack.append((member, f"{where}[{key!r}]"))
-        elif isinstance(item, Sequence) and not isinstance(item, bytes | bytearray):
-            for index, member in enumerate(item):
-                stack.append((member, f"{where}[{index}]"))
+                inner = _member_path(where, key)
+                _check_string(key, inner)
+                _check(member, inner, depth + 1)
         else:
-            raise CanonicalJsonError(
-                "not_json", where, f"{type(item).__name__} is not a JSON value"
-            )
+            for index, member in enumerate(item):
+                _check(member, f"{where}[{index}]", depth + 1)
+    else:
+        raise CanonicalJsonError("not_json", where, f"{type(item).__name__} is not a JSON value")
 
 
-def _check_string(text: str, where: str | int) -> None:
-    if _has_lone_surrogate(text):
-        raise CanonicalJsonError("lone_surrogate", where)
+def _member_path(where: str, key: str) -> str:
+    if _IDENTIFIER.match(key):
+        return f"{where}.{key}"
+    # repr escapes quotes, controls and surrogates, so the path itself is always printable.
+    return f"{where}[{key!r}]"
 
 
-def _has_lone_surrogate(text: str) -> bool:
-    # Python str holds code points; a surrogate code point in a str is always unpaired here,
-    # because json decodes a valid \\ud83d\\ude02 pair into one astral code point.
+def _check_string(text: str, where: str) -> None:
+    # A surrogate code point in a Python str is always unpaired: json joins an escaped pair
+    # into one astral code point, and UTF-8 cannot encode a lone one.
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _reject_constant(name: str) -> float:
-    raise CanonicalJsonError("non_finite_number", "?", name)
-
-
-def _parse_int(literal: str) -> int:
-    number = int(literal)
-    if abs(number) > MAX_SAFE_INTEGER:
-        raise CanonicalJsonError("integer_out_of_range", "?", literal)
-    return number
-
-
-def _parse_float(literal: str) -> float:
-    number = float(literal)
-    if not math.isfinite(number):
-        raise CanonicalJsonError("non_finite_number", "?", literal)
-    return number
-
-
-def _pairs(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
-    result: dict[str, JsonValue] = {}
-    for key, member in pairs:
-        if key in result:
-            raise CanonicalJsonError("duplicate_member", "?", f"member name {key!r} repeats")
-        result[key] = member
-    return result
+    except UnicodeEncodeError as e:
+        raise CanonicalJsonError(
+            "lone_surrogate", where, f"U+{ord(text[e.start]):04X} at index {e.start} of the string"
+        ) from e
 
 
 def parse_strict(data: bytes | str) -> JsonValue:
     """Parse JSON text and refuse anything that is not I-JSON (RFC 7493).
 
-    Refused, each with its own ``reason``: invalid UTF-8, a byte-order mark, duplicate member
-    names, lone surrogates (escaped or not), ``NaN``/``Infinity`` and overflowing numbers,
-    integer literals beyond 2^53-1, and syntax errors. ``position`` is a character offset where
-    the parser knows it; for hook-detected faults the offset of the enclosing value.
+    RefusedError, each with its own ``reason``: invalid UTF-8, a byte-order mark, duplicate member
+    names, lone surrogates (escaped or raw), ``NaN``/``Infinity`` and numbers that overflow a
+    double, integer literals beyond 2^53-1, and syntax errors. ``position`` is always the
+    character offset (into the decoded text) where the first fault in document order begins.
     """
     if isinstance(data, bytes | bytearray | memoryview):
         raw = bytes(data)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CanonicalJsonError("invalid_utf8", e.start, e.reason) from e
-    else:
+            offset = len(raw[: e.start].decode("utf-8"))
+            raise CanonicalJsonError("invalid_utf8", offset, f"{e.reason} at byte {e.start}") from e
+    elif isinstance(data, str):
         text = data
+    else:
+        raise CanonicalJsonError("not_json", "$", f"cannot parse {type(data).__name__}")
     if text.startswith("\ufeff"):
         raise CanonicalJsonError("syntax", 0, "byte-order mark is not allowed")
-    decoder = json.JSONDecoder(
-        object_pairs_hook=_pairs,
-        parse_int=_parse_int,
-        parse_float=_parse_float,
-        parse_constant=_reject_constant,
-    )
     try:
-        value, end = decoder.raw_decode(text, _skip_ws(text, 0))
+        value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
+    except _HookFaultError as e:
+        _raise_located(text, e)
     except json.JSONDecodeError as e:
         raise CanonicalJsonError("syntax", e.pos, e.msg) from e
     except RecursionError as e:
-        raise CanonicalJsonError("syntax", 0, "nesting too deep") from e
+        raise CanonicalJsonError("nesting_too_deep", 0, "nesting too deep to parse") from e
     if _skip_ws(text, end) != len(text):
         raise CanonicalJsonError("syntax", end, "extra data after the JSON value")
-    # Escaped lone surrogates ("\\ud800") decode into surrogate code points: one scan finds them
-    # in keys and values alike, and names where the first one stands.
-    check_i_json(value)
+    # Lone surrogates: raw ones make a str input unencodable; escaped ones need a "\uD8.." text.
+    if (isinstance(data, str) and not _encodes(text)) or _locate.SURROGATE_ESCAPE.search(text):
+        fault = _locate.first_fault(text)
+        if fault is not None:
+            raise CanonicalJsonError(fault.reason, fault.position, fault.detail)
     return value
 
+
+class _HookFaultError(Exception):
+    """Raised inside the C parser's hooks; located by a rescan of the text."""
+
+    def __init__(self, reason: str, literal: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.literal = literal
+
+
+def _raise_located(text: str, hook: _HookFaultError) -> NoReturn:
+    fault = _locate.first_fault(text)
+    if fault is None:  # pragma: no cover - the scanner sees every fault a hook sees
+        raise CanonicalJsonError(hook.reason, max(text.find(hook.literal), 0), hook.literal)
+    raise CanonicalJsonError(fault.reason, fault.position, fault.detail) from None
+
+
+def _reject_constant(name: str) -> float:
+    raise _HookFaultError("non_finite_number", name)
+
+
+def _parse_int(literal: str) -> int:
+    number = int(literal)
+    if abs(number) > MAX_SAFE_INTEGER:
+        raise _HookFaultError("integer_out_of_range", literal)
+    return number
+
+
+def _parse_float(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise _HookFaultError("non_finite_number", literal)
+    return number
+
+
+def _pairs(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _HookFaultError("duplicate_member", next(k for k, _ in pairs if k in result))
+    return result
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs,
+    parse_int=_parse_int,
+    parse_float=_parse_float,
+    parse_constant=_reject_constant,
+)
 
 _WS = " \t\n\r"
 
@@ -169,14 +206,21 @@ def _skip_ws(text: str, index: int) -> int:
     return index
 
 
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def digest_hex(value: JsonValue) -> str:
     """Hex SHA-256 of the canonical bytes of ``value`` (the project's one JSON digest)."""
-    import hashlib
-
     return hashlib.sha256(canonicalize(value)).hexdigest()
 
 
 __all__ = [
+    "MAX_NESTING",
     "MAX_SAFE_INTEGER",
     "JsonValue",
     "canonicalize",
