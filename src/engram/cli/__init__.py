@@ -9,6 +9,8 @@ from __future__ import annotations
 
 # Command modules register on import; keep these sorted.
 from engram.cli import _canonicalize as _canonicalize
+from engram.cli import _chat as _chat
+from engram.cli import _context as _context
 from engram.cli._app import cli, main
 
 __all__ = ["cli", "main"]

@@ -1,0 +1,178 @@
+"""``engram chat``: a small terminal chat that injects verified Engram context into any
+OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+A working runtime in one command (Engram v0.1 conformance, runtime requirements of Tiers 1-3):
+it fetches and verifies the export at session start and refuses to start, saying why, when it
+cannot; every turn asks the SDK for the context to inject, so it is refreshed before it expires
+and never used after; ``/correct <belief_id> <new value>`` proposes a correction that stays
+pending until the subject confirms it. Lines are read from stdin until EOF, so it runs the same
+at a terminal and under a test harness. The LLM base URL follows the OpenAI SDK convention
+(``https://host/v1``); a bare ``https://host`` gets ``/v1`` added (docs/spec/runtime.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+import httpx
+
+from engram.cli._app import cli
+from engram.cli._context import provider_options, runtime_config
+from engram.core.canonical import parse_strict
+from engram.errors import CanonicalJsonError, EngramError
+from engram.runtime import ContextView, EngramClient, with_context
+
+HELP = (
+    "commands: /correct <belief_id> <new value>  propose a correction (the subject confirms it)\n"
+    "          /context                          show the context being injected\n"
+    "          /help                             this text\n"
+    "          /quit                             leave (EOF works too)"
+)
+
+
+def completions_url(base_url: str) -> str:
+    """``<base>/chat/completions``, adding ``/v1`` to a base URL that names no path."""
+    base = base_url.rstrip("/")
+    if urlsplit(base).path in ("", "/"):
+        base += "/v1"
+    return base + "/chat/completions"
+
+
+class LLM:
+    """Just enough of the OpenAI chat-completions API: one request, one reply text."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
+        self.url = completions_url(base_url)
+        self.model = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(timeout=httpx.Timeout(120.0, connect=10.0), headers=headers)
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        try:
+            response = self._http.post(self.url, json={"model": self.model, "messages": messages})
+        except httpx.HTTPError as e:
+            raise click.ClickException(f"the LLM at {self.url} cannot be reached: {e}") from e
+        if response.status_code != 200:
+            raise click.ClickException(
+                f"the LLM at {self.url} answered HTTP {response.status_code}: "
+                + " ".join(response.text.split())[:200]
+            )
+        try:
+            content = parse_strict(response.content)["choices"][0]["message"]["content"]
+        except (CanonicalJsonError, KeyError, IndexError, TypeError) as e:
+            raise click.ClickException(f"the LLM at {self.url} sent no chat completion") from e
+        return str(content)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+@cli.command("chat")
+@provider_options
+@click.option(
+    "--llm-base-url",
+    envvar="OPENAI_BASE_URL",
+    required=True,
+    metavar="URL",
+    help="OpenAI-compatible API base, e.g. http://127.0.0.1:8080/v1 (default: $OPENAI_BASE_URL).",
+)
+@click.option(
+    "--model",
+    envvar="OPENAI_MODEL",
+    default="gpt-4o-mini",
+    show_default=True,
+    help="Model name sent to the LLM (default: $OPENAI_MODEL).",
+)
+@click.option("--system", "base_prompt", default="", help="Your own system instructions.")
+def chat_command(
+    provider: str,
+    token: str,
+    scope: str | None,
+    runtime_id: str,
+    llm_base_url: str,
+    model: str,
+    base_prompt: str,
+) -> None:
+    """Chat with an LLM that is given the user's verified Engram context."""
+    interactive = sys.stdin.isatty()
+    engram = EngramClient(runtime_config(provider, token, scope, runtime_id))
+    llm = LLM(llm_base_url, model, os.environ.get("OPENAI_API_KEY"))
+    try:
+        try:
+            view = engram.context()
+        except EngramError as e:
+            raise click.ClickException(f"refusing to start: {e.code}: {e.message}") from e
+        click.echo(
+            f"engram chat: context for {view.display_name} verified (kid {view.kid}, "
+            f"expires {view.expires_at:%Y-%m-%dT%H:%M:%SZ}); /help for commands",
+            err=True,
+        )
+        _loop(engram, llm, base_prompt, interactive)
+    finally:
+        llm.close()
+        engram.close()
+
+
+def _loop(engram: EngramClient, llm: LLM, base_prompt: str, interactive: bool) -> None:
+    history: list[dict[str, Any]] = []
+    while True:
+        if interactive:
+            click.echo("you> ", nl=False, err=True)
+        line = sys.stdin.readline()
+        if not line:
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            return
+        if text == "/help":
+            click.echo(HELP)
+        elif text == "/context":
+            click.echo(_context_now(engram).system_prompt())
+        elif text.startswith("/correct"):
+            _correct(engram, text)
+        elif text.startswith("/"):
+            click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
+        else:
+            history.append({"role": "user", "content": text})
+            # Each turn asks the SDK again: it refreshes before expiry and refuses stale context.
+            view = _context_now(engram)
+            own = [{"role": "system", "content": base_prompt}] if base_prompt else []
+            messages = with_context([*own, *history], view)
+            answer = llm.reply(messages)
+            history.append({"role": "assistant", "content": answer})
+            click.echo(answer)
+
+
+def _context_now(engram: EngramClient) -> ContextView:
+    try:
+        return engram.context()
+    except EngramError as e:
+        raise click.ClickException(
+            f"stopping: no verified context to inject: {e.code}: {e.message}"
+        ) from e
+
+
+def _correct(engram: EngramClient, text: str) -> None:
+    parts = text.split(maxsplit=2)
+    if len(parts) < 3:
+        click.echo("usage: /correct <belief_id> <new value>", err=True)
+        return
+    _, belief_id, new_value = parts
+    try:
+        proposed = engram.propose_correction(belief_id, new_value, reason="user typed /correct")
+    except EngramError as e:
+        click.echo(f"correction not sent: {e.code}: {e.message}", err=True)
+        return
+    click.echo(
+        f"correction {proposed.id} for {belief_id}: {proposed.status} "
+        "(the context changes once the user confirms it)"
+    )
+
+
+__all__ = ["LLM", "chat_command", "completions_url"]
