@@ -1,0 +1,80 @@
+"""The runner's own small HTTP client: every exchange is logged so checks judge what was seen.
+
+The conformance package does not use ``engram.runtime`` (DESIGN.md): a bug the SDK hides must not
+hide from the probe. Responses are parsed with the strict I-JSON parser, so a provider that
+emits duplicate members or non-finite numbers fails on the wire rather than being coerced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from engram.core.canonical import parse_strict
+from engram.errors import EngramError
+
+USER_AGENT = "engram-conformance"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request the suite sent and what came back."""
+
+    method: str
+    path: str
+    status: int
+    body: Any
+    parse_error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+@dataclass
+class ProbeClient:
+    """An async HTTP client bound to one provider base URL, recording each exchange."""
+
+    http: httpx.AsyncClient
+    base_url: str
+    log: list[Exchange] = field(default_factory=list)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        params: dict[str, str] | None = None,
+        json_body: Any = None,
+    ) -> Exchange:
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        url = self.base_url.rstrip("/") + path
+        response = await self.http.request(
+            method, url, headers=headers, params=params, json=json_body
+        )
+        body: Any = None
+        problem: str | None = None
+        if response.content:
+            try:
+                body = parse_strict(response.content)
+            except EngramError as e:
+                problem = e.message
+        exchange = Exchange(method, path, response.status_code, body, problem)
+        self.log.append(exchange)
+        return exchange
+
+    async def get(
+        self, path: str, *, token: str | None = None, params: dict[str, str] | None = None
+    ) -> Exchange:
+        return await self.request("GET", path, token=token, params=params)
+
+    async def post(self, path: str, body: Any, *, token: str | None = None) -> Exchange:
+        return await self.request("POST", path, token=token, json_body=body)
+
+
+__all__ = ["USER_AGENT", "Exchange", "ProbeClient"]

@@ -1,0 +1,215 @@
+"""Verify a certification bundle: recompute everything, resolve the key, apply the rules.
+
+Spec: openwop-conformance-v2 §"Signature and attribution" (a gate distinguishes *no discovery
+document was read*, *read and the key is not published*, *the attestation does not verify*),
+§"Certification" (no certification with a blocked row) and §"Canonical JSON" (a verifier that
+meets non-I-JSON it must re-canonicalise fails). Decisions: docs/spec/conformance-bundle.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jsonschema
+
+from engram.conformance._bundle import attestation_preimage, sha256_hex, witness_sha256
+from engram.conformance._bundle_schema import BUNDLE_SCHEMA
+from engram.conformance._ledger import Ledger
+from engram.conformance._results import (
+    BADGES,
+    Row,
+    assertion_count,
+    badge,
+    certifies,
+    non_pass,
+    tiers_of,
+    totals,
+)
+from engram.core.canonical import parse_strict
+from engram.core.encoding import b64url_decode
+from engram.core.keys import PublicKey
+from engram.errors import EngramError
+
+
+class Outcome(StrEnum):
+    """What a verifier concluded, worst first; only ``certified`` exits 0."""
+
+    MALFORMED = "malformed"
+    WITNESS_MISMATCH = "witness-mismatch"
+    INCONSISTENT = "inconsistent"
+    DISCOVERY_MISMATCH = "discovery-mismatch"
+    ATTESTATION_INVALID = "attestation-invalid"
+    NO_DISCOVERY = "no-discovery"
+    KEY_NOT_PUBLISHED = "key-not-published"
+    NOT_CERTIFIED = "not-certified"
+    CERTIFIED = "certified"
+
+
+@dataclass
+class VerifyReport:
+    outcome: Outcome
+    message: str
+    key_id: str | None = None
+    derived_badge: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.CERTIFIED
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "message": self.message,
+            "keyId": self.key_id,
+            "derivedBadge": self.derived_badge,
+            "notes": self.notes,
+        }
+
+
+def read_discovery(source: str, transport: httpx.BaseTransport | None = None) -> Any:
+    """A discovery document from a URL (a provider base URL or the document's own) or a file."""
+    if source.startswith(("http://", "https://")):
+        url = source if "/.well-known/" in source else source.rstrip("/") + "/.well-known/engram"
+        with httpx.Client(transport=transport, timeout=10.0) as http:
+            response = http.get(url, headers={"Accept": "application/json"})
+        if response.status_code != 200:
+            raise OSError(f"GET {url}: HTTP {response.status_code}")
+        return parse_strict(response.content)
+    return parse_strict(Path(source).read_bytes())
+
+
+def verify_bundle(
+    data: bytes,
+    ledger: Ledger,
+    *,
+    discovery: Any = None,
+    discovery_error: str | None = None,
+) -> VerifyReport:
+    """Check ``data`` (the bundle file's bytes) against ``discovery`` (None: none was read)."""
+    try:
+        bundle = parse_strict(data)
+    except EngramError as e:
+        return VerifyReport(Outcome.MALFORMED, f"the bundle is not I-JSON: {e.message}")
+    problems = list(jsonschema.Draft202012Validator(BUNDLE_SCHEMA).iter_errors(bundle))
+    if problems:
+        first = min(problems, key=lambda p: list(map(str, p.absolute_path)))
+        where = "/".join(map(str, first.absolute_path)) or "(root)"
+        return VerifyReport(Outcome.MALFORMED, f"not a bundle: {where}: {first.message}")
+    signature = bundle["signature"]
+    rows = [Row.from_wire(r) for r in bundle["results"]["requirements"]]
+    tiers = tiers_of(ledger)
+    report = VerifyReport(Outcome.CERTIFIED, "", key_id=signature["keyId"])
+    report.derived_badge = badge(rows, tiers)
+
+    if witness_sha256(bundle["results"]["requirements"]) != bundle["witnessSha256"]:
+        report.outcome = Outcome.WITNESS_MISMATCH
+        report.message = "witnessSha256 does not match the rows"
+        return report
+    inconsistency = _inconsistency(bundle, rows, ledger)
+    if inconsistency:
+        report.outcome, report.message = Outcome.INCONSISTENT, inconsistency
+        return report
+    if sha256_hex(bundle["discovery"]["document"]) != bundle["discovery"]["sha256"]:
+        report.outcome = Outcome.DISCOVERY_MISMATCH
+        report.message = "discovery.sha256 does not match the captured discovery document"
+        return report
+    carried_ok = _attests(bundle, signature["publicKey"])
+    try:
+        carried_id = PublicKey.from_b64url(signature["publicKey"]).key_id
+    except EngramError:
+        carried_id = None
+    if carried_ok is not None or carried_id != signature["keyId"]:
+        report.outcome = Outcome.ATTESTATION_INVALID
+        report.message = carried_ok or "signature.keyId does not name signature.publicKey"
+        return report
+
+    if discovery is None:
+        report.outcome = Outcome.NO_DISCOVERY
+        report.message = (
+            "no discovery document was read"
+            + (f" ({discovery_error})" if discovery_error else "")
+            + ": the signature attests integrity only, not who signed"
+        )
+        return report
+    published = _published_key(discovery, signature["keyId"])
+    if published is None:
+        report.outcome = Outcome.KEY_NOT_PUBLISHED
+        report.message = (
+            f"the discovery document was read and does not publish {signature['keyId']} "
+            "in signingKeys: the bundle is not attributable to the host"
+        )
+        return report
+    problem = _attests(bundle, published)
+    if problem is not None:
+        report.outcome = Outcome.ATTESTATION_INVALID
+        report.message = f"under the published key: {problem}"
+        return report
+    if isinstance(discovery, dict) and sha256_hex(discovery) != bundle["discovery"]["sha256"]:
+        report.notes.append("the discovery document read differs from the one captured")
+
+    claimed = int(bundle["claim"]["tier"])
+    if certifies(rows, tiers, claimed):
+        report.message = f"certified at {BADGES[claimed]} (tier {claimed})"
+        return report
+    report.outcome = Outcome.NOT_CERTIFIED
+    blocked = [r.id for r in rows if r.result == "blocked"]
+    if blocked:
+        report.message = f"not certified: blocked rows {', '.join(blocked)}"
+    else:
+        short = [
+            r.id for r in rows if r.result != "executed-pass" and tiers.get(r.id, 9) <= claimed
+        ]
+        report.message = (
+            f"not certified at {BADGES[claimed]}: not executed-pass (skipped never counts): "
+            + ", ".join(short or ["requirements missing from the bundle"])
+        )
+    return report
+
+
+def _attests(bundle: dict[str, Any], public_key: str) -> str | None:
+    """None when the signature verifies under ``public_key``; else why not."""
+    try:
+        key = PublicKey.from_b64url(public_key)
+        key.verify(b64url_decode(bundle["signature"]["value"]), attestation_preimage(bundle))
+    except EngramError as e:
+        return f"the attestation does not verify: {e.message}"
+    return None
+
+
+def _published_key(discovery: Any, key_id: str) -> str | None:
+    keys = discovery.get("signingKeys") if isinstance(discovery, dict) else None
+    for entry in keys if isinstance(keys, list) else []:
+        if isinstance(entry, dict) and entry.get("keyId") == key_id:
+            public = entry.get("publicKey")
+            return public if isinstance(public, str) else None
+    return None
+
+
+def _inconsistency(bundle: dict[str, Any], rows: list[Row], ledger: Ledger) -> str | None:
+    """Anything outside the attestation that does not re-derive from the rows."""
+    ids = [r.id for r in rows]
+    if len(set(ids)) != len(ids):
+        return "a requirement id appears twice in results.requirements"
+    unknown = sorted(set(ids) - ledger.ids)
+    if unknown:
+        return f"rows name ids not in this suite's ledger: {', '.join(unknown)}"
+    if totals(rows) != bundle["results"]["totals"]:
+        return "results.totals do not match the rows"
+    if assertion_count(rows) != bundle["assertionCount"]:
+        return "assertionCount does not match the rows"
+    if non_pass(rows) != bundle["detail"]["nonPass"]:
+        return "detail.nonPass does not list exactly the rows that did not pass"
+    claim = bundle["claim"]
+    if claim["badge"] != BADGES[claim["tier"]]:
+        return "claim.badge does not name claim.tier"
+    if claim["certified"] != certifies(rows, tiers_of(ledger), claim["tier"]):
+        return "claim.certified does not follow from the rows"
+    return None
+
+
+__all__ = ["Outcome", "VerifyReport", "read_discovery", "verify_bundle"]
