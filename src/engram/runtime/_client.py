@@ -20,7 +20,7 @@ import httpx
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError, RemoteError
 from engram.runtime import _wire
-from engram.runtime._config import RuntimeConfig
+from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
 from engram.runtime._engine import Discovery, Engine, ProposedCorrection
 from engram.runtime._prompt import with_context
 from engram.runtime._verify import PublishedKey
@@ -34,7 +34,12 @@ def _httpx_options(config: RuntimeConfig) -> dict[str, Any]:
     return {
         "base_url": config.base_url,
         "timeout": httpx.Timeout(config.read_timeout, connect=config.connect_timeout),
-        "headers": {"User-Agent": config.user_agent, "Accept": "application/json"},
+        "headers": {
+            "User-Agent": config.user_agent,
+            "Accept": "application/json",
+            # Tells the provider which protocol version the answer must be in.
+            "Engram-Version": min(SUPPORTED_VERSIONS),
+        },
         "follow_redirects": False,
     }
 

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from engram.core.canonical import JsonValue, canonicalize, parse_strict
-from engram.core.clock import Clock, format_instant
+from engram.core.clock import Clock, format_instant, parse_instant
 from engram.errors import (
     CanonicalJsonError,
     CapacityError,
@@ -33,6 +34,7 @@ from engram.errors import (
 from engram.runtime import _wire
 from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
 from engram.runtime._verify import (
+    MAX_LIFETIME,
     PublishedKey,
     Verified,
     check_fresh,
@@ -51,12 +53,30 @@ class Discovery:
 
     engram_version: str
     document: Mapping[str, JsonValue]
+    provider_url: str
 
     def endpoint(self, name: str, default: str) -> str:
-        """The path or URL the discovery document gives for ``name``, else the spec's default."""
+        """Where ``endpoints[name]`` of the discovery document points, else the spec's path.
+
+        Only an endpoint on the provider's own origin is followed: the bearer token goes to
+        the provider it was configured for and nowhere else (docs/spec/runtime.md, "Discovery").
+        """
         endpoints = self.document.get("endpoints")
         value = endpoints.get(name) if isinstance(endpoints, dict) else None
-        return value if isinstance(value, str) and value else default
+        if not isinstance(value, str) or not value:
+            return default
+        if value.startswith("/") and not value.startswith("//"):
+            return value
+        if _origin(value) == _origin(self.provider_url):
+            return value
+        return default
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return scheme, f"{(parts.hostname or '').lower()}:{port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +126,9 @@ class Engine:
             if not isinstance(offered, list) or not SUPPORTED_VERSIONS.intersection(offered):
                 check_version(document, "discovery document")
         version = document.get("engram_version")
-        self.discovery = Discovery(version if isinstance(version, str) else "0.1", document)
+        self.discovery = Discovery(
+            version if isinstance(version, str) else "0.1", document, self.config.base_url
+        )
         return self.discovery
 
     def _discovered(self) -> Op[Discovery]:
@@ -165,7 +187,9 @@ class Engine:
         fetched instead. A diff that fails verification is refused like an export would be.
         """
         view = self.current()
-        if view is None:
+        if view is None or self._base_issued_at(view) + MAX_LIFETIME <= self.clock.now():
+            # Diffs carry beliefs, not the whole identity: rebase on a full export at least
+            # once a day (docs/spec/runtime.md, "Incremental sync").
             return (yield from self.fetch())
         discovery = yield from self._discovered()
         params: tuple[tuple[str, str], ...] = (("since", view.cursor),)
@@ -186,6 +210,11 @@ class Engine:
         self.view = updated
         self._reconcile(updated)
         return updated
+
+    @staticmethod
+    def _base_issued_at(view: ContextView) -> datetime:
+        issued = view.export.get("issued_at")
+        return parse_instant(issued) if isinstance(issued, str) else view.issued_at
 
     def current(self) -> ContextView | None:
         """The view if it may still be used now; an expired one is dropped, never returned."""

@@ -145,11 +145,11 @@ class ContextView:
             raise DiffNotApplicableError("the diff does not start at this view's cursor")
         beliefs = {b.id: b for b in self.beliefs}
         for value in _array(doc, "changes", "diff"):
-            changed = Belief.from_wire(value, "diff")
-            held = beliefs.get(changed.id)
-            if _older(changed.version, held.version if held else None):
-                raise DiffNotApplicableError(f"the diff carries an older version of {changed.id}")
-            beliefs[changed.id] = changed
+            update = Belief.from_wire(value, "diff")
+            held = beliefs.get(update.id)
+            if _older(update.version, held.version if held else None):
+                raise DiffNotApplicableError(f"the diff carries an older version of {update.id}")
+            beliefs[update.id] = update
         for value in _array(doc, "tombstones", "diff"):
             ident = value.get("id") if isinstance(value, dict) else None
             if not isinstance(ident, str):
@@ -160,17 +160,24 @@ class ContextView:
         corrections = self.corrections + tuple(
             copy.deepcopy(c) for c in _optional_array(doc, "corrections") if isinstance(c, dict)
         )
+        changed = bool(_array(doc, "changes", "diff") or _array(doc, "tombstones", "diff"))
         injection = doc.get("system_prompt_injection")
+        if isinstance(injection, str):
+            prompt = injection
+        else:
+            # The export's injection describes the beliefs before the diff: it stays only when
+            # nothing changed; otherwise the prompt is rebuilt from the beliefs as they now are.
+            prompt = "" if changed else self.system_prompt_injection
+        name = subject.get("display_name") if isinstance(subject, dict) else None
         return replace(
             self,
+            display_name=name if isinstance(name, str) else self.display_name,
             kid=verified.kid,
             issued_at=verified.issued_at,
             expires_at=verified.expires_at,
             cursor=_cursor(doc),
             beliefs=tuple(beliefs.values()),
-            # The export's injection describes the beliefs before the diff; unless the diff
-            # brings a new one, the prompt is rebuilt from the beliefs as they now stand.
-            system_prompt_injection=injection if isinstance(injection, str) else "",
+            system_prompt_injection=prompt,
             corrections=corrections,
         )
 
