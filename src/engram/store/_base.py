@@ -7,14 +7,19 @@ every backend. The store owns connections, transactions, dialect differences and
 
 Portable SQL subset (checked by the contract suite on every backend):
 
-- ``?`` positional placeholders (the PostgreSQL backend rewrites them to ``%s``); a literal
-  ``%`` or ``?`` in SQL text is not allowed, pass it as a parameter instead.
+- ``?`` positional placeholders (the PostgreSQL backend rewrites them to ``%s``); a ``?`` or
+  ``%`` inside a quoted literal, a quoted identifier or a comment is text and is left alone,
+  but passing values as parameters is always preferred.
 - ``INSERT ... ON CONFLICT (...) DO NOTHING | DO UPDATE SET col = excluded.col``, ``RETURNING``.
 - Types in DDL come from :class:`Dialect` (``dialect.blob``, ``dialect.bigint``, ...) because
   SQLite and PostgreSQL spell them differently; migrations receive the dialect.
 - Instants are stored as TEXT in ``format_instant_precise`` form so that ordering by the
-  column orders by time on every backend; JSON is stored as TEXT.
-- Booleans are stored as INTEGER 0/1.
+  column orders by time on every backend (an aware ``datetime`` parameter is converted to that
+  form); JSON is stored as TEXT.
+- Booleans are stored as INTEGER 0/1 (a ``bool`` parameter is converted).
+- One transaction per thread at a time: opening a transaction inside another on the same
+  thread raises StoreError (pass the ``Tx`` down instead). ``engram.store.advisory_lock(tx,
+  name)`` serialises read-modify-write steps that no unique constraint can guard.
 
 Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``sqlite``
 (the embedded default, WAL), ``postgresql`` (psycopg 3 with a pool).
@@ -40,9 +45,8 @@ class Dialect:
     blob: str  # BLOB | BYTEA
     bigint: str  # INTEGER | BIGINT
     real: str  # REAL | DOUBLE PRECISION
-    serial_pk: (
-        str  # INTEGER PRIMARY KEY AUTOINCREMENT | BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY
-    )
+    # INTEGER PRIMARY KEY AUTOINCREMENT | BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY
+    serial_pk: str
 
     @property
     def is_sqlite(self) -> bool:

@@ -98,8 +98,7 @@ def redact_url(url: str) -> str:
         if ":" in userinfo:
             user = userinfo.split(":", 1)[0]
             netloc = f"{user}:***@{hostport}"
-    query = _PASSWORD_KV.sub(r"\1***", parts.query)
-    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", query, flags=re.IGNORECASE)
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query, flags=re.IGNORECASE)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

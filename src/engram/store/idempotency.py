@@ -1,0 +1,176 @@
+"""Idempotency records: a retried POST gets the first answer, another body is refused.
+
+docs/spec/storage.md "Idempotency records". A record is keyed by ``(scope, key)``: the scope
+separates callers (a subject, a token, a route) so one caller's ``Idempotency-Key`` never
+collides with another's. The caller's protocol::
+
+    stored = records.begin(scope, key, digest_hex(body), now)
+    if stored is not None:
+        return stored.status, stored.body        # a retry: replay the first answer
+    try:
+        status, body = handle(request)
+    except BaseException:
+        records.abandon(scope, key)               # nothing was done; let a retry run
+        raise
+    records.complete(scope, key, status, body)
+
+``begin`` claims the key with ``INSERT ... ON CONFLICT DO NOTHING`` on the primary key, so of
+two concurrent requests exactly one proceeds; the other sees the claim and gets the stored
+answer, :class:`~engram.errors.IdempotencyConflict` when its body differs, or
+:class:`~engram.errors.ConflictError` while the first is still in flight. Records live for the
+retention period (default 24 h) from their creation: after it a key may be reused, and
+:meth:`IdempotencyStore.purge` deletes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from engram.core.clock import format_instant_precise, parse_instant
+from engram.errors import ConflictError, IdempotencyConflict, InvalidRequest, ResourceNotFound
+from engram.store._base import Component, Dialect, Migration, Store
+
+DEFAULT_RETENTION = timedelta(hours=24)
+MAX_KEY_LENGTH = 255
+
+
+def _schema_v1(dialect: Dialect) -> list[str]:
+    return [
+        "CREATE TABLE engram_idempotency ("
+        " scope TEXT NOT NULL,"
+        " idem_key TEXT NOT NULL,"
+        " request_digest TEXT NOT NULL,"
+        " created_at TEXT NOT NULL,"
+        " status INTEGER,"
+        f" body {dialect.blob},"
+        " PRIMARY KEY (scope, idem_key))",
+        "CREATE INDEX engram_idempotency_created ON engram_idempotency (created_at)",
+    ]
+
+
+COMPONENT = Component("idempotency", [Migration(1, "idempotency records", _schema_v1)])
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """The first answer given for an idempotency key."""
+
+    status: int
+    body: bytes
+    created_at: datetime
+
+
+def _check(scope: str, key: str) -> None:
+    if not scope:
+        raise InvalidRequest("an idempotency scope must not be empty")
+    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise InvalidRequest(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters")
+
+
+class IdempotencyStore:
+    """Idempotency records of one engram database (component ``idempotency``)."""
+
+    def __init__(self, store: Store, *, retention: timedelta = DEFAULT_RETENTION) -> None:
+        if retention <= timedelta(0):
+            raise InvalidRequest("idempotency retention must be positive")
+        self._store = store
+        self._retention = retention
+        store.migrate(COMPONENT)
+
+    @property
+    def retention(self) -> timedelta:
+        return self._retention
+
+    def begin(
+        self, scope: str, key: str, request_digest: str, now: datetime
+    ) -> StoredResponse | None:
+        """Claim ``key`` for this request (None: go ahead) or return the first answer.
+
+        Raises IdempotencyConflict when the key was used with another request digest, and
+        ConflictError while the first request with this key is still being handled.
+        """
+        _check(scope, key)
+        if not request_digest:
+            raise InvalidRequest("a request digest must not be empty")
+        expired_before = format_instant_precise(now - self._retention)
+        with self._store.transaction() as tx:
+            # An expired record no longer binds the key: the caller may reuse it.
+            tx.execute(
+                "DELETE FROM engram_idempotency"
+                " WHERE scope = ? AND idem_key = ? AND created_at < ?",
+                (scope, key, expired_before),
+            )
+            claimed = tx.execute(
+                "INSERT INTO engram_idempotency (scope, idem_key, request_digest, created_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING RETURNING scope",
+                (scope, key, request_digest, format_instant_precise(now)),
+            )
+            if claimed:
+                return None
+            row = tx.one(
+                "SELECT request_digest, created_at, status, body FROM engram_idempotency"
+                " WHERE scope = ? AND idem_key = ?",
+                (scope, key),
+            )
+        if row is None:  # pragma: no cover - the conflicting row cannot vanish inside the lock
+            raise ConflictError("idempotency record changed concurrently; retry the request")
+        if row["request_digest"] != request_digest:
+            raise IdempotencyConflict(
+                "this Idempotency-Key was already used with a different request body"
+            )
+        if row["status"] is None:
+            raise ConflictError(
+                "a request with this Idempotency-Key is still being processed; retry later"
+            )
+        return StoredResponse(
+            status=int(row["status"]),
+            body=bytes(row["body"] or b""),
+            created_at=parse_instant(str(row["created_at"])),
+        )
+
+    def complete(self, scope: str, key: str, status: int, body: bytes) -> None:
+        """Store the answer for a key claimed by :meth:`begin`."""
+        _check(scope, key)
+        exists = None
+        with self._store.transaction() as tx:
+            updated = tx.execute(
+                "UPDATE engram_idempotency SET status = ?, body = ?"
+                " WHERE scope = ? AND idem_key = ? AND status IS NULL RETURNING scope",
+                (status, bytes(body), scope, key),
+            )
+            if not updated:
+                exists = tx.scalar(
+                    "SELECT 1 FROM engram_idempotency WHERE scope = ? AND idem_key = ?",
+                    (scope, key),
+                )
+        if not updated:
+            if exists:
+                raise ConflictError("this idempotency key already has a stored response")
+            raise ResourceNotFound("no idempotency claim for this key (call begin first)")
+
+    def abandon(self, scope: str, key: str) -> None:
+        """Drop an unanswered claim (the request failed before doing anything)."""
+        _check(scope, key)
+        with self._store.transaction() as tx:
+            tx.execute(
+                "DELETE FROM engram_idempotency"
+                " WHERE scope = ? AND idem_key = ? AND status IS NULL",
+                (scope, key),
+            )
+
+    def purge(self, older_than: datetime) -> int:
+        """Delete records created before ``older_than``; return how many were deleted."""
+        with self._store.transaction() as tx:
+            gone = tx.execute(
+                "DELETE FROM engram_idempotency WHERE created_at < ? RETURNING idem_key",
+                (format_instant_precise(older_than),),
+            )
+        return len(gone)
+
+    def purge_expired(self, now: datetime) -> int:
+        """Delete records past the retention period at ``now``."""
+        return self.purge(now - self._retention)
+
+
+__all__ = ["COMPONENT", "DEFAULT_RETENTION", "MAX_KEY_LENGTH", "IdempotencyStore", "StoredResponse"]
