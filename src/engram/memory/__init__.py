@@ -1,1 +1,115 @@
-"""engram.memory"""
+"""engram.memory: engram.ote.v1 seats, rings M0-M4, hybrid recall, Beta epistemology, attestation.
+
+Spec: shared/specs/engram-ote-v1-and-mcp.txt (§3.1 the seat manifest, §3.2 the six operations the
+MCP tools wrap). One public function per operation, each taking a :class:`MemoryEngine` (a store,
+a seat manifest and a clock) and returning a typed result with ``to_json()``:
+:func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`, :func:`outcome`,
+:func:`complete`, :func:`status`. Cartridges move memories with :func:`export_memories` and
+:func:`import_memories`; :func:`migrate_rings` moves canon:fleet to canon:shared.
+Our decisions where the spec is silent: docs/spec/memory-*.md.
+"""
+
+from engram.memory._attestation import NAMESPACE as ATTESTATION_NAMESPACE
+from engram.memory._attestation import Anchor, attestation_message, load_anchor
+from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
+from engram.memory._engine import (
+    MemoryEngine,
+    get_memory,
+    memory_id,
+    open_engine,
+    record,
+    record_many,
+)
+from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound
+from engram.memory._manifest import (
+    OteSpec,
+    find_manifest,
+    load_manifest,
+    parse_manifest,
+)
+from engram.memory._models import (
+    CompleteResult,
+    Memory,
+    MemoryRecord,
+    OutcomeResult,
+    RecallHit,
+    RecallResult,
+    RecordInput,
+    RecordResult,
+    StatusReport,
+    Verdict,
+)
+from engram.memory._outcomes import complete, outcome
+from engram.memory._portable import (
+    ImportResult,
+    RingMigration,
+    export_memories,
+    import_memories,
+    migrate_rings,
+)
+from engram.memory._recall import Tuning, recall
+from engram.memory._remote import (
+    CrossEncoder,
+    Embedder,
+    RemoteEmbedder,
+    RemoteReranker,
+    remote_stages,
+)
+from engram.memory._seed import InitResult, default_manifest_text, init_repository
+from engram.memory._status import status
+from engram.memory._text import LOCAL_ENGINE, local_vector
+
+__all__ = [
+    "ATTESTATION_NAMESPACE",
+    "BLOCKED",
+    "LOCAL_ENGINE",
+    "MODEL_CAP",
+    "SIGNALS",
+    "Anchor",
+    "ChatDistiller",
+    "CompleteResult",
+    "CrossEncoder",
+    "Distiller",
+    "Embedder",
+    "ExtractiveDistiller",
+    "ImportResult",
+    "InitResult",
+    "Memory",
+    "MemoryEngine",
+    "MemoryRecord",
+    "OteSpec",
+    "OutcomeResult",
+    "RecallHit",
+    "RecallResult",
+    "RecordInput",
+    "RecordResult",
+    "RemoteEmbedder",
+    "RemoteReranker",
+    "RingMigration",
+    "StatusReport",
+    "Tuning",
+    "Verdict",
+    "attestation_message",
+    "complete",
+    "default_manifest_text",
+    "distill",
+    "export_memories",
+    "find_manifest",
+    "get_memory",
+    "import_memories",
+    "init_repository",
+    "load_anchor",
+    "load_manifest",
+    "local_vector",
+    "lower_bound",
+    "memory_id",
+    "migrate_rings",
+    "open_engine",
+    "outcome",
+    "parse_manifest",
+    "recall",
+    "record",
+    "record_many",
+    "remote_stages",
+    "status",
+]

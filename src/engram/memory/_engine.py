@@ -1,0 +1,242 @@
+"""The memory engine handle and ``record``: content-addressed memories in the seat's rings.
+
+Spec: engram-ote-v1-and-mcp §3.2 engram_record ("Mints a content-addressed memory into an
+authorized ring (M2–M4) with dual-table vector storage (memory_vectors 128-dim local baseline +
+memory_dense_vectors neural vector)"). A memory's id is ``mem:`` + the sha256 of the RFC 8785
+bytes of ``{kind, ring_id, text}``: the same text in two rings is two memories, so two
+repositories under one HOME never share an M2 memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.core.canonical import canonicalize, check_i_json
+from engram.core.clock import Clock, format_instant_precise
+from engram.errors import Forbidden, InvalidRequest, RemoteError
+from engram.memory import _repo
+from engram.memory._attestation import Anchor, load_anchor
+from engram.memory._index import RetrievalIndex
+from engram.memory._manifest import Mount, OteSpec
+from engram.memory._models import Memory, RecordInput, RecordResult
+from engram.memory._remote import CrossEncoder, Embedder
+from engram.memory._schema import MEMORY_COMPONENT
+from engram.memory._text import (
+    LOCAL_DIMS,
+    LOCAL_ENGINE,
+    extract_entities,
+    local_vector,
+    token_cost,
+    vector_to_blob,
+)
+from engram.store import Store
+
+MAX_TEXT = 100_000
+
+
+@dataclass
+class MemoryEngine:
+    """A seat's view of one store: its manifest, clock, optional remote stages and index.
+
+    Build one with :func:`open_engine`; hold it for the life of a process so recall reuses the
+    in-memory index (it reloads only what other writers added).
+    """
+
+    store: Store
+    spec: OteSpec
+    clock: Clock
+    embedder: Embedder | None = None
+    reranker: CrossEncoder | None = None
+    index: RetrievalIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.store.migrate(MEMORY_COMPONENT)
+        self.index = RetrievalIndex(self.embedder.engine if self.embedder else None)
+
+    def anchor(self) -> Anchor | None:
+        """The trust anchor, or None when none is configured or the file is absent/empty."""
+        att = self.spec.attestation
+        if att is None or not att.allowed_signers.is_file():
+            return None
+        anchor = load_anchor(att.allowed_signers)
+        return anchor if anchor.signers else None
+
+    def now(self) -> str:
+        return format_instant_precise(self.clock.now())
+
+
+def open_engine(
+    store: Store,
+    spec: OteSpec,
+    clock: Clock,
+    *,
+    embedder: Embedder | None = None,
+    reranker: CrossEncoder | None = None,
+) -> MemoryEngine:
+    """Migrate the memory tables if needed and return an engine for this seat."""
+    return MemoryEngine(store, spec, clock, embedder, reranker)
+
+
+def memory_id(ring_id: str, kind: str, text: str) -> str:
+    """The content address of a memory."""
+    digest = hashlib.sha256(canonicalize({"kind": kind, "ring_id": ring_id, "text": text}))
+    return "mem:" + digest.hexdigest()
+
+
+def writable_mount(spec: OteSpec, ring: str) -> Mount:
+    mount = spec.mount_for(ring)
+    if mount is None:
+        raise Forbidden(f"ring {ring!r} is not mounted by {spec.seat.seat_id}")
+    if not mount.writable:
+        raise Forbidden(
+            f"ring {mount.ring} ({mount.ring_id}) is read-only for "
+            f"{spec.seat.seat_id}: memories are recorded only into M2-M4 mounts with "
+            "access = read_write"
+        )
+    return mount
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    id: str
+    mount: Mount
+    item: RecordInput
+    entities: list[str]
+    vector: bytes
+
+
+def _prepare(engine: MemoryEngine, item: RecordInput, where: str) -> _Prepared:
+    spec = engine.spec
+    if not item.text.strip():
+        raise InvalidRequest(f"{where}: text must not be empty")
+    if len(item.text) > MAX_TEXT:
+        raise InvalidRequest(f"{where}: text is longer than {MAX_TEXT} characters")
+    if item.kind not in spec.ontology.allowed_kinds:
+        raise InvalidRequest(
+            f"{where}: kind {item.kind!r} is not in this seat's allowed_kinds "
+            f"({', '.join(spec.ontology.allowed_kinds)})"
+        )
+    check_i_json(item.provenance)
+    mount = writable_mount(spec, item.ring)
+    entities = extract_entities(item.text, spec.ontology.compiled_patterns())
+    return _Prepared(
+        memory_id(mount.ring_id, item.kind, item.text),
+        mount,
+        item,
+        entities,
+        vector_to_blob(local_vector(item.text)),
+    )
+
+
+def record_many(
+    engine: MemoryEngine,
+    items: Sequence[RecordInput],
+    progress: Callable[[int], None] | None = None,
+) -> list[RecordResult]:
+    """Record memories in one transaction; a memory already present is returned, not duplicated.
+
+    ``progress(n)`` is called as each item is prepared (for progress bars). Any invalid item
+    fails the whole batch before anything is written.
+    """
+    prepared: list[_Prepared] = []
+    for i, item in enumerate(items):
+        prepared.append(_prepare(engine, item, f"record[{i}]" if len(items) > 1 else "record"))
+        if progress is not None:
+            progress(i + 1)
+    dense_note, dense_rows = _dense(engine, prepared)
+    now = engine.now()
+    seat = engine.spec.seat.seat_id
+    with engine.store.transaction() as tx:
+        _repo.bump(tx)
+        present = _repo.existing_ids(tx, [p.id for p in prepared])
+        fresh: dict[str, _Prepared] = {}
+        for p in prepared:
+            if p.id not in present and p.id not in fresh:
+                fresh[p.id] = p
+        _repo.insert_memories(
+            tx,
+            [
+                (
+                    p.id,
+                    p.mount.ring,
+                    p.mount.ring_id,
+                    p.item.kind,
+                    p.item.text,
+                    _repo.json_text(p.entities),
+                    _repo.json_text(p.item.provenance),
+                    p.item.thread,
+                    seat,
+                    token_cost(p.item.text),
+                    1.0,
+                    1.0,
+                    "candidate",
+                    None,
+                    "local",
+                    now,
+                )
+                for p in fresh.values()
+            ],
+        )
+        _repo.insert_vectors(
+            tx, [(p.id, LOCAL_ENGINE, LOCAL_DIMS, p.vector) for p in fresh.values()]
+        )
+        _repo.insert_dense(tx, [r for r in dense_rows if r[0] in fresh])
+        stored = _repo.get_memories(tx, list({p.id for p in prepared}))
+    results: list[RecordResult] = []
+    first_seen: set[str] = set()
+    for p in prepared:
+        created = p.id in fresh and p.id not in first_seen
+        first_seen.add(p.id)
+        results.append(RecordResult(stored[p.id], created, dense_note))
+    return results
+
+
+def record(
+    engine: MemoryEngine,
+    text: str,
+    kind: str,
+    ring: str = "M4",
+    provenance: dict[str, Any] | None = None,
+    thread: str = "",
+) -> RecordResult:
+    """Record one memory into ``ring`` (a level such as "M4" or a mounted ring id)."""
+    item = RecordInput(text=text, kind=kind, ring=ring, provenance=provenance or {}, thread=thread)
+    return record_many(engine, [item])[0]
+
+
+def _dense(
+    engine: MemoryEngine, prepared: Sequence[_Prepared]
+) -> tuple[str, list[tuple[str, str, int, bytes]]]:
+    """Dense vectors for the batch, or why there are none (fail_open decides errors)."""
+    if engine.embedder is None:
+        return "disabled", []
+    try:
+        vectors = engine.embedder.embed([p.item.text for p in prepared])
+    except RemoteError as e:
+        if not engine.spec.retrieval.fail_open:
+            raise
+        return f"degraded: {e.message}", []
+    engine_id = engine.embedder.engine
+    return f"stored:{engine_id}", [
+        (p.id, engine_id, int(v.shape[0]), vector_to_blob(v))
+        for p, v in zip(prepared, vectors, strict=True)
+    ]
+
+
+def get_memory(engine: MemoryEngine, memory_id: str) -> Memory | None:
+    with engine.store.read() as tx:
+        return _repo.get_memory(tx, memory_id)
+
+
+__all__ = [
+    "MemoryEngine",
+    "get_memory",
+    "memory_id",
+    "open_engine",
+    "record",
+    "record_many",
+    "writable_mount",
+]

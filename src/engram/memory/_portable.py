@@ -1,0 +1,263 @@
+"""Memories between stores (cartridges) and the canon:fleet -> canon:shared ring move.
+
+Spec: engram-ote-v1-and-mcp §3.2 engram_complete ("neither does a graduation imported from
+another replica until this store verifies the attested evidence behind it") and §3.1 ("pre-S2
+stores used canon:fleet; `engram migrate --rings` moves them"). An imported memory keeps its
+content address (checked on import), its events (attested ones arrive unverified and are
+verified by ``complete`` against this store's anchor) and a posterior recomputed from those
+events; an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-portable.md``.
+"""
+
+# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists and constant table names
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engram.errors import DigestMismatch, InvalidRequest
+from engram.memory import _repo
+from engram.memory._engine import memory_id
+from engram.memory._epistemology import SIGNALS
+from engram.memory._manifest import RING_PREFIX, RINGS
+from engram.memory._models import MemoryRecord
+from engram.memory._schema import MEMORY_COMPONENT
+from engram.memory._seed import BUILTIN_M0, LEGACY_M0
+from engram.memory._text import LOCAL_DIMS, LOCAL_ENGINE, local_vector, token_cost, vector_to_blob
+from engram.store import Row, Store
+
+_EVENT_KEYS = (
+    "decision_id",
+    "seat_id",
+    "signal",
+    "oracle",
+    "delta_alpha",
+    "delta_beta",
+    "attested",
+    "principal",
+    "key_fingerprint",
+    "signature",
+    "created_at",
+)
+
+
+def _event_json(row: Row) -> dict[str, Any]:
+    out = {k: row[k] for k in _EVENT_KEYS}
+    out["attested"] = bool(out["attested"])
+    out["delta_alpha"], out["delta_beta"] = float(row["delta_alpha"]), float(row["delta_beta"])
+    return out
+
+
+def export_memories(store: Store, ring_id: str) -> list[MemoryRecord]:
+    """Every memory of one ring with its events, oldest first (private keys are never here)."""
+    store.migrate(MEMORY_COMPONENT)
+    with store.read() as tx:
+        memories = _repo.memories_in_rings(tx, [ring_id])
+        return [
+            MemoryRecord(m, tuple(_event_json(e) for e in _repo.events_for(tx, m.id)))
+            for m in memories
+        ]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int
+    already_present: int
+    events_added: int
+    held: int  # imported graduations held until their attested evidence verifies here
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "imported": self.imported,
+            "already_present": self.already_present,
+            "events_added": self.events_added,
+            "held": self.held,
+        }
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = obj.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise InvalidRequest(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _check_record(raw: Any, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    if isinstance(raw, MemoryRecord):
+        raw = raw.to_json()
+    if not isinstance(raw, dict) or not isinstance(raw.get("memory"), dict):
+        raise InvalidRequest(f"{where}: expected {{'memory': {{...}}, 'events': [...]}}")
+    m = raw["memory"]
+    for key in (
+        "id",
+        "ring",
+        "ring_id",
+        "kind",
+        "text",
+        "thread",
+        "seat_id",
+        "status",
+        "created_at",
+    ):
+        _field(m, key, str, f"{where}.memory")
+    if m["ring"] not in RINGS or not m["ring_id"].startswith(RING_PREFIX[m["ring"]]):
+        raise InvalidRequest(f"{where}.memory.ring_id: {m['ring_id']!r} is not a {m['ring']} id")
+    if memory_id(m["ring_id"], m["kind"], m["text"]) != m["id"]:
+        raise DigestMismatch(
+            f"{where}.memory.id: {m['id']} is not the content address of its ring_id, kind and text"
+        )
+    events = raw.get("events", [])
+    if not isinstance(events, list):
+        raise InvalidRequest(f"{where}.events: expected a list")
+    for i, e in enumerate(events):
+        w = f"{where}.events[{i}]"
+        if not isinstance(e, dict):
+            raise InvalidRequest(f"{w}: expected an object")
+        for key in ("decision_id", "seat_id", "signal", "created_at"):
+            _field(e, key, str, w)
+        signal = SIGNALS.get(e["signal"])
+        if signal is None:
+            raise InvalidRequest(f"{w}.signal: unknown signal {e['signal']!r}")
+        for key in ("delta_alpha", "delta_beta"):
+            value = _field(e, key, (int, float), w)
+            if value < 0 or (signal.capped and value > 0.30 + 1e-12):
+                raise InvalidRequest(f"{w}.{key}: {value} breaks the cap for {e['signal']}")
+    return m, events
+
+
+def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any]]) -> ImportResult:
+    """Merge exported memories into this store in one transaction (all or nothing)."""
+    store.migrate(MEMORY_COMPONENT)
+    checked = [_check_record(r, f"records[{i}]") for i, r in enumerate(records)]
+    imported = present = added = held = 0
+    with store.transaction() as tx:
+        _repo.bump(tx)
+        for m, events in checked:
+            is_new = _repo.get_memory(tx, m["id"]) is None
+            if is_new:
+                status = (
+                    "held_import" if m["status"] in ("graduated", "held_import") else ("candidate")
+                )
+                held += status == "held_import"
+                _repo.insert_memories(
+                    tx,
+                    [
+                        (
+                            m["id"],
+                            m["ring"],
+                            m["ring_id"],
+                            m["kind"],
+                            m["text"],
+                            _repo.json_text(list(m.get("entities", []))),
+                            _repo.json_text(m.get("provenance", {})),
+                            m["thread"],
+                            m["seat_id"],
+                            token_cost(m["text"]),
+                            1.0,
+                            1.0,
+                            status,
+                            None,
+                            "import",
+                            m["created_at"],
+                        )
+                    ],
+                )
+                _repo.insert_vectors(
+                    tx,
+                    [(m["id"], LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(local_vector(m["text"])))],
+                )
+                imported += 1
+            else:
+                present += 1
+            for e in events:
+                if _repo.event(tx, m["id"], e["decision_id"]) is not None:
+                    continue
+                signal = SIGNALS[e["signal"]]
+                _repo.insert_event(
+                    tx,
+                    {
+                        "memory_id": m["id"],
+                        "decision_id": e["decision_id"],
+                        "seat_id": e["seat_id"],
+                        "signal": e["signal"],
+                        "oracle": signal.oracle,
+                        "delta_alpha": float(e["delta_alpha"]),
+                        "delta_beta": float(e["delta_beta"]),
+                        "attested": signal.attested,
+                        "verified": False,
+                        "principal": None,
+                        "key_fingerprint": None,
+                        "signature": e.get("signature"),
+                        "reverify": False,
+                        "origin": "import",
+                        "created_at": e["created_at"],
+                    },
+                )
+                tx.execute(
+                    "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ? WHERE id = ?",
+                    (float(e["delta_alpha"]), float(e["delta_beta"]), m["id"]),
+                )
+                added += 1
+    return ImportResult(imported, present, added, held)
+
+
+@dataclass(frozen=True)
+class RingMigration:
+    moved: int
+    merged: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"moved": self.moved, "merged": self.merged}
+
+
+def migrate_rings(store: Store) -> RingMigration:
+    """Move memories from ring canon:fleet to canon:shared (re-keyed); running it again is a no-op.
+
+    A memory already present under canon:shared absorbs the old one's events.
+    """
+    store.migrate(MEMORY_COMPONENT)
+    moved = merged = 0
+    with store.transaction() as tx:
+        rows = tx.execute("SELECT id, kind, text FROM memory_items WHERE ring_id = ?", (LEGACY_M0,))
+        if not rows:
+            return RingMigration(0, 0)
+        _repo.bump(tx, rebuilt=True)
+        for row in rows:
+            old, new = row["id"], memory_id(BUILTIN_M0, row["kind"], row["text"])
+            merging = _repo.get_memory(tx, new) is not None
+            if merging:
+                merged += 1
+            else:
+                tx.execute(
+                    "UPDATE memory_items SET id = ?, ring_id = ? WHERE id = ?",
+                    (new, BUILTIN_M0, old),
+                )
+                moved += 1
+            for e in _repo.events_for(tx, old):
+                if _repo.event(tx, new, e["decision_id"]) is not None:
+                    continue  # the same decision is already one event of the target
+                tx.execute(
+                    "UPDATE memory_outcomes SET memory_id = ? WHERE memory_id = ? "
+                    "AND decision_id = ?",
+                    (new, old, e["decision_id"]),
+                )
+                if merging:  # a moved row already carries its own posterior
+                    tx.execute(
+                        "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ? WHERE id = ?",
+                        (e["delta_alpha"], e["delta_beta"], new),
+                    )
+            tx.execute("DELETE FROM memory_outcomes WHERE memory_id = ?", (old,))
+            tx.execute("DELETE FROM memory_items WHERE id = ?", (old,))
+            for table in ("memory_vectors", "memory_dense_vectors"):
+                if merging:
+                    tx.execute(f"DELETE FROM {table} WHERE memory_id = ?", (old,))
+                else:
+                    tx.execute(
+                        f"UPDATE {table} SET memory_id = ? WHERE memory_id = ?",
+                        (new, old),
+                    )
+    return RingMigration(moved, merged)
+
+
+__all__ = ["ImportResult", "RingMigration", "export_memories", "import_memories", "migrate_rings"]

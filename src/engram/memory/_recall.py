@@ -1,0 +1,252 @@
+"""``recall``: hybrid retrieval over the seat's mounted rings, cut to its token budget.
+
+Spec: engram-ote-v1-and-mcp §3.2 engram_recall: "Two-stage hybrid lexical (FTS5 BM25 + Corpus
+IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank) retrieval with MMR
+slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
+
+Stages: (1) BM25 over the in-process index, smoothed with the neighbouring memories of the same
+thread (a conversation, an episode) because an answer often sits next to the words that find it;
+(2) local-hash-128 cosine; (3) dense cosine when an embedder is configured; (4) weighted
+reciprocal-rank fusion of the stage rankings; (5) the optional cross-encoder reorders the first
+``candidates_k`` (plus ``guaranteed_dense_k`` dense hits that fusion left out); (6) MMR; (7) the
+token budget, split across mounts by ``budget_share_pct`` (the unassigned share is a pool any
+mount may use). Remote failures degrade to the local stages when ``fail_open`` is true and say
+so in ``stages``; otherwise they raise RemoteError. Decisions: ``docs/spec/memory-retrieval.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engram.errors import Forbidden, InvalidRequest, RemoteError
+from engram.memory import _repo
+from engram.memory._engine import MemoryEngine
+from engram.memory._models import Memory, RecallHit, RecallResult
+from engram.memory._text import local_vector, terms
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Fusion constants (chosen on the LoCoMo development half; see bench/bench_locomo.py)."""
+
+    pool: int = 200  # candidates taken from each stage's ranking
+    rrf_k: float = 60.0
+    w_lexical: float = 1.0
+    w_local: float = 0.5
+    w_dense: float = 1.0
+    context: float = 0.35  # share of a thread neighbour's BM25 added to a memory's own
+    mmr_lambda: float = 0.85
+    mmr_depth: int = 60
+
+
+DEFAULT_TUNING = Tuning()
+STAGES = ("lexical", "local_vector", "dense", "rerank")
+
+
+def _top(scores: np.ndarray, mask: np.ndarray, n: int, *, positive: bool) -> np.ndarray:
+    """Indices of the ``n`` best masked scores, best first."""
+    masked = np.where(mask, scores, -np.inf)
+    if positive:
+        masked = np.where(masked > 0, masked, -np.inf)
+    n = min(n, int(np.isfinite(masked).sum()))
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    part = np.argpartition(-masked, n - 1)[:n]
+    best: np.ndarray = part[np.argsort(-masked[part], kind="stable")]
+    return best
+
+
+def _shift(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    out: np.ndarray = values[np.maximum(index, 0)]
+    out[index < 0] = 0.0
+    return out
+
+
+def _remote_query_vector(
+    engine: MemoryEngine, query: str, stages: dict[str, str]
+) -> np.ndarray | None:
+    if engine.embedder is None:
+        stages["dense"] = "disabled"
+        return None
+    try:
+        vec = engine.embedder.embed([query])[0]
+    except RemoteError as e:
+        if not engine.spec.retrieval.fail_open:
+            raise
+        stages["dense"] = f"degraded: {e.message}"
+        return None
+    stages["dense"] = "ok"
+    return vec
+
+
+def fused_ranking(
+    engine: MemoryEngine,
+    query: str,
+    ring_ids: Sequence[str],
+    stages: dict[str, str],
+    tuning: Tuning = DEFAULT_TUNING,
+    *,
+    use: Sequence[str] = ("lexical", "local_vector", "dense"),
+) -> tuple[list[int], dict[int, dict[str, float]], np.ndarray | None]:
+    """Fused candidate documents (index positions, best first) with per-stage raw scores."""
+    index = engine.index
+    mask = index.ring_mask(ring_ids)
+    rankings: list[tuple[str, float, np.ndarray, np.ndarray]] = []
+    if "lexical" in use:
+        lex = index.bm25(terms(query))
+        if tuning.context > 0:
+            prev, nxt = index.neighbours()
+            lex = lex + tuning.context * (_shift(lex, prev) + _shift(lex, nxt))
+        rankings.append(
+            ("lexical", tuning.w_lexical, lex, _top(lex, mask, tuning.pool, positive=True))
+        )
+        stages["lexical"] = "ok"
+    if "local_vector" in use:
+        loc = index.local_scores(local_vector(query))
+        rankings.append(
+            ("local_vector", tuning.w_local, loc, _top(loc, mask, tuning.pool, positive=True))
+        )
+        stages["local_vector"] = "ok"
+    dense_scores = None
+    qv = _remote_query_vector(engine, query, stages) if "dense" in use else None
+    if qv is not None:
+        dense_scores = index.dense_scores(qv)
+        if dense_scores is not None:
+            rankings.append(
+                (
+                    "dense",
+                    tuning.w_dense,
+                    dense_scores,
+                    _top(dense_scores, mask & (dense_scores > -1.0), tuning.pool, positive=False),
+                )
+            )
+    fused: dict[int, float] = {}
+    parts: dict[int, dict[str, float]] = {}
+    for name, weight, scores, order in rankings:
+        for rank, doc in enumerate(order.tolist()):
+            fused[doc] = fused.get(doc, 0.0) + weight / (tuning.rrf_k + rank + 1)
+            parts.setdefault(doc, {})[name] = float(scores[doc])
+    for doc, value in fused.items():
+        parts[doc]["fused"] = value
+    ranked = sorted(fused, key=lambda d: (-fused[d], d))
+    return ranked, parts, dense_scores
+
+
+def _rerank(
+    engine: MemoryEngine,
+    query: str,
+    order: list[int],
+    dense: np.ndarray | None,
+    stages: dict[str, str],
+    parts: dict[int, dict[str, float]],
+) -> list[int]:
+    cfg = engine.spec.retrieval.reranker
+    if engine.reranker is None or not cfg.enabled:
+        stages["rerank"] = "disabled"
+        return order
+    head = order[: cfg.candidates_k]
+    if dense is not None and cfg.guaranteed_dense_k > 0:
+        # The best dense hits get a seat at the cross-encoder even if fusion ranked them low.
+        best_dense = np.argsort(-dense, kind="stable")[: cfg.guaranteed_dense_k].tolist()
+        head += [d for d in best_dense if d not in head and dense[d] > -1.0 and d in parts]
+    with engine.store.read() as tx:
+        texts = _repo.get_memories(tx, [engine.index.ids[d] for d in head])
+    try:
+        scores = engine.reranker.rerank(query, [texts[engine.index.ids[d]].text for d in head])
+    except RemoteError as e:
+        if not engine.spec.retrieval.fail_open:
+            raise
+        stages["rerank"] = f"degraded: {e.message}"
+        return order
+    stages["rerank"] = "ok"
+    for d, s in zip(head, scores, strict=True):
+        parts[d]["rerank"] = s
+    reranked = [d for _, d in sorted(zip(scores, head, strict=True), key=lambda p: -p[0])]
+    return reranked + [d for d in order if d not in set(head)]
+
+
+def _mmr(engine: MemoryEngine, order: list[int], tuning: Tuning) -> list[int]:
+    """Maximal marginal relevance over the head of the ranking (local vectors as similarity)."""
+    depth = min(len(order), tuning.mmr_depth)
+    if depth <= 1 or tuning.mmr_lambda >= 1.0:
+        return order
+    head = np.asarray(order[:depth], dtype=np.int64)
+    vecs = engine.index.local.view()[head]
+    sims = vecs @ vecs.T
+    relevance = 1.0 - np.arange(depth, dtype=np.float32) / depth  # rank-based, in (0, 1]
+    chosen: list[int] = []
+    best_sim = np.zeros(depth, dtype=np.float32)
+    available = np.ones(depth, dtype=bool)
+    for _ in range(depth):
+        score = tuning.mmr_lambda * relevance - (1 - tuning.mmr_lambda) * best_sim
+        score[~available] = -np.inf
+        pick = int(np.argmax(score))
+        chosen.append(pick)
+        available[pick] = False
+        best_sim = np.maximum(best_sim, sims[pick])
+    return [order[i] for i in chosen] + order[depth:]
+
+
+def recall(
+    engine: MemoryEngine,
+    query: str,
+    k: int = 10,
+    *,
+    rings: Sequence[str] | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> RecallResult:
+    """The best memories for ``query`` from the seat's mounted rings, within its token budget."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidRequest("query: expected a non-empty string")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        raise InvalidRequest(f"k: expected an integer from 1 to 1000, got {k!r}")
+    spec = engine.spec
+    mounts = list(spec.mounts)
+    if rings is not None:
+        chosen = [spec.mount_for(r) for r in rings]
+        missing = [r for r, m in zip(rings, chosen, strict=True) if m is None]
+        if missing:
+            raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
+        mounts = [m for m in chosen if m is not None]
+    engine.index.sync(engine.store)
+    stages: dict[str, str] = {}
+    order, parts, dense = fused_ranking(engine, query, [m.ring_id for m in mounts], stages, tuning)
+    order = _rerank(engine, query, order, dense, stages, parts)
+    order = _mmr(engine, order, tuning)
+
+    budget = spec.seat.keyspace_budget_tokens
+    left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
+    pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
+    ring_codes = {code: rid for rid, code in engine.index.ring_codes.items()}
+    picked: list[int] = []
+    used = 0
+    for doc in order:
+        if len(picked) == k:
+            break
+        ring_id = ring_codes[int(engine.index.ring_of.data[doc])]
+        cost = int(engine.index.tokens.data[doc])
+        if left.get(ring_id, 0) >= cost:
+            left[ring_id] -= cost
+        elif pool >= cost:
+            pool -= cost
+        else:
+            continue
+        picked.append(doc)
+        used += cost
+    with engine.store.read() as tx:
+        found: dict[str, Memory] = _repo.get_memories(tx, [engine.index.ids[d] for d in picked])
+    hits = tuple(
+        RecallHit(found[engine.index.ids[d]], parts[d]["fused"], parts[d])
+        for d in picked
+        if engine.index.ids[d] in found
+    )
+    degraded = any(v.startswith("degraded") for v in stages.values())
+    return RecallResult(
+        query, hits, {s: stages.get(s, "disabled") for s in STAGES}, degraded, budget, used
+    )
+
+
+__all__ = ["DEFAULT_TUNING", "Tuning", "fused_ranking", "recall"]

@@ -1,0 +1,170 @@
+"""Remote retrieval stages: OpenAI-compatible ``/v1/embeddings`` and a ``/v1/rerank`` cross-encoder.
+
+Spec: engram-ote-v1-and-mcp §3.1 ``[retrieval]`` (embedding_provider "remote-openai" and reranker
+provider "vllm-rerank" require an explicit endpoint or THALAMUS_URL; there is no default URL) and
+§3.2 engram_recall. These clients raise :class:`~engram.errors.RemoteError` on any failure; the
+engine decides whether that degrades (``fail_open = true``) or fails the call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import httpx
+import numpy as np
+
+from engram.errors import ManifestError, RemoteError
+from engram.memory._manifest import OteSpec
+
+
+class Embedder(Protocol):
+    """Dense vectors for texts, tagged with the engine id they came from."""
+
+    @property
+    def engine(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+
+
+class CrossEncoder(Protocol):
+    """Relevance scores of documents for a query, one per document, in order."""
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]: ...
+
+
+def _base(url: str) -> str:
+    url = url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> Any:
+    try:
+        response = client.post(url, json=body)
+    except httpx.HTTPError as e:
+        raise RemoteError(f"{url}: unreachable: {type(e).__name__}: {e}") from e
+    if response.status_code != 200:
+        raise RemoteError(f"{url}: HTTP {response.status_code}")
+    try:
+        return response.json()
+    except ValueError as e:
+        raise RemoteError(f"{url}: the response is not JSON") from e
+
+
+class RemoteEmbedder:
+    """``POST {endpoint}/v1/embeddings`` with ``{"model", "input", "dimensions"}``."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        dims: int,
+        timeout: float,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = _base(endpoint) + "/v1/embeddings"
+        self.model, self.dims = model, dims
+        self._client = httpx.Client(timeout=timeout, transport=transport)
+
+    @property
+    def engine(self) -> str:
+        return f"remote-openai:{self.model}:{self.dims}"
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        if not texts:
+            return []
+        body = _post(
+            self._client,
+            self.url,
+            {"model": self.model, "input": list(texts), "dimensions": self.dims},
+        )
+        try:
+            items = sorted(body["data"], key=lambda item: int(item["index"]))
+            vectors = [np.asarray(item["embedding"], dtype=np.float32) for item in items]
+        except (KeyError, TypeError, ValueError) as e:
+            raise RemoteError(f"{self.url}: not an OpenAI embeddings response") from e
+        if len(vectors) != len(texts):
+            raise RemoteError(f"{self.url}: {len(vectors)} embeddings for {len(texts)} inputs")
+        out: list[np.ndarray] = []
+        for vec in vectors:
+            if vec.ndim != 1 or vec.shape[0] < self.dims or not np.all(np.isfinite(vec)):
+                raise RemoteError(f"{self.url}: an embedding is not {self.dims} finite numbers")
+            vec = vec[: self.dims]  # Matryoshka models may ignore "dimensions": truncate
+            norm = float(np.linalg.norm(vec))
+            out.append(vec / norm if norm > 0 else vec)
+        return out
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class RemoteReranker:
+    """``POST {endpoint}/v1/rerank``: ``{"model", "query", "documents"}`` (vLLM / Jina shape)."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        timeout: float,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = _base(endpoint) + "/v1/rerank"
+        self.model = model
+        self._client = httpx.Client(timeout=timeout, transport=transport)
+
+    def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        if not documents:
+            return []
+        body = _post(
+            self._client,
+            self.url,
+            {"model": self.model, "query": query, "documents": list(documents)},
+        )
+        scores = [math.nan] * len(documents)
+        try:
+            for item in body["results"]:
+                scores[int(item["index"])] = float(item["relevance_score"])
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise RemoteError(f"{self.url}: not a rerank response") from e
+        if any(not math.isfinite(s) for s in scores):
+            raise RemoteError(f"{self.url}: a document got no finite relevance score")
+        return scores
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def remote_stages(
+    spec: OteSpec,
+    thalamus_url: str | None,
+    transport: httpx.BaseTransport | None = None,
+) -> tuple[RemoteEmbedder | None, RemoteReranker | None]:
+    """Build the remote clients a manifest asks for; the endpoint is explicit or THALAMUS_URL.
+
+    ``thalamus_url`` is passed in by the caller (the CLI reads the environment, not this module).
+    """
+    r = spec.retrieval
+    embedder = reranker = None
+    if r.dense_enabled:
+        url = r.embedding_endpoint or thalamus_url
+        if not url:
+            raise ManifestError(
+                f"{spec.source}: retrieval.embedding_provider: 'remote-openai' "
+                "needs retrieval.embedding_endpoint or THALAMUS_URL (no default)"
+            )
+        embedder = RemoteEmbedder(
+            url, r.embedding_model, r.embedding_dims, r.timeout_seconds, transport
+        )
+    if r.reranker.enabled:
+        url = r.reranker.endpoint or thalamus_url
+        if not url:
+            raise ManifestError(
+                f"{spec.source}: retrieval.reranker.enabled: the reranker needs "
+                "retrieval.reranker.endpoint or THALAMUS_URL (no default)"
+            )
+        reranker = RemoteReranker(url, r.reranker.model, r.timeout_seconds, transport)
+    return embedder, reranker
+
+
+__all__ = ["CrossEncoder", "Embedder", "RemoteEmbedder", "RemoteReranker", "remote_stages"]

@@ -1,0 +1,128 @@
+"""Text features shared by recording and recall: tokens, entities, the local vector, token cost.
+
+Spec: engram-ote-v1-and-mcp §3.2 (engram_record stores "memory_vectors 128-dim local baseline";
+engram_recall is lexical BM25 with corpus IDF + dense). The local baseline is the engine
+``local-hash-128``: signed feature hashing (CRC-32) of stemmed words, word bigrams and character
+trigrams, L2-normalised. It is deterministic, offline and needs no model, so every memory always
+has one. Decisions: ``docs/spec/memory-retrieval.md``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
+
+LOCAL_ENGINE = "local-hash-128"
+LOCAL_DIMS = 128
+
+_WORD = re.compile(r"[a-z0-9]+")
+# A compact English stop list (articles, pronouns, auxiliaries, prepositions): these carry no
+# topic, and removing them keeps posting lists short, which is most of recall's speed.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves s t d ll m re ve y also get got really yeah oh hey wow like just
+    gonna thats im ive dont
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_STEMMER = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased alphanumeric words (stop words kept): the raw material of every feature."""
+    return _WORD.findall(text.lower().replace("'", ""))
+
+
+def terms(text: str) -> list[str]:
+    """Index terms: words without stop words, Snowball-stemmed (so "went" != "go", but
+    "groups" == "group")."""
+    return [_stem(w) for w in words(text) if w not in STOPWORDS]
+
+
+def token_cost(text: str) -> int:
+    """Approximate LLM tokens of a memory (4 characters a token), for keyspace budgets."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+def extract_entities(text: str, patterns: Sequence[re.Pattern[str]]) -> list[str]:
+    """Distinct matches of the seat's entity_patterns, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            seen.setdefault(match.group(0), None)
+    return list(seen)
+
+
+@lru_cache(maxsize=400_000)
+def _feature(name: str) -> tuple[int, float]:
+    h = zlib.crc32(name.encode("utf-8"))
+    return h % LOCAL_DIMS, (1.0 if h & 0x80000000 else -1.0)
+
+
+def _features(text: str) -> Iterable[tuple[str, float]]:
+    ws = [w for w in words(text) if w not in STOPWORDS]
+    stems = [_stem(w) for w in ws]
+    for s in stems:
+        yield "w:" + s, 1.0
+    for a, b in itertools.pairwise(stems):
+        yield "b:" + a + " " + b, 0.5
+    for w in ws:
+        padded = f"#{w}#"
+        n = max(1, len(padded) - 2)
+        for i in range(len(padded) - 2):
+            yield "c:" + padded[i : i + 3], 0.6 / n
+
+
+def local_vector(text: str) -> np.ndarray:
+    """The ``local-hash-128`` vector of ``text`` (float32, unit length or all zeros)."""
+    vec = np.zeros(LOCAL_DIMS, dtype=np.float32)
+    for name, weight in _features(text):
+        index, sign = _feature(name)
+        vec[index] += sign * weight
+    norm = float(np.linalg.norm(vec))
+    if norm > 0.0:
+        vec /= norm
+    return vec
+
+
+def vector_to_blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def blob_to_vector(blob: bytes, dims: int) -> np.ndarray:
+    vec = np.frombuffer(bytes(blob), dtype="<f4")
+    if vec.shape[0] != dims:
+        raise ValueError(f"stored vector has {vec.shape[0]} dimensions, expected {dims}")
+    return vec
+
+
+__all__ = [
+    "LOCAL_DIMS",
+    "LOCAL_ENGINE",
+    "STOPWORDS",
+    "blob_to_vector",
+    "extract_entities",
+    "local_vector",
+    "terms",
+    "token_cost",
+    "vector_to_blob",
+    "words",
+]
