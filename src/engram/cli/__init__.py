@@ -8,9 +8,15 @@ Each command group lives in its own private module that attaches itself to the r
 from __future__ import annotations
 
 # Command modules register on import; keep these sorted.
+from engram.cli import _belief as _belief
 from engram.cli import _canonicalize as _canonicalize
 from engram.cli import _chat as _chat
 from engram.cli import _context as _context
+from engram.cli import _correction as _correction
+from engram.cli import _demo as _demo
+from engram.cli import _serve as _serve
+from engram.cli import _subject as _subject
+from engram.cli import _token as _token
 from engram.cli._app import cli, main
 
 __all__ = ["cli", "main"]

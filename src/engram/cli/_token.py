@@ -1,0 +1,98 @@
+"""``engram token create|list|revoke``: bearer tokens for a subject (shown once, stored hashed)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import click
+
+from engram.cli._app import cli
+from engram.cli._subject import CLOCK, db_option, emit, json_option, open_cli_store
+from engram.context import issue_token, list_tokens, revoke_token
+from engram.core.clock import format_instant
+from engram.errors import InvalidRequest
+
+_TTL = re.compile(r"^(\d+)([smhd]?)$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_ttl(text: str) -> timedelta:
+    """``90``, ``90s``, ``15m``, ``12h`` or ``30d``."""
+    match = _TTL.match(text.strip())
+    if not match:
+        raise InvalidRequest(f"not a duration: {text!r} (use e.g. 3600, 15m, 12h, 30d)")
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+@cli.group("token")
+def token_group() -> None:
+    """Bearer tokens bound to one subject and a set of permissions."""
+
+
+@token_group.command("create")
+@click.option("--subject", "subject_id", required=True, help="Subject id.")
+@click.option(
+    "--permissions",
+    default="read,correct",
+    show_default=True,
+    help="Comma-separated: read, correct, confirm, admin (admin implies all).",
+)
+@click.option("--ttl", default="30d", show_default=True, help="Lifetime: 3600, 15m, 12h, 30d.")
+@click.option("--label", default="", help="A note to recognise the token by.")
+@db_option
+@json_option
+def create_command(
+    subject_id: str, permissions: str, ttl: str, label: str, db: str | None, as_json: bool
+) -> None:
+    """Create a token and print it; it cannot be shown again."""
+    lifetime = parse_ttl(ttl)
+    store = open_cli_store(db)
+    try:
+        token = issue_token(store, CLOCK, subject_id, permissions.split(","), lifetime, label=label)
+    finally:
+        store.close()
+    expires = format_instant(CLOCK.now() + lifetime)
+    value = {
+        "subject_id": subject_id,
+        "token": token,
+        "permissions": sorted(p.strip() for p in permissions.split(",") if p.strip()),
+        "expires_at": expires,
+    }
+    emit(value, as_json, token)
+
+
+@token_group.command("list")
+@click.option("--subject", "subject_id", required=True, help="Subject id.")
+@db_option
+@json_option
+def list_command(subject_id: str, db: str | None, as_json: bool) -> None:
+    """List a subject's tokens (ids and permissions; never the secret)."""
+    store = open_cli_store(db)
+    try:
+        tokens = list_tokens(store, subject_id)
+    finally:
+        store.close()
+    lines = [
+        f"{t.token_id}  {','.join(sorted(p.value for p in t.permissions))}"
+        f"  expires {format_instant(t.expires_at)}" + ("  revoked" if t.revoked_at else "")
+        for t in tokens
+    ]
+    emit([t.to_wire() for t in tokens], as_json, "\n".join(lines) or "no tokens")
+
+
+@token_group.command("revoke")
+@click.option("--subject", "subject_id", required=True, help="Subject id.")
+@click.option("--token-id", required=True, help="Token id (from `engram token list`).")
+@db_option
+def revoke_command(subject_id: str, token_id: str, db: str | None) -> None:
+    """Revoke a token at once."""
+    store = open_cli_store(db)
+    try:
+        revoke_token(store, CLOCK, subject_id, token_id)
+    finally:
+        store.close()
+    click.echo(f"revoked {token_id}")
+
+
+__all__ = ["parse_ttl"]

@@ -1,0 +1,123 @@
+"""Bearer tokens: issued once, stored hashed, bound to one subject and a set of permissions.
+
+A raw token is ``eng_`` + 32 random bytes in base64url; only its SHA-256 is stored, which is safe
+for a 256-bit random secret (no dictionary to try). Authentication answers ``unauthorized`` for an
+unknown or revoked token, ``token_expired`` once ``expires_at`` has passed (Engram v0.1, "Error
+Code Reference"); ``docs/spec/context-auth.md`` has the permission model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+from datetime import timedelta
+
+from engram.context import _repo
+from engram.context._beliefs import ensure_schema
+from engram.context._model import Permission, TokenGrant, TokenInfo
+from engram.core.clock import Clock
+from engram.core.encoding import b64url_encode
+from engram.errors import InvalidRequest, ResourceNotFound, TokenExpired, Unauthorized
+from engram.store import Store
+
+TOKEN_PREFIX = "eng_"  # noqa: S105 - a public prefix, not a secret
+MAX_TOKEN_TTL = timedelta(days=366)
+DEFAULT_TOKEN_TTL = timedelta(days=30)
+
+
+def hash_token(raw: str) -> str:
+    """The at-rest form of a token (hex SHA-256 of its UTF-8 bytes)."""
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def parse_permissions(values: Iterable[str]) -> frozenset[Permission]:
+    """Permissions from names (``read``, ``correct``, ``confirm``, ``admin``); unknown -> 400."""
+    out: set[Permission] = set()
+    for value in values:
+        name = value.strip()
+        if not name:
+            continue
+        try:
+            out.add(Permission(name))
+        except ValueError as e:
+            known = ", ".join(p.value for p in Permission)
+            raise InvalidRequest(f"unknown permission {name!r}: use {known}") from e
+    if not out:
+        raise InvalidRequest("a token needs at least one permission")
+    return frozenset(out)
+
+
+def issue_token(
+    store: Store,
+    clock: Clock,
+    subject_id: str,
+    permissions: Iterable[Permission | str],
+    ttl: timedelta = DEFAULT_TOKEN_TTL,
+    label: str = "",
+) -> str:
+    """Create a token for the subject and return it; this is the only time it is visible."""
+    perms = parse_permissions(str(p.value if isinstance(p, Permission) else p) for p in permissions)
+    if ttl <= timedelta(0) or ttl > MAX_TOKEN_TTL:
+        raise InvalidRequest(f"token ttl must be positive and at most {MAX_TOKEN_TTL.days} days")
+    raw = TOKEN_PREFIX + b64url_encode(secrets.token_bytes(32))
+    now = clock.now()
+    info = TokenInfo(
+        token_id="tok_" + secrets.token_hex(8),
+        subject_id=subject_id,
+        permissions=perms,
+        created_at=now,
+        expires_at=now + ttl,
+        revoked_at=None,
+        label=label[:100],
+    )
+    ensure_schema(store)
+    with store.transaction() as tx:
+        _repo.require_subject(tx, subject_id)
+        _repo.insert_token(tx, hash_token(raw), info)
+    return raw
+
+
+def authenticate_token(store: Store, clock: Clock, raw: str) -> TokenGrant:
+    """What ``raw`` may do; Unauthorized if unknown or revoked, TokenExpired if expired.
+
+    Reads one row by primary key (no schema check): the provider calls it on every request.
+    """
+    if not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
+        raise Unauthorized("token missing or invalid")
+    with store.read() as tx:
+        info = _repo.token_by_hash(tx, hash_token(raw))
+    if info is None or info.revoked_at is not None:
+        raise Unauthorized("token missing or invalid")
+    if clock.now() >= info.expires_at:
+        raise TokenExpired("token has expired")
+    return TokenGrant(info.token_id, info.subject_id, info.permissions, info.expires_at)
+
+
+def list_tokens(store: Store, subject_id: str) -> list[TokenInfo]:
+    """The subject's tokens (never their secret), oldest first."""
+    ensure_schema(store)
+    with store.read() as tx:
+        _repo.require_subject(tx, subject_id)
+        return _repo.tokens_for(tx, subject_id)
+
+
+def revoke_token(store: Store, clock: Clock, subject_id: str, token_id: str) -> None:
+    """Revoke one token at once; later requests with it are ``401 unauthorized``."""
+    ensure_schema(store)
+    with store.transaction() as tx:
+        if not _repo.revoke_token(tx, subject_id, token_id, clock.now()):
+            raise ResourceNotFound(f"no active token {token_id!r} for this subject")
+
+
+__all__ = [
+    "DEFAULT_TOKEN_TTL",
+    "MAX_TOKEN_TTL",
+    "TOKEN_PREFIX",
+    "authenticate_token",
+    "hash_token",
+    "issue_token",
+    "list_tokens",
+    "parse_permissions",
+    "revoke_token",
+]

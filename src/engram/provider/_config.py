@@ -1,0 +1,106 @@
+"""Provider settings: one frozen dataclass, built explicitly or from the environment.
+
+Only this module (and the CLI) reads the environment. Every variable is documented in
+``docs/spec/context-provider.md``; bad values are refused with a clear InvalidRequest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from engram.errors import InvalidRequest
+
+MAX_EXPORT_TTL = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """How one provider behaves. Defaults suit a single host; see the field comments."""
+
+    issuer_name: str = "engram"
+    # Absolute base URL clients use; discovery and ``issuer.url`` are built from it.
+    public_url: str = "http://127.0.0.1:8420"
+    # Lifetime of a signed export; the spec caps it at 24 h.
+    export_ttl: timedelta = timedelta(hours=12)
+    # A cached signed export is re-signed once less than this much of its life remains.
+    export_refresh_margin: timedelta = timedelta(hours=1)
+    # Lifetime of a signing key before the provider rotates to a new one.
+    key_lifetime: timedelta = timedelta(days=90)
+    # Requests served at once per worker; beyond it: 503 + Retry-After (no queue).
+    max_concurrent: int = 64
+    # Token bucket per bearer token (or per client address without one): refill rate and burst.
+    rate_limit_per_minute: int = 1200
+    rate_limit_burst: int = 200
+    # Maximum characters of system_prompt_injection.
+    injection_budget: int = 4000
+    # Largest accepted request body.
+    max_body_bytes: int = 65536
+    # Idempotency-Key records are kept this long (retries within it get the first answer).
+    idempotency_retention: timedelta = timedelta(hours=24)
+    # Maximum number of signed exports held in each worker's cache.
+    export_cache_entries: int = 10_000
+
+    def __post_init__(self) -> None:
+        if not self.issuer_name.strip():
+            raise InvalidRequest("issuer name must not be empty")
+        if not self.public_url.startswith(("http://", "https://")):
+            raise InvalidRequest("public URL must start with http:// or https://")
+        if self.export_ttl <= timedelta(0) or self.export_ttl > MAX_EXPORT_TTL:
+            raise InvalidRequest("export TTL must be positive and at most 24 hours (Engram v0.1)")
+        if not timedelta(0) <= self.export_refresh_margin < self.export_ttl:
+            raise InvalidRequest("export refresh margin must be shorter than the export TTL")
+        if self.key_lifetime <= self.export_ttl:
+            raise InvalidRequest("signing key lifetime must exceed the export TTL")
+        for name in ("max_concurrent", "rate_limit_per_minute", "rate_limit_burst"):
+            if getattr(self, name) < 1:
+                raise InvalidRequest(f"{name} must be at least 1")
+        if self.injection_budget < 600 or self.max_body_bytes < 1024:
+            raise InvalidRequest("injection budget >= 600 and max body >= 1024 bytes")
+
+    @property
+    def base_url(self) -> str:
+        return self.public_url.rstrip("/")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> ProviderConfig:
+        """Settings from ``ENGRAM_*`` variables; unset ones keep their defaults."""
+
+        def seconds(name: str, default: timedelta) -> timedelta:
+            raw = environ.get(name)
+            return default if raw is None else timedelta(seconds=_int(name, raw))
+
+        def integer(name: str, default: int) -> int:
+            raw = environ.get(name)
+            return default if raw is None else _int(name, raw)
+
+        d = cls()
+        return cls(
+            issuer_name=environ.get("ENGRAM_ISSUER_NAME", d.issuer_name),
+            public_url=environ.get("ENGRAM_PUBLIC_URL", d.public_url),
+            export_ttl=seconds("ENGRAM_EXPORT_TTL_SECONDS", d.export_ttl),
+            export_refresh_margin=seconds(
+                "ENGRAM_EXPORT_REFRESH_MARGIN_SECONDS", d.export_refresh_margin
+            ),
+            key_lifetime=seconds("ENGRAM_KEY_LIFETIME_SECONDS", d.key_lifetime),
+            max_concurrent=integer("ENGRAM_MAX_CONCURRENT", d.max_concurrent),
+            rate_limit_per_minute=integer("ENGRAM_RATE_LIMIT_PER_MINUTE", d.rate_limit_per_minute),
+            rate_limit_burst=integer("ENGRAM_RATE_LIMIT_BURST", d.rate_limit_burst),
+            injection_budget=integer("ENGRAM_INJECTION_BUDGET", d.injection_budget),
+            max_body_bytes=integer("ENGRAM_MAX_BODY_BYTES", d.max_body_bytes),
+            idempotency_retention=seconds(
+                "ENGRAM_IDEMPOTENCY_RETENTION_SECONDS", d.idempotency_retention
+            ),
+            export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
+        )
+
+
+def _int(name: str, raw: str) -> int:
+    try:
+        return int(raw.strip())
+    except ValueError as e:
+        raise InvalidRequest(f"{name} must be an integer, got {raw!r}") from e
+
+
+__all__ = ["MAX_EXPORT_TTL", "ProviderConfig"]

@@ -1,0 +1,123 @@
+"""The ASGI layer around every route: request id, limits, and one structured log line.
+
+Order (outermost first): request id + access log, concurrency gate (503), rate limit (429).
+The access log line is JSON on the ``engram.provider.access`` logger with ``request_id``,
+``method``, ``path``, ``status``, ``error_code``, ``subject_id``, ``latency_ms`` - never a token,
+a key or a query string (openwop-conformance-v2, "Production profile": logging).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engram.core.jsonio import dumps_text
+from engram.errors import CapacityError
+from engram.provider._limits import ConcurrencyGate, RateLimiter
+from engram.provider._wire import error_body
+
+ACCESS_LOG = logging.getLogger("engram.provider.access")
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _caller_key(scope: Scope) -> str:
+    auth = _header(scope, b"authorization")
+    if auth:
+        # The bucket is keyed on a hash: the raw token is never kept in memory tables.
+        return "t:" + hashlib.sha256(auth.encode("latin-1")).hexdigest()[:32]
+    client = scope.get("client")
+    return "a:" + (str(client[0]) if client else "unknown")
+
+
+class ProviderMiddleware:
+    """Wraps the Starlette app; see the module docstring."""
+
+    def __init__(self, app: ASGIApp, gate: ConcurrencyGate, limiter: RateLimiter) -> None:
+        self.app = app
+        self.gate = gate
+        self.limiter = limiter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        offered = _header(scope, b"x-request-id")
+        request_id = offered if offered and _REQUEST_ID.match(offered) else uuid.uuid4().hex
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        status = 500
+        id_header = (b"x-request-id", request_id.encode("ascii"))
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                message["headers"] = [*message.get("headers", []), id_header]
+            await send(message)
+
+        try:
+            self.gate.try_enter()
+        except CapacityError as e:
+            state["error_code"] = e.code
+            await _refuse(e, send_with_id)
+        else:
+            try:
+                self.limiter.check(_caller_key(scope))
+            except CapacityError as e:
+                state["error_code"] = e.code
+                await _refuse(e, send_with_id)
+            else:
+                await self.app(scope, receive, send_with_id)
+            finally:
+                self.gate.leave()
+        finally:
+            _log(scope, state, status, started)
+
+
+async def _refuse(error: CapacityError, send: Send) -> None:
+    body = error_body(error.code, error.message, error.http_status)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.http_status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(error.retry_after_seconds).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _log(scope: Scope, state: dict[str, Any], status: int, started: float) -> None:
+    if not ACCESS_LOG.isEnabledFor(logging.INFO):
+        return
+    line = {
+        "event": "http_request",
+        "request_id": state.get("request_id"),
+        "method": scope.get("method"),
+        "path": scope.get("path"),
+        "status": status,
+        "error_code": state.get("error_code"),
+        "subject_id": state.get("subject_id"),
+        "latency_ms": round((time.perf_counter() - started) * 1000.0, 3),
+    }
+    ACCESS_LOG.info(dumps_text(line))
+
+
+__all__ = ["ACCESS_LOG", "ProviderMiddleware"]

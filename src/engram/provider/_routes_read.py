@@ -1,0 +1,115 @@
+"""Read routes: discovery, keys, the signed export and the signed diff (Engram v0.1 Tiers 1-3).
+
+- ``GET /.well-known/engram``: discovery (``docs/spec/context-discovery.md``).
+- ``GET /.well-known/engram-keys``: every published Ed25519 key.
+- ``GET /v1/context[?scope=]``: the signed export (``read`` permission).
+- ``GET /v1/context/diff?since=[&scope=]``: the signed diff (``read`` permission).
+- ``GET /healthz``: a trivial JSON answer (liveness; the benchmark's baseline).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from engram.context import (
+    CATEGORIES,
+    ENGRAM_VERSION,
+    SCOPES,
+    SENSITIVE_CATEGORIES,
+    Permission,
+    resolve_scope,
+)
+from engram.core.canonical import JsonValue
+from engram.core.clock import parse_instant
+from engram.errors import InvalidRequest
+from engram.provider._services import Services
+from engram.provider._wire import JSON, check_version_header, json_response
+
+CLAIMED_TIER = 3
+_PRIVATE = {"Cache-Control": "no-store"}
+_PUBLIC = {"Cache-Control": "public, max-age=300"}
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+def discovery_document(services: Services) -> dict[str, JsonValue]:
+    """The discovery document; ``signingKeys`` lists the published keys for bundle checks."""
+    base = services.config.base_url
+    keys = services.signer.published_keys()
+    return {
+        "engram_version": ENGRAM_VERSION,
+        "supported_versions": [ENGRAM_VERSION],
+        "issuer": {"name": services.config.issuer_name, "url": base},
+        "tier": CLAIMED_TIER,
+        "tier_name": "full",
+        "endpoints": {
+            "context": f"{base}/v1/context",
+            "diff": f"{base}/v1/context/diff",
+            "correct": f"{base}/v1/context/correct",
+            "corrections": f"{base}/v1/corrections",
+            "beliefs": f"{base}/v1/beliefs",
+            "keys": f"{base}/.well-known/engram-keys",
+            "openapi": f"{base}/openapi.json",
+        },
+        "keys_url": f"{base}/.well-known/engram-keys",
+        "scopes_supported": sorted(SCOPES),
+        "default_scope": "full",
+        "categories": list(CATEGORIES),
+        "sensitive_categories": sorted(SENSITIVE_CATEGORIES),
+        "permissions_supported": [p.value for p in Permission],
+        "export_ttl_seconds": int(services.config.export_ttl.total_seconds()),
+        "signature": {"alg": "Ed25519", "canonicalization": "RFC8785", "encoding": "base64url"},
+        "signingKeys": [
+            {"kid": k["kid"], "alg": k["alg"], "public_key": k["public_key"]} for k in keys
+        ],
+    }
+
+
+def well_known(request: Request) -> Response:
+    return json_response(discovery_document(_services(request)), headers=_PUBLIC)
+
+
+def well_known_keys(request: Request) -> Response:
+    keys = _services(request).signer.published_keys()
+    return json_response({"keys": keys}, headers=_PUBLIC)
+
+
+def get_context(request: Request) -> Response:
+    check_version_header(request)
+    services = _services(request)
+    grant = services.authorize(request, Permission.READ)
+    scope = resolve_scope(request.query_params.get("scope"))
+    body = services.signer.export(grant.subject_id, scope)
+    return Response(body, media_type=JSON, headers=_PRIVATE)
+
+
+def get_diff(request: Request) -> Response:
+    check_version_header(request)
+    services = _services(request)
+    grant = services.authorize(request, Permission.READ)
+    scope = resolve_scope(request.query_params.get("scope"))
+    since_text = request.query_params.get("since")
+    if since_text is None:
+        raise InvalidRequest("the since query parameter is required (an RFC 3339 date-time)")
+    since = parse_instant(since_text)
+    body = services.signer.diff(grant.subject_id, scope, since)
+    return Response(body, media_type=JSON, headers=_PRIVATE)
+
+
+async def healthz(_: Request) -> Response:
+    return json_response({"status": "ok"})
+
+
+__all__ = [
+    "CLAIMED_TIER",
+    "discovery_document",
+    "get_context",
+    "get_diff",
+    "healthz",
+    "well_known",
+    "well_known_keys",
+]

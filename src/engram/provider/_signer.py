@@ -1,0 +1,122 @@
+"""Signing exports and diffs, with the signed-export cache (Engram v0.1, Tier 3).
+
+``signature`` is base64url Ed25519 over the RFC 8785 bytes of the document without
+``signature`` (:func:`engram.core.signing.sign_document`), ``kid`` names the active key of
+:class:`engram.store.keys.KeyStore`, and every signature is recorded with ``note_signed`` before it
+is handed out so a later-retired key stays published until what it signed has expired.
+
+A signed export is a pure function of (subject, scope, ``state_version``) and the signing
+instant, so each worker caches the response bytes per (subject, scope, state_version) and serves
+them until less than ``export_refresh_margin`` of their life is left
+(``docs/spec/context-export.md``).
+Any change to the subject bumps ``state_version`` in the store, so no worker serves stale content.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from engram.context import Issuer, Scope, build_diff, build_export, state_version
+from engram.core.canonical import JsonValue, canonicalize
+from engram.core.clock import Clock
+from engram.core.keyring import KeyInfo
+from engram.core.keys import PrivateKey
+from engram.core.signing import sign_document
+from engram.provider._config import ProviderConfig
+from engram.store import Store
+from engram.store.keys import KeyStore
+
+# How long a worker trusts its in-memory copy of "the active key" before asking the store again
+# (another worker may have rotated it).
+_ACTIVE_KEY_RECHECK = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class _Cached:
+    body: bytes
+    expires_at: datetime
+
+
+class ExportSigner:
+    """Builds, signs and caches export documents for one provider worker."""
+
+    def __init__(self, store: Store, clock: Clock, config: ProviderConfig) -> None:
+        self._store = store
+        self._clock = clock
+        self._config = config
+        self.keys = KeyStore(store)
+        self._issuer = Issuer(config.issuer_name, config.base_url)
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple[str, str, int], _Cached] = OrderedDict()
+        self._active: tuple[KeyInfo, PrivateKey, datetime] | None = None
+
+    def active_key(self) -> tuple[KeyInfo, PrivateKey]:
+        """The key to sign with now (created or rotated by the KeyStore when needed)."""
+        now = self._clock.now()
+        with self._lock:
+            held = self._active
+        if held is not None and now < held[2] and held[0].can_sign(now):
+            return held[0], held[1]
+        info, key = self.keys.ensure_active(
+            now, self._config.key_lifetime, renew_before=self._config.export_ttl
+        )
+        with self._lock:
+            self._active = (info, key, now + _ACTIVE_KEY_RECHECK)
+        return info, key
+
+    def _sign(self, document: dict[str, JsonValue], kid: str, expires_at: datetime) -> bytes:
+        info, key = self.active_key()
+        assert info.kid == kid
+        signed = sign_document(document, key)
+        self.keys.note_signed(kid, expires_at)
+        return canonicalize(signed)
+
+    def export(self, subject_id: str, scope: Scope) -> bytes:
+        """The signed export as response bytes; UserNotFound if the subject has no record."""
+        version = state_version(self._store, subject_id)
+        now = self._clock.now()
+        cache_key = (subject_id, scope.name, version)
+        with self._lock:
+            hit = self._cache.get(cache_key)
+        if hit is not None and now < hit.expires_at - self._config.export_refresh_margin:
+            return hit.body
+        info, _ = self.active_key()
+        expires_at = now + self._config.export_ttl
+        document = build_export(
+            self._store,
+            subject_id,
+            scope,
+            self._issuer,
+            now,
+            expires_at,
+            info.kid,
+            self._config.injection_budget,
+        )
+        body = self._sign(document, info.kid, expires_at)
+        with self._lock:
+            self._cache[cache_key] = _Cached(body, expires_at)
+            self._cache.move_to_end(cache_key)
+            while len(self._cache) > self._config.export_cache_entries:
+                self._cache.popitem(last=False)
+        return body
+
+    def diff(self, subject_id: str, scope: Scope, since: datetime) -> bytes:
+        """The signed diff since ``since`` (not cached: it depends on ``since``)."""
+        info, _ = self.active_key()
+        now = self._clock.now()
+        expires_at = now + self._config.export_ttl
+        document = build_diff(
+            self._store, subject_id, scope, since, self._issuer, now, expires_at, info.kid
+        )
+        return self._sign(document, info.kid, expires_at)
+
+    def published_keys(self) -> list[dict[str, JsonValue]]:
+        """The ``keys`` list of ``/.well-known/engram-keys`` (active key first created if none)."""
+        self.active_key()
+        return [k.to_wire() for k in self.keys.published(self._clock.now())]
+
+
+__all__ = ["ExportSigner"]

@@ -1,0 +1,99 @@
+"""Wire helpers shared by the routes: JSON responses, the error shape, bearer tokens, bodies.
+
+Error responses always carry the spec's shape ``{"error": {"code", "message", "status"}}``
+(Engram v0.1, "Error Code Reference"); internals (SQL, paths, tracebacks) never reach the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from engram.context import ENGRAM_VERSION
+from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.errors import (
+    CanonicalJsonError,
+    CapacityError,
+    EngramError,
+    InvalidRequest,
+    Unauthorized,
+    UnsupportedVersion,
+)
+
+JSON = "application/json"
+VERSION_HEADER = "engram-version"
+
+
+def json_response(
+    value: JsonValue, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    """A JSON response whose body is the RFC 8785 form (compact, deterministic)."""
+    return Response(canonicalize(value), status_code=status, media_type=JSON, headers=headers)
+
+
+def error_body(code: str, message: str, status: int) -> bytes:
+    return canonicalize({"error": {"code": code, "message": message, "status": status}})
+
+
+def error_response(error: EngramError) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(error, CapacityError):
+        headers["Retry-After"] = str(error.retry_after_seconds)
+    if isinstance(error, Unauthorized) or error.code == "token_expired":
+        headers["WWW-Authenticate"] = 'Bearer realm="engram"'
+    return Response(
+        error_body(error.code, error.message, error.http_status),
+        status_code=error.http_status,
+        media_type=JSON,
+        headers=headers,
+    )
+
+
+def bearer_token(request: Request) -> str:
+    """The raw bearer token, or Unauthorized when missing or not a Bearer credential."""
+    header = request.headers.get("authorization")
+    if not header:
+        raise Unauthorized("token missing or invalid")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("token missing or invalid")
+    return token.strip()
+
+
+def check_version_header(request: Request) -> None:
+    """An ``Engram-Version`` request header, when sent, must name a version we serve."""
+    asked = request.headers.get(VERSION_HEADER)
+    if asked is not None and asked.strip() != ENGRAM_VERSION:
+        raise UnsupportedVersion(f"engram_version {asked.strip()!r} not supported; use 0.1")
+
+
+async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
+    """The request body as a JSON object (strict I-JSON), or InvalidRequest."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() not in ("application/json", ""):
+        raise InvalidRequest("request body must be application/json")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > max_bytes:
+            raise InvalidRequest(f"request body larger than {max_bytes} bytes")
+    try:
+        value = parse_strict(bytes(body))
+    except CanonicalJsonError as e:
+        raise InvalidRequest(f"request body is not valid JSON: {e.message}") from e
+    if not isinstance(value, dict):
+        raise InvalidRequest("request body must be a JSON object")
+    return value
+
+
+__all__ = [
+    "JSON",
+    "bearer_token",
+    "check_version_header",
+    "error_body",
+    "error_response",
+    "json_object",
+    "json_response",
+]
