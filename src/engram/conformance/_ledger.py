@@ -140,7 +140,11 @@ def load_ledger(path: str | Path | None = None) -> Ledger:
 
 def validate_document(document: JsonValue, origin: str = "<ledger>") -> list[dict[str, Any]]:
     """Check one ledger document against the schema and return its rows."""
-    validator = jsonschema.Draft202012Validator(schema())
+    full = schema()
+    # Validate against the branch the document's shape selects, so errors name the row and
+    # the member at fault instead of "not valid under any of the given schemas".
+    branch = full["oneOf"][1 if isinstance(document, list) else 0]
+    validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], **branch})
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         lines = [_describe(document, e) for e in problems[:20]]

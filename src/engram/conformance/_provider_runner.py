@@ -10,8 +10,8 @@ tombstone. Probes run in a fixed order, each writing legs to a :class:`Recorder`
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +23,7 @@ from engram.conformance._http import Exchange, ProbeClient
 from engram.conformance._ledger import Ledger, Requirement
 from engram.conformance._results import Recorder, Row, badge, tier_passes, tiers_of
 from engram.core.clock import Clock, SystemClock, format_instant
-from engram.errors import EngramError, InvalidRequest
+from engram.errors import InvalidRequest
 
 P = "engram.context."
 RUNTIME_ID = "engram-conformance"
@@ -54,19 +54,22 @@ PROVIDER_WITNESSED: tuple[str, ...] = tuple(
 )
 """Every requirement id the runner judges (tests/test_ledger.py checks each is in the ledger)."""
 
-BeliefDeleter = Callable[[str], Awaitable[None]]
-"""Deletes the named belief on the host (admin API or an operator's command); raises on failure."""
-
 
 @dataclass(frozen=True)
 class ProviderRunOptions:
-    """What the operator told the runner."""
+    """What the operator told the runner.
+
+    ``admin_token`` (a token with the ``admin`` permission for the same subject) lets the runner
+    add throwaway beliefs through engram's admin API (``POST``/``DELETE /v1/beliefs``) and delete
+    them again; ``delete_hook`` is a command run with a belief id appended that deletes that
+    belief on the host. Without either, tombstones are ``skipped``, never passed.
+    """
 
     url: str
     token: str
     tier: int = 3
-    deleter: BeliefDeleter | None = None
-    deleter_label: str = ""
+    admin_token: str | None = None
+    delete_hook: tuple[str, ...] | None = None
     timeout: float = 10.0
 
 
@@ -203,6 +206,14 @@ class _Run:
     async def scopes(self) -> None:
         full = self.s.export or {}
         sensitive = [b for b in _beliefs(full) if b.get("category") in env.SENSITIVE_CATEGORIES]
+        added: list[str] = []
+        if not sensitive and self.o.admin_token is not None:
+            # Give the subject one belief of each sensitive category, then look for them.
+            for category in sorted(env.SENSITIVE_CATEGORIES):
+                ident = await self._admin_add(category)
+                if ident is not None:
+                    added.append(ident)
+                    sensitive.append({"id": ident, "category": category})
         got = await self.c.get("/v1/context", token=self.o.token, params={"scope": "professional"})
         body = got.body if isinstance(got.body, dict) else {}
         leaked = [
@@ -228,6 +239,8 @@ class _Run:
             )
         if body:
             self._signed(body, "scope")
+        for ident in added:
+            await self._admin_delete(ident)
         got = await self.c.get("/v1/context", token=self.o.token, params={"scope": "invalid"})
         code = _error_code(got)
         self.check(
@@ -309,23 +322,8 @@ class _Run:
         self.check(rid, "diff", got.status == 200, f"GET /v1/context/diff: HTTP {got.status}")
         if isinstance(got.body, dict) and "signature" in got.body:
             self._signed(got.body, "diff")
-        beliefs = [b for b in _beliefs(body) if _text(b.get("id"))]
-        if self.o.deleter is None:
-            self.r.skip(
-                P + rid,
-                "diff",
-                "no --admin-token or --delete-hook was given: the host offers the suite no "
-                "way to delete a belief, so a tombstone cannot be provoked",
-            )
-            return
-        if not beliefs:
-            self.r.skip(P + rid, "diff", "the subject behind the token holds no beliefs")
-            return
-        victim = beliefs[-1]["id"]
-        try:
-            await self.o.deleter(victim)
-        except (EngramError, OSError, httpx.HTTPError) as e:
-            self.r.block(P + rid, "diff", f"{self.o.deleter_label} failed: {e}")
+        victim = await self._delete_one(rid, body)
+        if victim is None:
             return
         got = await self.c.get("/v1/context/diff", token=self.o.token, params={"since": since})
         self.check(
@@ -336,6 +334,56 @@ class _Run:
         )
         if isinstance(got.body, dict) and "signature" in got.body:
             self._signed(got.body, "diff")
+
+    async def _delete_one(self, rid: str, export: dict[str, Any]) -> str | None:
+        """Delete a belief on the host and return its id; None when no tombstone can be had."""
+        if self.o.admin_token is not None:
+            victim = await self._admin_add("general")
+            if victim is None:
+                self.r.skip(P + rid, "diff", "the admin token may not add a belief to delete")
+                return None
+            got = await self._admin_delete(victim)
+            if not got.ok:
+                self.r.skip(P + rid, "diff", f"the admin API refused the delete: HTTP {got.status}")
+                return None
+            return victim
+        if self.o.delete_hook is None:
+            self.r.skip(
+                P + rid,
+                "diff",
+                "no --admin-token or --delete-hook was given: the host offers the suite no "
+                "way to delete a belief, so a tombstone cannot be provoked",
+            )
+            return None
+        beliefs = [b["id"] for b in _beliefs(export) if _text(b.get("id"))]
+        if not beliefs:
+            self.r.skip(P + rid, "diff", "the subject behind the token holds no beliefs")
+            return None
+        victim = beliefs[-1]
+        try:
+            process = await asyncio.create_subprocess_exec(*self.o.delete_hook, victim)
+            code = await asyncio.wait_for(process.wait(), timeout=self.o.timeout)
+        except (OSError, TimeoutError) as e:
+            self.r.block(P + rid, "diff", f"the delete hook could not run: {e}")
+            return None
+        if code != 0:
+            # The operator's tooling failed, not the host under test: a suite-side failure.
+            self.r.block(P + rid, "diff", f"the delete hook exited with status {code}")
+            return None
+        return victim
+
+    async def _admin_add(self, category: str) -> str | None:
+        statement = f"engram-conformance probe {secrets.token_hex(4)} ({category})"
+        got = await self.c.post(
+            "/v1/beliefs",
+            {"category": category, "statement": statement, "source": RUNTIME_ID},
+            token=self.o.admin_token,
+        )
+        ident = got.body.get("id") if got.ok and isinstance(got.body, dict) else None
+        return ident if isinstance(ident, str) else None
+
+    async def _admin_delete(self, belief_id: str) -> Exchange:
+        return await self.c.request("DELETE", f"/v1/beliefs/{belief_id}", token=self.o.admin_token)
 
     def error_shapes(self) -> None:
         provoked = [x for x in self.c.log if not x.ok]
@@ -432,7 +480,6 @@ def _epoch() -> str:
 __all__ = [
     "PROVIDER_WITNESSED",
     "RUNTIME_ID",
-    "BeliefDeleter",
     "ProviderReport",
     "ProviderRunOptions",
     "run_provider",

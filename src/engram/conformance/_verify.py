@@ -119,10 +119,7 @@ def verify_bundle(
         report.message = "discovery.sha256 does not match the captured discovery document"
         return report
     carried_ok = _attests(bundle, signature["publicKey"])
-    try:
-        carried_id = PublicKey.from_b64url(signature["publicKey"]).key_id
-    except EngramError:
-        carried_id = None
+    carried_id = _key_id_of(signature["publicKey"])
     if carried_ok is not None or carried_id != signature["keyId"]:
         report.outcome = Outcome.ATTESTATION_INVALID
         report.message = carried_ok or "signature.keyId does not name signature.publicKey"
@@ -182,12 +179,29 @@ def _attests(bundle: dict[str, Any], public_key: str) -> str | None:
 
 
 def _published_key(discovery: Any, key_id: str) -> str | None:
+    """The public key ``signingKeys[]`` publishes under ``key_id``.
+
+    An entry names its key as ``keyId`` (OpenWOP) or ``kid`` (Engram key lists) and carries it
+    as ``publicKey`` or ``public_key``; an entry whose public key's own key id (``ed25519:`` +
+    SHA-256 of its DER) equals ``key_id`` also matches, whatever its label.
+    """
     keys = discovery.get("signingKeys") if isinstance(discovery, dict) else None
     for entry in keys if isinstance(keys, list) else []:
-        if isinstance(entry, dict) and entry.get("keyId") == key_id:
-            public = entry.get("publicKey")
-            return public if isinstance(public, str) else None
+        if not isinstance(entry, dict):
+            continue
+        public = entry.get("publicKey", entry.get("public_key"))
+        if not isinstance(public, str):
+            continue
+        if key_id in (entry.get("keyId"), entry.get("kid")) or _key_id_of(public) == key_id:
+            return public
     return None
+
+
+def _key_id_of(public: str) -> str | None:
+    try:
+        return PublicKey.from_b64url(public).key_id
+    except EngramError:
+        return None
 
 
 def _inconsistency(bundle: dict[str, Any], rows: list[Row], ledger: Ledger) -> str | None:
