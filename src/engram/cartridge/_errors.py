@@ -1,0 +1,50 @@
+"""The cartridge's own refusals, each a leaf of the one engram error tree (``engram.errors``).
+
+Spec: acx-cartridge-conformance §12 items 3, 4, 8 and 11; docs/spec/acx.md §"Errors". A file that
+is not a well-formed cartridge is :class:`engram.errors.CartridgeFormatError`; the classes here
+name the other ways an operation on a well-formed file is refused, so the CLI and the wire can
+tell them apart by ``code``.
+"""
+
+from __future__ import annotations
+
+from engram.errors import ConflictError, InputError, VerificationError
+
+
+class ScrubBlocked(InputError):  # noqa: N818  (named like the engram tree's leaves)
+    """The fail-closed scrub gate found secret-like content; nothing was signed or written."""
+
+    code = "scrub_blocked"
+
+
+class TrustRegistryError(InputError):
+    """A trust registry is malformed or holds private key material."""
+
+    code = "invalid_trust_registry"
+
+
+class CartridgeTampered(VerificationError):  # noqa: N818  (named like the engram tree's leaves)
+    """Live ROM bytes no longer match what the stored index or the signature vouches for."""
+
+    code = "cartridge_tampered"
+
+
+class UntrustedCartridge(VerificationError):  # noqa: N818  (named like the engram tree's leaves)
+    """The cartridge verified, but its trust state is not one the caller accepts."""
+
+    code = "untrusted_cartridge"
+
+
+class ActivationRefused(ConflictError):  # noqa: N818  (named like the engram tree's leaves)
+    """The host cannot meet the cartridge's signed harness requirements (§8.5 handshake)."""
+
+    code = "activation_refused"
+
+
+__all__ = [
+    "ActivationRefused",
+    "CartridgeTampered",
+    "ScrubBlocked",
+    "TrustRegistryError",
+    "UntrustedCartridge",
+]

@@ -1,0 +1,99 @@
+"""The fail-closed scrub gate that runs over every ROM byte before anything is signed.
+
+Spec: acx-cartridge-conformance §12 item 8 ("run the fail-closed scrub gate before signing",
+§7.5); docs/spec/acx.md §7. A signed cartridge is meant to travel, so secrets must never enter
+one: private keys, API tokens, credentials in URLs, password assignments and absolute home
+paths (which leak a user name and a machine layout). The gate scans raw bytes - names included
+- so a binary file, a compressed row or odd encoding cannot slip past a text decoder, and any
+finding blocks the build or signature. Findings name the object, line and rule, never the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engram.cartridge._errors import ScrubBlocked
+
+_RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
+    ("private-key", re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("aws-access-key-id", re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("aws-secret-key", re.compile(rb"(?i)aws_secret_access_key\s*[=:]\s*[A-Za-z0-9/+=]{20,}")),
+    ("github-token", re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+    ("gitlab-token", re.compile(rb"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("slack-token", re.compile(rb"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("api-key-sk", re.compile(rb"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}")),
+    ("google-api-key", re.compile(rb"\bAIza[0-9A-Za-z_-]{35}")),
+    ("stripe-key", re.compile(rb"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}")),
+    ("jwt", re.compile(rb"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    (
+        "authorization-header",
+        re.compile(rb"(?i)\bauthorization\s*:\s*(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
+    ),
+    (
+        "secret-assignment",
+        re.compile(
+            rb"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token"
+            rb"|client[_-]?secret|private[_-]?key)[\"']?\s*[=:]\s*[\"']?(?![<$%{(\[*.])(?!x{4})"
+            rb"[^\s\"'<>]{8,}"
+        ),
+    ),
+    ("url-credentials", re.compile(rb"\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:[^/\s@\"']+@")),
+    (
+        "absolute-home-path",
+        re.compile(
+            rb"(?<![A-Za-z0-9_.~-])(?:/home/[A-Za-z0-9._-]+|/Users/[A-Za-z0-9._-]+|/root/"
+            rb"|/var/home/[A-Za-z0-9._-]+)"
+        ),
+    ),
+    (
+        "windows-home-path",
+        re.compile(rb"(?i)\b[a-z]:[\\/]+(?:Users|Documents and Settings)[\\/]+[^\\/\s]+"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One blocked match: where it is and which rule matched (never the matched bytes)."""
+
+    path: str
+    line: int
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.rule}"
+
+
+def scan(objects: Mapping[str, bytes]) -> list[Finding]:
+    """Every finding in ``objects`` (path -> content) and in the paths themselves."""
+    findings: list[Finding] = []
+    for path in sorted(objects):
+        findings.extend(_scan_one(path, path.encode("utf-8"), name_only=True))
+        findings.extend(_scan_one(path, objects[path], name_only=False))
+    return findings
+
+
+def _scan_one(path: str, data: bytes, *, name_only: bool) -> list[Finding]:
+    found: list[Finding] = []
+    for rule, pattern in _RULES:
+        for match in pattern.finditer(data):
+            line = 0 if name_only else data.count(b"\n", 0, match.start()) + 1
+            found.append(Finding(path, line, rule))
+    return found
+
+
+def require_clean(objects: Mapping[str, bytes]) -> None:
+    """Raise :class:`ScrubBlocked` if :func:`scan` finds anything; return only when clean."""
+    findings = scan(objects)
+    if findings:
+        shown = "; ".join(str(f) for f in findings[:10])
+        more = f" (and {len(findings) - 10} more)" if len(findings) > 10 else ""
+        raise ScrubBlocked(
+            f"scrub gate blocked signing: {len(findings)} finding(s): {shown}{more}; "
+            "remove the secret or path and build again"
+        )
+
+
+__all__ = ["Finding", "require_clean", "scan"]

@@ -1,0 +1,116 @@
+"""The stock ``sqlar`` row format, read and written exactly as ``sqlite3 -A`` does.
+
+Spec: acx-cartridge-conformance §12 item 2 ("stock ``sqlar`` schema") and the rules observed in
+shared/vectors/sqlar/SOURCE.txt (written by the stock CLI, sqlite3 3.40.1); docs/spec/acx.md §2.
+
+- ``data`` is zlib (RFC 1950, ``78 9c``, level 6 as ``compress()`` uses) only when that is
+  strictly smaller than the content; otherwise the bytes are stored raw and ``length(data) == sz``.
+- An empty file is ``sz = 0`` with a zero-length blob, never NULL.
+- A directory is mode ``040755``, ``sz = 0``, ``data`` NULL.
+- ``mode`` is the full ``st_mode``; ``mtime`` is unix seconds.
+
+Cartridges accept only regular files with mode 0100644 or 0100755 and directories with 040755:
+a symlink row (which stock sqlar stores with its target as data) could point outside an
+extraction directory, and other modes do not survive every file system.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from engram.cartridge._format import DEFAULT_LIMITS, Limits
+from engram.cartridge._paths import check_path
+from engram.errors import CartridgeFormatError
+
+FILE_MODE = 0o100644
+EXEC_MODE = 0o100755
+DIR_MODE = 0o040755
+FILE_MODES = frozenset({FILE_MODE, EXEC_MODE})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One sqlar row's metadata (its content is read on demand)."""
+
+    name: str
+    mode: int
+    mtime: int
+    size: int
+    stored: int | None
+    """``length(data)``, or None where ``data`` is NULL (a directory)."""
+
+    @property
+    def is_dir(self) -> bool:
+        return self.mode == DIR_MODE
+
+
+def encode(content: bytes) -> bytes:
+    """The ``data`` blob stock sqlar writes for ``content``: zlib only when it is smaller."""
+    packed = zlib.compress(content, 6)
+    return packed if len(packed) < len(content) else content
+
+
+def decode(entry: Entry, data: bytes) -> bytes:
+    """The original bytes of ``entry`` from its stored ``data`` (size-checked, bomb-safe)."""
+    if len(data) == entry.size:
+        return data
+    inflater = zlib.decompressobj()
+    try:
+        content = inflater.decompress(data, entry.size + 1)
+    except zlib.error as e:
+        raise CartridgeFormatError(f"sqlar row {entry.name!r}: corrupt zlib data ({e})") from e
+    if len(content) != entry.size or not inflater.eof or inflater.unconsumed_tail:
+        raise CartridgeFormatError(
+            f"sqlar row {entry.name!r}: data does not inflate to its recorded size {entry.size}"
+        )
+    return content
+
+
+def check_entry(row: tuple[object, ...], limits: Limits = DEFAULT_LIMITS) -> Entry:
+    """Validate one raw ``(name, typeof(name), mode, mtime, sz, typeof(data), length(data))``."""
+    name, name_type, mode, mtime, size, data_type, stored = row
+    if name_type != "text":
+        raise CartridgeFormatError(f"sqlar row name {name!r} is not text")
+    path = check_path(name, limits)
+    for label, value in (("mode", mode), ("mtime", mtime), ("sz", size)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise CartridgeFormatError(f"sqlar row {path!r}: {label} is not an integer")
+    assert isinstance(mode, int)
+    assert isinstance(mtime, int)
+    assert isinstance(size, int)
+    if mtime < 0:
+        raise CartridgeFormatError(f"sqlar row {path!r}: negative mtime")
+    if mode == DIR_MODE:
+        if data_type != "null" or size != 0:
+            raise CartridgeFormatError(f"sqlar directory row {path!r} must have sz 0 and NULL data")
+        return Entry(path, mode, mtime, 0, None)
+    if mode not in FILE_MODES:
+        raise CartridgeFormatError(
+            f"sqlar row {path!r}: mode {mode:o} is not a portable file (0100644/0100755) "
+            "or directory (040755)"
+        )
+    if data_type != "blob" or not isinstance(stored, int):
+        raise CartridgeFormatError(f"sqlar file row {path!r}: data is {data_type}, not a blob")
+    if size < 0 or size > limits.max_row_bytes or stored > limits.max_row_bytes:
+        raise CartridgeFormatError(
+            f"sqlar row {path!r}: {max(size, stored)} bytes is over the "
+            f"{limits.max_row_bytes}-byte row limit"
+        )
+    if stored > size or (size > 0 and stored == 0):
+        raise CartridgeFormatError(
+            f"sqlar row {path!r}: stored length {stored} does not fit its size {size}"
+        )
+    return Entry(path, mode, mtime, size, stored)
+
+
+__all__ = [
+    "DIR_MODE",
+    "EXEC_MODE",
+    "FILE_MODE",
+    "FILE_MODES",
+    "Entry",
+    "check_entry",
+    "decode",
+    "encode",
+]
