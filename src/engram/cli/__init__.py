@@ -13,7 +13,9 @@ from engram.cli import _canonicalize as _canonicalize
 from engram.cli import _chat as _chat
 from engram.cli import _context as _context
 from engram.cli import _correction as _correction
+from engram.cli import _db as _db
 from engram.cli import _demo as _demo
+from engram.cli import _keys as _keys
 from engram.cli import _serve as _serve
 from engram.cli import _subject as _subject
 from engram.cli import _token as _token

@@ -1,0 +1,194 @@
+"""``engram db migrate|status``: bring a database's schema up to date, show where it stands.
+
+docs/spec/storage.md "Migrations". The store does not import domain packages (imports point
+downwards), so the CLI, which may import everything, collects the schema components: every
+module-level :class:`~engram.store.Component` in ``engram.store`` and the packages above it,
+found by walking them. A new domain module that defines a component is migrated with no list to
+edit. Two different components with one name are refused.
+
+Every command here takes ``--database URL`` (alias ``--db``; a bare path means a SQLite file);
+without it ``$ENGRAM_DATABASE_URL``, else ``$ENGRAM_HOME/engram.db`` (``~/.engram``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import click
+
+from engram.cli._app import cli
+from engram.core.jsonio import dumps_text
+from engram.errors import StoreError
+from engram.store import Component, Store, applied_migrations, database_url_from_env, open_store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Packages whose modules may define components, store first so its tables exist before the
+# domain's. cli and runtime hold no tables; core knows no SQL.
+COMPONENT_PACKAGES = (
+    "engram.store",
+    "engram.context",
+    "engram.memory",
+    "engram.cartridge",
+    "engram.provider",
+    "engram.mcp",
+    "engram.conformance",
+)
+
+
+def database_url(database: str | None) -> str:
+    """``--database`` as a URL (a bare path is a SQLite file), else from the environment."""
+    if database is None:
+        return database_url_from_env(os.environ)
+    if "://" in database or database == "memory:":
+        return database
+    return f"sqlite://{Path(database).expanduser().absolute()}"
+
+
+def open_database(database: str | None) -> Store:
+    return open_store(database_url(database))
+
+
+def database_option(command: F) -> F:
+    return click.option(
+        "--database",
+        "--db",
+        "database",
+        default=None,
+        metavar="URL",
+        help="Database URL or SQLite path (default: $ENGRAM_DATABASE_URL, else "
+        "$ENGRAM_HOME/engram.db).",
+    )(command)
+
+
+def _modules(package_name: str) -> list[ModuleType]:
+    try:
+        package = importlib.import_module(package_name)
+    except ImportError as e:
+        raise StoreError(f"cannot import {package_name} to find its schema: {e}") from e
+    found = [package]
+    for info in pkgutil.walk_packages(package.__path__, prefix=package_name + "."):
+        try:
+            found.append(importlib.import_module(info.name))
+        except ImportError as e:
+            raise StoreError(f"cannot import {info.name} to find its schema: {e}") from e
+    return found
+
+
+def discover_components(packages: tuple[str, ...] = COMPONENT_PACKAGES) -> list[Component]:
+    """Every module-level Component in ``packages``, in package order, each once."""
+    found: dict[str, tuple[Component, str]] = {}
+    for package in packages:
+        for module in _modules(package):
+            for value in vars(module).values():
+                if not isinstance(value, Component):
+                    continue
+                seen = found.get(value.name)
+                if seen is None:
+                    found[value.name] = (value, module.__name__)
+                elif seen[0] is not value and seen[0] != value:
+                    raise StoreError(
+                        f"two schema components are named {value.name!r} "
+                        f"({seen[1]} and {module.__name__})"
+                    )
+    return [component for component, _ in found.values()]
+
+
+@cli.group("db")
+def db_group() -> None:
+    """The database: schema migrations and status."""
+
+
+@db_group.command("migrate")
+@database_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def migrate_command(database: str | None, as_json: bool) -> None:
+    """Apply every pending schema migration of every engram component."""
+    components = discover_components()
+    store = open_database(database)
+    try:
+        applied = store.migrate(*components)
+        versions = store.schema_versions()
+        url = store.url
+    finally:
+        store.close()
+    if as_json:
+        click.echo(
+            dumps_text(
+                {
+                    "database": url,
+                    "applied": [{"component": c, "version": v, "name": n} for c, v, n in applied],
+                    "versions": dict(versions),
+                },
+                indent=2,
+            )
+        )
+        return
+    for component, version, name in applied:
+        click.echo(f"applied {component} v{version}: {name}")
+    summary = ", ".join(f"{name} v{version}" for name, version in sorted(versions.items()))
+    state = f"migrated {len(applied)} step(s)" if applied else "already up to date"
+    click.echo(f"{url}: {state} ({summary})")
+
+
+@db_group.command("status")
+@database_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(database: str | None, as_json: bool) -> None:
+    """Show each component's applied and known schema version, and pending steps."""
+    known = {c.name: len(c.migrations) for c in discover_components()}
+    store = open_database(database)
+    try:
+        versions = store.schema_versions()
+        history = applied_migrations(store)
+        url = store.url
+    finally:
+        store.close()
+    rows = [
+        (name, versions.get(name, 0), known.get(name, 0))
+        for name in sorted(set(known) | set(versions))
+    ]
+    if as_json:
+        click.echo(
+            dumps_text(
+                {
+                    "database": url,
+                    "components": [
+                        {"component": name, "applied": applied, "known": latest}
+                        for name, applied, latest in rows
+                    ],
+                    "history": [
+                        {
+                            "component": h.component,
+                            "version": h.version,
+                            "name": h.name,
+                            "applied_at": h.applied_at,
+                        }
+                        for h in history
+                    ],
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(url)
+    for name, applied, latest in rows:
+        note = "up to date" if applied == latest else f"{latest - applied} pending"
+        if applied > latest:
+            note = "NEWER than this engram: upgrade engram"
+        click.echo(f"  {name}: v{applied} of v{latest} ({note})")
+
+
+__all__ = [
+    "COMPONENT_PACKAGES",
+    "database_option",
+    "database_url",
+    "discover_components",
+    "open_database",
+]
