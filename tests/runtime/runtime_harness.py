@@ -18,6 +18,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -25,7 +26,12 @@ import anyio.from_thread
 import httpx
 import uvicorn
 
+from engram.context import DemoSubject, seed_demo
 from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.clock import FixedClock
+from engram.provider import ProviderConfig, create_app
+from engram.runtime import AsyncEngramClient, EngramClient, RuntimeConfig
+from engram.store import Store, open_store
 
 _HOP_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
 
@@ -60,29 +66,35 @@ class BlockingASGITransport(httpx.BaseTransport):
 
 @dataclass
 class Wire:
-    """A transport wrapper a test controls: counts, outages and in-flight tampering."""
+    """Switches between clients and the provider: counts, outages, lost answers, tampering."""
 
-    inner: httpx.BaseTransport | httpx.AsyncBaseTransport
     requests: Counter[str] = field(default_factory=Counter)
+    sent: list[httpx.Request] = field(default_factory=list)
     down: bool = False
     tamper: Callable[[str, bytes], bytes] | None = None
+    lose_next_response: set[str] = field(default_factory=set)
 
     def _before(self, request: httpx.Request) -> None:
         self.requests[request.url.path] += 1
+        self.sent.append(request)
         if self.down:
             raise httpx.ConnectError("connection refused (provider down)", request=request)
 
     def _after(
         self, request: httpx.Request, status: int, headers: Any, body: bytes
     ) -> httpx.Response:
+        if request.url.path in self.lose_next_response:
+            # The provider did the work; its answer is lost on the way back.
+            self.lose_next_response.discard(request.url.path)
+            raise httpx.ReadError("connection reset before the answer arrived", request=request)
         if self.tamper is not None:
             body = self.tamper(request.url.path, body)
         kept = [(k, v) for k, v in headers.items() if k not in _HOP_HEADERS]
         return httpx.Response(status, headers=kept, content=body, request=request)
 
-    def sync(self) -> httpx.BaseTransport:
-        wire, inner = self, self.inner
-        assert isinstance(inner, httpx.BaseTransport)
+    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport:
+        """A sync transport that passes through this wire to ``inner``."""
+        wire = self
 
         class _Sync(httpx.BaseTransport):
             def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -93,9 +105,9 @@ class Wire:
 
         return _Sync()
 
-    def async_(self) -> httpx.AsyncBaseTransport:
-        wire, inner = self, self.inner
-        assert isinstance(inner, httpx.AsyncBaseTransport)
+    def async_(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+        """An async transport that passes through this wire to ``inner``."""
+        wire = self
 
         class _Async(httpx.AsyncBaseTransport):
             async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -210,13 +222,77 @@ class RecordingLLM:
         self._thread.join(timeout=10)
 
 
-@contextlib.contextmanager
-def blocking_transport(app: Any) -> Iterator[BlockingASGITransport]:
-    transport = BlockingASGITransport(app)
-    try:
-        yield transport
-    finally:
-        transport.close()
+PROVIDER_URL = "http://provider.test"
 
 
-__all__ = ["BlockingASGITransport", "LoopbackServer", "RecordingLLM", "Wire", "blocking_transport"]
+@dataclass
+class RealProvider:
+    """engram's own provider app over an in-memory store, with the demo subject seeded.
+
+    ``clock`` is the provider's; runtimes get their own clock (``runtime_clock``), so tests can
+    put the two apart. ``wire`` sits between every client made here and the app.
+    """
+
+    store: Store
+    clock: FixedClock
+    runtime_clock: FixedClock
+    app: Any
+    demo: DemoSubject
+    wire: Wire
+    _blocking: BlockingASGITransport | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def start(cls, public_url: str = PROVIDER_URL, **settings: Any) -> Iterator[RealProvider]:
+        store = open_store("memory://")
+        clock = FixedClock()
+        app = create_app(ProviderConfig(public_url=public_url, **settings), store, clock)
+        demo = seed_demo(store, clock)
+        clock.advance(timedelta(seconds=1))
+        provider = cls(store, clock, FixedClock(clock.now()), app, demo, Wire())
+        try:
+            yield provider
+        finally:
+            if provider._blocking is not None:
+                provider._blocking.close()
+
+    def advance(self, delta: timedelta) -> None:
+        """Move the provider's and the runtime's clocks together."""
+        self.clock.advance(delta)
+        self.runtime_clock.advance(delta)
+
+    def config(self, **changes: Any) -> RuntimeConfig:
+        values: dict[str, Any] = {
+            "provider_url": PROVIDER_URL,
+            "token": self.demo.token,
+            "runtime_id": "test-runtime",
+        }
+        values.update(changes)
+        return RuntimeConfig(**values)
+
+    def sync_client(self, **changes: Any) -> EngramClient:
+        """A blocking client on the runtime clock, through ``wire``, in-process."""
+        if self._blocking is None:
+            self._blocking = BlockingASGITransport(self.app)
+        transport = self.wire.sync(self._blocking)
+        return EngramClient(self.config(**changes), transport=transport, clock=self.runtime_clock)
+
+    def async_client(self, **changes: Any) -> AsyncEngramClient:
+        """An asyncio client on the runtime clock, through ``wire``, in-process."""
+        transport = self.wire.async_(httpx.ASGITransport(app=self.app))
+        return AsyncEngramClient(
+            self.config(**changes), transport=transport, clock=self.runtime_clock
+        )
+
+    def belief_id(self, category: str) -> str:
+        return next(b.id for b in self.demo.beliefs if b.category == category)
+
+
+__all__ = [
+    "PROVIDER_URL",
+    "BlockingASGITransport",
+    "LoopbackServer",
+    "RealProvider",
+    "RecordingLLM",
+    "Wire",
+]

@@ -92,7 +92,7 @@ def test_more_than_24_hours_of_life_is_refused() -> None:
 
 
 def test_an_unsupported_version_is_refused_before_the_signature_is_read() -> None:
-    with pytest.raises(UnsupportedVersion, match="'0.2'"):
+    with pytest.raises(UnsupportedVersion, match=r"'0\.2'"):
         verify(minimal_export(engram_version="0.2"))
 
 
@@ -108,7 +108,7 @@ def test_an_edited_member_or_a_foreign_signature_is_refused() -> None:
     edited["system_prompt_injection"] = "User: Mallory (UTC)."
     with pytest.raises(SignatureInvalid):
         verify(edited)
-    foreign = sign_document({k: v for k, v in minimal_export().items()}, PrivateKey.generate())
+    foreign = sign_document(minimal_export(), PrivateKey.generate())
     with pytest.raises(SignatureInvalid):
         verify(foreign)
     unsigned = {k: v for k, v in minimal_export().items() if k != "signature"}

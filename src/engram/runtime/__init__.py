@@ -17,7 +17,7 @@ from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
 from engram.runtime._engine import Discovery, ProposedCorrection
 from engram.runtime._prompt import CONTEXT_HEADING, system_prompt_with_context, with_context
 from engram.runtime._verify import MAX_LIFETIME, PublishedKey, Verified, verify_signed
-from engram.runtime._view import Belief, ContextView, build_system_prompt
+from engram.runtime._view import Belief, ContextView, build_system_prompt, verify_export
 
 __all__ = [
     "CONTEXT_HEADING",
@@ -34,6 +34,7 @@ __all__ = [
     "Verified",
     "build_system_prompt",
     "system_prompt_with_context",
+    "verify_export",
     "verify_signed",
     "with_context",
 ]

@@ -15,12 +15,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from engram.core.canonical import JsonValue
 from engram.errors import MalformedExport
-from engram.runtime._verify import Verified
+from engram.runtime._verify import PublishedKey, Verified, parse_document, verify_signed
 
 
 class DiffNotApplicableError(Exception):
@@ -182,6 +182,22 @@ class ContextView:
         )
 
 
+def verify_export(
+    body: bytes,
+    keys: Mapping[str, PublishedKey],
+    *,
+    now: datetime,
+    clock_skew: timedelta = timedelta(seconds=60),
+) -> ContextView:
+    """Verify export bytes received by any means (a push, a file) and read them as a view.
+
+    The same checks as the clients run (docs/spec/runtime.md, "Verification"), with the key list
+    given; an unknown kid raises :class:`~engram.errors.UnknownKeyId` here, without a refetch.
+    """
+    document = parse_document(body, "export")
+    return ContextView.from_export(verify_signed(document, keys, now=now, clock_skew=clock_skew))
+
+
 def build_system_prompt(
     display_name: str, timezone: str, beliefs: tuple[Belief, ...], scope: str = "full"
 ) -> str:
@@ -236,4 +252,10 @@ def _optional_array(doc: Mapping[str, JsonValue], name: str) -> list[JsonValue]:
     return value if isinstance(value, list) else []
 
 
-__all__ = ["Belief", "ContextView", "DiffNotApplicableError", "build_system_prompt"]
+__all__ = [
+    "Belief",
+    "ContextView",
+    "DiffNotApplicableError",
+    "build_system_prompt",
+    "verify_export",
+]
