@@ -79,6 +79,11 @@ class RetrievalIndex:
         self.next_in_thread: list[int] = []
         self._last_in_thread: dict[str, int] = {}
         self.postings: dict[str, _Postings] = {}
+        # Threads as documents too: a thread's terms are the sum of its memories' terms.
+        self.thread_codes: dict[str, int] = {}
+        self.thread_of = _Grow(None)
+        self.thread_len: list[float] = []
+        self.thread_postings: dict[str, dict[int, float]] = {}
         self.local = _Grow(LOCAL_DIMS)
         self.dense: _Grow | None = None
         self.has_dense = _Grow(None)
@@ -156,6 +161,18 @@ class RetrievalIndex:
             p.tfs.append(float(tf))
         self.local.append(vec)
         self.has_dense.append(0.0)
+        if thread:
+            code = self.thread_codes.setdefault(thread, len(self.thread_codes))
+            if code == len(self.thread_len):
+                self.thread_len.append(0.0)
+            self.thread_len[code] += self.doc_len.data[doc]
+            for term, tf in counts.items():
+                self.thread_postings.setdefault(term, {})[code] = (
+                    self.thread_postings.get(term, {}).get(code, 0.0) + tf
+                )
+            self.thread_of.append(float(code))
+        else:
+            self.thread_of.append(-1.0)
         prev = self._last_in_thread.get(thread, -1) if thread else -1
         self.prev_in_thread.append(prev)
         self.next_in_thread.append(-1)
@@ -189,6 +206,30 @@ class RetrievalIndex:
             norm = K1 * (1.0 - B + B * lengths[docs] / avgdl)
             scores[docs] += (w * idf) * tfs * (K1 + 1.0) / (tfs + norm)
         return scores
+
+    def thread_bm25(self, query_terms: Sequence[str]) -> np.ndarray:
+        """Each memory gets the BM25 score of its whole thread (0 outside any thread)."""
+        n_threads = len(self.thread_len)
+        out = np.zeros(len(self.ids), dtype=np.float32)
+        if n_threads == 0:
+            return out
+        lengths = np.asarray(self.thread_len, dtype=np.float32)
+        avgdl = float(lengths.mean()) or 1.0
+        per_thread = np.zeros(n_threads + 1, dtype=np.float32)  # last slot: "no thread"
+        for term in query_terms:
+            postings = self.thread_postings.get(term)
+            if not postings:
+                continue
+            codes = np.fromiter(postings.keys(), dtype=np.int64, count=len(postings))
+            tfs = np.fromiter(postings.values(), dtype=np.float32, count=len(postings))
+            df = codes.shape[0]
+            idf = float(np.log((n_threads - df + 0.5) / (df + 0.5) + 1.0))
+            norm = K1 * (1.0 - B + B * lengths[codes] / avgdl)
+            per_thread[codes] += idf * tfs * (K1 + 1.0) / (tfs + norm)
+        codes_of = self.thread_of.view().astype(np.int64)
+        codes_of[codes_of < 0] = n_threads
+        out[:] = per_thread[codes_of]
+        return out
 
     def local_scores(self, query_vec: np.ndarray) -> np.ndarray:
         return self.local.view() @ query_vec.astype(np.float32)

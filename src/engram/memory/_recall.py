@@ -32,12 +32,12 @@ from engram.memory._text import local_vector, terms
 class Tuning:
     """Fusion constants (chosen on the LoCoMo development half; see bench/bench_locomo.py)."""
 
-    pool: int = 200  # candidates taken from each stage's ranking
-    rrf_k: float = 60.0
-    w_lexical: float = 1.0
-    w_local: float = 0.5
-    w_dense: float = 1.0
-    context: float = 0.35  # share of a thread neighbour's BM25 added to a memory's own
+    pool: int = 200  # candidates kept after fusion
+    context: float = 0.5  # share of a thread neighbour's BM25 added to a memory's own
+    context_window: int = 2  # neighbours on each side; each further step halves the share
+    thread: float = 0.8  # weight of the whole thread's BM25 (scaled to the best memory's)
+    w_local: float = 0.1  # local-hash-128 cosine, added to the normalised lexical score
+    w_dense: float = 1.0  # dense cosine, added likewise
     mmr_lambda: float = 0.85
     mmr_depth: int = 60
 
@@ -59,9 +59,18 @@ def _top(scores: np.ndarray, mask: np.ndarray, n: int, *, positive: bool) -> np.
     return best
 
 
-def _shift(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    out: np.ndarray = values[np.maximum(index, 0)]
-    out[index < 0] = 0.0
+def _with_context(lex: np.ndarray, prev: np.ndarray, nxt: np.ndarray, tuning: Tuning) -> np.ndarray:
+    """Add a decaying share of the neighbours' scores (same thread, up to context_window away)."""
+    out = lex.copy()
+    p, n, share = prev, nxt, tuning.context
+    for _ in range(tuning.context_window):
+        out += share * (
+            np.where(p >= 0, lex[np.maximum(p, 0)], 0.0)
+            + np.where(n >= 0, lex[np.maximum(n, 0)], 0.0)
+        )
+        p = np.where(p >= 0, prev[np.maximum(p, 0)], -1)
+        n = np.where(n >= 0, nxt[np.maximum(n, 0)], -1)
+        share *= 0.5
     return out
 
 
@@ -91,48 +100,52 @@ def fused_ranking(
     *,
     use: Sequence[str] = ("lexical", "local_vector", "dense"),
 ) -> tuple[list[int], dict[int, dict[str, float]], np.ndarray | None]:
-    """Fused candidate documents (index positions, best first) with per-stage raw scores."""
+    """Fused candidate documents (index positions, best first) with per-stage raw scores.
+
+    Fusion is by score: the lexical score (BM25 + thread context) divided by its best value,
+    plus ``w_local`` x local cosine, plus ``w_dense`` x dense cosine. A weak stage then nudges
+    ties instead of outvoting a strong one, as rank fusion would.
+    """
     index = engine.index
     mask = index.ring_mask(ring_ids)
-    rankings: list[tuple[str, float, np.ndarray, np.ndarray]] = []
+    fused = np.zeros(len(index), dtype=np.float32)
+    columns: dict[str, np.ndarray] = {}
     if "lexical" in use:
-        lex = index.bm25(terms(query))
+        query_terms = terms(query)
+        own = index.bm25(query_terms)
+        lex = own
         if tuning.context > 0:
             prev, nxt = index.neighbours()
-            lex = lex + tuning.context * (_shift(lex, prev) + _shift(lex, nxt))
-        rankings.append(
-            ("lexical", tuning.w_lexical, lex, _top(lex, mask, tuning.pool, positive=True))
-        )
+            lex = _with_context(own, prev, nxt, tuning)
+        best_own = float(own[mask].max()) if mask.any() else 0.0
+        if tuning.thread > 0 and best_own > 0:
+            thread = index.thread_bm25(query_terms)
+            top_thread = float(thread[mask].max())
+            if top_thread > 0:
+                lex = lex + tuning.thread * best_own * thread / top_thread
+        best = float(lex[mask].max()) if mask.any() else 0.0
+        if best > 0:
+            fused += lex / best
+        columns["lexical"] = lex
         stages["lexical"] = "ok"
     if "local_vector" in use:
         loc = index.local_scores(local_vector(query))
-        rankings.append(
-            ("local_vector", tuning.w_local, loc, _top(loc, mask, tuning.pool, positive=True))
-        )
+        fused += (tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0)
+        columns["local_vector"] = loc
         stages["local_vector"] = "ok"
     dense_scores = None
     qv = _remote_query_vector(engine, query, stages) if "dense" in use else None
     if qv is not None:
         dense_scores = index.dense_scores(qv)
         if dense_scores is not None:
-            rankings.append(
-                (
-                    "dense",
-                    tuning.w_dense,
-                    dense_scores,
-                    _top(dense_scores, mask & (dense_scores > -1.0), tuning.pool, positive=False),
-                )
-            )
-    fused: dict[int, float] = {}
-    parts: dict[int, dict[str, float]] = {}
-    for name, weight, scores, order in rankings:
-        for rank, doc in enumerate(order.tolist()):
-            fused[doc] = fused.get(doc, 0.0) + weight / (tuning.rrf_k + rank + 1)
-            parts.setdefault(doc, {})[name] = float(scores[doc])
-    for doc, value in fused.items():
-        parts[doc]["fused"] = value
-    ranked = sorted(fused, key=lambda d: (-fused[d], d))
-    return ranked, parts, dense_scores
+            fused += tuning.w_dense * np.maximum(dense_scores, 0.0)
+            columns["dense"] = dense_scores
+    order = _top(fused, mask, tuning.pool, positive=True).tolist()
+    parts = {
+        d: {name: float(col[d]) for name, col in columns.items()} | {"fused": float(fused[d])}
+        for d in order
+    }
+    return order, parts, dense_scores
 
 
 def _rerank(
