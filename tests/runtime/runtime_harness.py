@@ -18,7 +18,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -73,6 +73,7 @@ class Wire:
     down: bool = False
     tamper: Callable[[str, bytes], bytes] | None = None
     lose_next_response: set[str] = field(default_factory=set)
+    bodies: dict[str, bytes] = field(default_factory=dict)
 
     def _before(self, request: httpx.Request) -> None:
         self.requests[request.url.path] += 1
@@ -89,6 +90,7 @@ class Wire:
             raise httpx.ReadError("connection reset before the answer arrived", request=request)
         if self.tamper is not None:
             body = self.tamper(request.url.path, body)
+        self.bodies[request.url.path] = body
         kept = [(k, v) for k, v in headers.items() if k not in _HOP_HEADERS]
         return httpx.Response(status, headers=kept, content=body, request=request)
 
@@ -243,9 +245,11 @@ class RealProvider:
 
     @classmethod
     @contextlib.contextmanager
-    def start(cls, public_url: str = PROVIDER_URL, **settings: Any) -> Iterator[RealProvider]:
+    def start(
+        cls, public_url: str = PROVIDER_URL, now: datetime | None = None, **settings: Any
+    ) -> Iterator[RealProvider]:
         store = open_store("memory://")
-        clock = FixedClock()
+        clock = FixedClock() if now is None else FixedClock(now)
         app = create_app(ProviderConfig(public_url=public_url, **settings), store, clock)
         demo = seed_demo(store, clock)
         clock.advance(timedelta(seconds=1))

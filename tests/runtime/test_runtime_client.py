@@ -13,7 +13,12 @@ from datetime import timedelta
 import pytest
 from runtime_harness import RealProvider
 
-from engram.context import add_belief, delete_belief, list_pending_corrections
+from engram.context import (
+    add_belief,
+    confirm_correction,
+    delete_belief,
+    list_pending_corrections,
+)
 from engram.core.canonical import parse_strict
 from engram.errors import (
     ExportExpired,
@@ -72,7 +77,7 @@ def test_the_sync_client_injects_the_exports_own_prompt(provider: RealProvider) 
     assert own[0]["content"].endswith(prompt)
 
 
-@pytest.mark.req("engram.context.r1.reject-expired")
+@pytest.mark.req("engram.context.r1.reject-expired", "engram.runtime.never-hold-unverified")
 async def test_an_export_already_expired_on_arrival_is_refused_and_never_held(
     provider: RealProvider,
 ) -> None:
@@ -175,8 +180,6 @@ async def test_a_provider_without_diffs_gets_a_full_refetch(provider: RealProvid
 def test_a_correction_is_proposed_and_only_applied_once_the_subject_confirms(
     provider: RealProvider,
 ) -> None:
-    from engram.context import confirm_correction
-
     job = provider.belief_id("professional")
     with provider.sync_client(runtime_id="kitchen-bot") as engram:
         before = engram.context()
@@ -245,7 +248,11 @@ async def test_an_unknown_scope_and_a_bad_token_are_the_providers_own_errors(
         assert engram.current is None
 
 
-@pytest.mark.req("engram.context.r3.verify-every-export", "engram.context.r3.reject-bad-signature")
+@pytest.mark.req(
+    "engram.context.r3.verify-every-export",
+    "engram.context.r3.reject-bad-signature",
+    "engram.runtime.never-hold-unverified",
+)
 async def test_every_later_export_is_verified_too(provider: RealProvider) -> None:
     async with provider.async_client() as engram:
         good = await engram.fetch()
@@ -260,6 +267,44 @@ async def test_every_later_export_is_verified_too(provider: RealProvider) -> Non
         assert engram.current is good
 
 
+@pytest.mark.req("engram.runtime.verify-diffs", "engram.runtime.never-hold-unverified")
+async def test_a_tampered_diff_is_refused_and_the_view_kept(provider: RealProvider) -> None:
+    async with provider.async_client() as engram:
+        held = await engram.context()
+        provider.advance(timedelta(seconds=5))
+        delete_belief(
+            provider.store, provider.clock, provider.demo.subject.id, provider.belief_id("health")
+        )
+
+        def resurrect(path: str, body: bytes) -> bytes:
+            # Turn the tombstone into a no-op by renaming its member.
+            return body.replace(b'"tombstones"', b'"tombstonez"') if "diff" in path else body
+
+        provider.wire.tamper = resurrect
+        with pytest.raises(SignatureInvalid):
+            await engram.sync()
+        assert engram.current is held
+
+
+@pytest.mark.req("engram.runtime.token-origin")
+async def test_the_token_never_leaves_the_configured_provider() -> None:
+    # This provider advertises endpoints on another origin; the SDK keeps to its own.
+    with RealProvider.start(public_url="https://elsewhere.example") as provider:
+        async with provider.async_client() as engram:
+            await engram.context()
+            await engram.propose_correction(provider.belief_id("goal"), "No talk.")
+            await engram.sync()
+        discovery = parse_strict(provider.wire.bodies["/.well-known/engram"])
+    assert discovery["endpoints"]["context"].startswith("https://elsewhere.example")
+    assert {r.url.host for r in provider.wire.sent} == {"provider.test"}
+    assert all(
+        r.headers.get("Authorization") is None
+        for r in provider.wire.sent
+        if r.url.path.startswith("/.well-known/")
+    )
+
+
+@pytest.mark.req("engram.runtime.same-api-sync-async")
 def test_both_clients_offer_the_same_methods() -> None:
     def public(cls: type) -> set[str]:
         return {n for n in dir(cls) if not n.startswith("_")}

@@ -70,7 +70,7 @@ def test_a_flipped_byte_anywhere_in_a_real_export_is_refused(provider: RealProvi
     assert refusals["signature_invalid"] > len(body) // 2
 
 
-@pytest.mark.req("engram.context.r3.reject-bad-signature")
+@pytest.mark.req("engram.context.r3.reject-bad-signature", "engram.runtime.never-hold-unverified")
 def test_a_tampered_export_in_flight_is_refused_by_the_client(provider: RealProvider) -> None:
     targets = [b'"kid":"', b'"expires_at":"', b'"signature":"', b"penicillin"]
 
@@ -128,6 +128,7 @@ async def test_a_rotated_key_costs_one_refetch_and_is_then_cached(provider: Real
     assert provider.wire.requests[KEYS_PATH] == 2
 
 
+@pytest.mark.req("engram.runtime.distinct-errors")
 def test_every_refusal_is_one_loggable_line(provider: RealProvider) -> None:
     body, keys = real_export(provider)
     broken = body.replace(b'"scope":"full"', b'"scope":"fulL"')

@@ -85,12 +85,14 @@ def test_an_export_is_refused_from_the_second_it_expires() -> None:
         verify(minimal_export(), now=expires)
 
 
+@pytest.mark.req("engram.runtime.expiry-too-long")
 def test_more_than_24_hours_of_life_is_refused() -> None:
     with pytest.raises(ExpiryTooLong, match="more than 24 h"):
         verify(minimal_export(expires_at="2026-01-02T10:00:01Z"))
     assert verify(minimal_export(expires_at="2026-01-02T10:00:00Z")).kid == "test-key-001"
 
 
+@pytest.mark.req("engram.runtime.unsupported-version")
 def test_an_unsupported_version_is_refused_before_the_signature_is_read() -> None:
     with pytest.raises(UnsupportedVersion, match=r"'0\.2'"):
         verify(minimal_export(engram_version="0.2"))
