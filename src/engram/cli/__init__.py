@@ -11,6 +11,7 @@ from __future__ import annotations
 from engram.cli import _belief as _belief
 from engram.cli import _canonicalize as _canonicalize
 from engram.cli import _chat as _chat
+from engram.cli import _conformance as _conformance
 from engram.cli import _context as _context
 from engram.cli import _correction as _correction
 from engram.cli import _db as _db

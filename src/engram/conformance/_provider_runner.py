@@ -223,7 +223,7 @@ class _Run:
         self.check(
             rid,
             "scope",
-            got.status == 200 and not env.envelope_problems(body),
+            got.status == 200 and bool(body),
             f"scope=professional: HTTP {got.status}",
         )
         self.check(rid, "scope", not leaked, f"scope=professional carries {leaked}")
@@ -355,13 +355,12 @@ class _Run:
                 "way to delete a belief, so a tombstone cannot be provoked",
             )
             return None
-        beliefs = [b["id"] for b in _beliefs(export) if _text(b.get("id"))]
+        beliefs = [str(b["id"]) for b in _beliefs(export) if _text(b.get("id"))]
         if not beliefs:
             self.r.skip(P + rid, "diff", "the subject behind the token holds no beliefs")
             return None
-        victim = beliefs[-1]
         try:
-            process = await asyncio.create_subprocess_exec(*self.o.delete_hook, victim)
+            process = await asyncio.create_subprocess_exec(*self.o.delete_hook, beliefs[-1])
             code = await asyncio.wait_for(process.wait(), timeout=self.o.timeout)
         except (OSError, TimeoutError) as e:
             self.r.block(P + rid, "diff", f"the delete hook could not run: {e}")
@@ -370,7 +369,7 @@ class _Run:
             # The operator's tooling failed, not the host under test: a suite-side failure.
             self.r.block(P + rid, "diff", f"the delete hook exited with status {code}")
             return None
-        return victim
+        return beliefs[-1]
 
     async def _admin_add(self, category: str) -> str | None:
         statement = f"engram-conformance probe {secrets.token_hex(4)} ({category})"
@@ -379,7 +378,7 @@ class _Run:
             {"category": category, "statement": statement, "source": RUNTIME_ID},
             token=self.o.admin_token,
         )
-        ident = got.body.get("id") if got.ok and isinstance(got.body, dict) else None
+        ident: object = got.body.get("id") if got.ok and isinstance(got.body, dict) else None
         return ident if isinstance(ident, str) else None
 
     async def _admin_delete(self, belief_id: str) -> Exchange:
