@@ -1,0 +1,1 @@
+"""engram benchmarks: ``python -m bench <name>`` (see bench/README.md)."""

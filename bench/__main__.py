@@ -1,0 +1,30 @@
+"""Run a benchmark: ``python -m bench <name> [--rounds N]``; ``python -m bench --list``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+BENCHMARKS = {
+    "canonical": "bench.canonical",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("name", nargs="?", choices=sorted(BENCHMARKS), help="benchmark to run")
+    parser.add_argument("--rounds", type=int, default=7, help="timed rounds per contender")
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    args = parser.parse_args(argv)
+    if args.list or args.name is None:
+        for name, module in sorted(BENCHMARKS.items()):
+            doc = importlib.import_module(module).__doc__ or ""
+            print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
+        return 0
+    importlib.import_module(BENCHMARKS[args.name]).main(rounds=args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
