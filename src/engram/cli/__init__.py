@@ -17,6 +17,8 @@ from engram.cli import _correction as _correction
 from engram.cli import _db as _db
 from engram.cli import _demo as _demo
 from engram.cli import _keys as _keys
+from engram.cli import _memory as _memory
+from engram.cli import _ote as _ote
 from engram.cli import _serve as _serve
 from engram.cli import _subject as _subject
 from engram.cli import _token as _token

@@ -20,7 +20,7 @@ from engram.memory._engine import (
     record,
     record_many,
 )
-from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound
+from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
 from engram.memory._manifest import (
     OteSpec,
     find_manifest,
@@ -111,5 +111,6 @@ __all__ = [
     "record",
     "record_many",
     "remote_stages",
+    "signal_weight",
     "status",
 ]

@@ -84,6 +84,12 @@ def deltas(signal: Signal, weight: float | None) -> tuple[float, float]:
     return (float(w), 0.0) if signal.positive else (0.0, float(w))
 
 
+def signal_weight(name: str, weight: float | None) -> float:
+    """The Δ an event of this signal applies (what an attestation signs as ``weight``)."""
+    d_alpha, d_beta = deltas(signal_named(name), weight)
+    return d_alpha or d_beta
+
+
 def lower_bound(alpha: float, beta: float, z: float) -> float:
     """Lower credible bound of Beta(α, β): mean - z·sd (normal approximation), clipped to [0, 1]."""
     total = alpha + beta
@@ -187,4 +193,5 @@ __all__ = [
     "lower_bound",
     "reverify_tag",
     "signal_named",
+    "signal_weight",
 ]

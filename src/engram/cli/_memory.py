@@ -1,0 +1,425 @@
+"""``engram record | recall | distill | outcome | complete | status``: the memory engine's CLI.
+
+engram-ote-v1-and-mcp §3.2. The seat manifest comes from ``--ote FILE``, else ``$ENGRAM_OTE``,
+else the nearest ``.engram/ote.toml`` at or above the working directory; the database from
+``--database`` (see ``engram db``); remote retrieval endpoints not named in the manifest from
+``$THALAMUS_URL`` (there is no default URL). docs/spec/memory-cli.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engram.cli._app import cli
+from engram.cli._db import database_option, open_database
+from engram.core.canonical import parse_strict
+from engram.core.clock import SystemClock
+from engram.core.jsonio import dumps_text
+from engram.errors import InvalidRequest, ManifestError
+from engram.memory import (
+    ATTESTATION_NAMESPACE,
+    ChatDistiller,
+    MemoryEngine,
+    OteSpec,
+    RecordInput,
+    attestation_message,
+    complete,
+    distill,
+    find_manifest,
+    load_manifest,
+    open_engine,
+    outcome,
+    recall,
+    record_many,
+    remote_stages,
+    signal_weight,
+    status,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def ote_option(command: F) -> F:
+    return click.option(
+        "--ote",
+        "ote",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
+    )(command)
+
+
+def resolve_manifest(ote: Path | None) -> OteSpec:
+    """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
+    path = ote or (Path(os.environ["ENGRAM_OTE"]) if os.environ.get("ENGRAM_OTE") else None)
+    path = path or find_manifest(Path.cwd())
+    if path is None:
+        raise ManifestError(
+            "no seat manifest: pass --ote FILE, set ENGRAM_OTE, or run "
+            "`engram init` to write .engram/ote.toml"
+        )
+    return load_manifest(path)
+
+
+@contextmanager
+def seat_engine(ote: Path | None, database: str | None) -> Iterator[MemoryEngine]:
+    spec = resolve_manifest(ote)
+    embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
+    store = open_database(database)
+    try:
+        yield open_engine(store, spec, SystemClock(), embedder=embedder, reranker=reranker)
+    finally:
+        for client in (embedder, reranker):
+            if client is not None:
+                client.close()
+        store.close()
+
+
+def emit(value: Any, as_json: bool, human: Callable[[], None]) -> None:
+    if as_json:
+        click.echo(dumps_text(value, indent=2))
+    else:
+        human()
+
+
+def _jsonl(path: Path) -> list[Any]:
+    items = []
+    with path.open("rb") if str(path) != "-" else sys.stdin.buffer as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    items.append(parse_strict(line))
+                except InvalidRequest as e:
+                    raise InvalidRequest(f"{path}:{number}: {e.message}") from e
+    return items
+
+
+@cli.command("record")
+@click.argument("text", required=False)
+@click.option("--kind", default=None, help="One of the seat's allowed_kinds.")
+@click.option("--ring", default="M4", show_default=True, help="M2, M3, M4 or a mounted ring id.")
+@click.option("--thread", default="", help="Conversation or episode this memory belongs to.")
+@click.option("--provenance", default=None, help="A JSON object stored with the memory.")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON lines {text, kind, ring?, thread?, provenance?}, in one transaction.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def record_command(
+    text: str | None,
+    kind: str | None,
+    ring: str,
+    thread: str,
+    provenance: str | None,
+    source: Path | None,
+    as_json: bool,
+    ote: Path | None,
+    database: str | None,
+) -> None:
+    """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
+    if (text is None) == (source is None):
+        raise InvalidRequest("give either TEXT (with --kind) or --from FILE.jsonl")
+    if source is not None:
+        items = [
+            RecordInput.from_json(v, f"{source}:{i + 1}") for i, v in enumerate(_jsonl(source))
+        ]
+    else:
+        if kind is None:
+            raise InvalidRequest("--kind is required with TEXT")
+        prov = parse_strict(provenance) if provenance else {}
+        items = [
+            RecordInput.from_json(
+                {"text": text, "kind": kind, "ring": ring, "thread": thread, "provenance": prov}
+            )
+        ]
+    with seat_engine(ote, database) as engine:
+        if source is not None and not as_json:
+            from rich.progress import Progress
+
+            with Progress(transient=True, console=_stderr_console()) as bar:
+                task = bar.add_task("recording", total=len(items))
+                results = record_many(
+                    engine, items, progress=lambda n: bar.update(task, completed=n)
+                )
+        else:
+            results = record_many(engine, items)
+    if as_json:
+        click.echo(
+            dumps_text([r.to_json() for r in results] if source else results[0].to_json(), indent=2)
+        )
+        return
+    created = sum(r.created for r in results)
+    if source is None:
+        r = results[0]
+        click.echo(
+            f"{'recorded' if r.created else 'already present'} {r.memory.id} in "
+            f"{r.memory.ring} {r.memory.ring_id} (dense: {r.dense})"
+        )
+    else:
+        click.echo(
+            f"recorded {created} new of {len(results)} memories "
+            f"(dense: {results[0].dense if results else 'n/a'})"
+        )
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@cli.command("recall")
+@click.argument("query", required=False)
+@click.option("--k", "k", type=int, default=10, show_default=True)
+@click.option("--ring", "rings", multiple=True, help="Only these mounted rings (repeatable).")
+@click.option(
+    "--batch",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON lines of queries (a string or {query, k}); prints one JSON line each.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def recall_command(
+    query: str | None,
+    k: int,
+    rings: tuple[str, ...],
+    batch: Path | None,
+    as_json: bool,
+    ote: Path | None,
+    database: str | None,
+) -> None:
+    """Recall the best memories for QUERY within the seat's token budget."""
+    if (query is None) == (batch is None):
+        raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
+    with seat_engine(ote, database) as engine:
+        if batch is not None:
+            for i, item in enumerate(_jsonl(batch)):
+                q, qk = (
+                    (item, k)
+                    if isinstance(item, str)
+                    else (
+                        item.get("query") if isinstance(item, dict) else None,
+                        item.get("k", k) if isinstance(item, dict) else k,
+                    )
+                )
+                if not isinstance(q, str):
+                    raise InvalidRequest(f"{batch}:{i + 1}: expected a string or {{query, k}}")
+                result = recall(engine, q, qk, rings=rings or None)
+                click.echo(dumps_text(result.to_json()))
+            return
+        assert query is not None
+        result = recall(engine, query, k, rings=rings or None)
+
+    def human() -> None:
+        for rank, hit in enumerate(result.hits, start=1):
+            m = hit.memory
+            click.echo(f"{rank:2}. [{m.ring} {m.kind} {m.status} {m.mean:.2f}] {m.text}")
+            click.echo(f"    {m.id}  score {hit.score:.3f}")
+        stages = ", ".join(f"{s}: {v}" for s, v in result.stages.items())
+        click.echo(
+            f"{len(result.hits)} hit(s), {result.used_tokens}/{result.budget_tokens} "
+            f"tokens; {stages}"
+        )
+
+    emit(result.to_json(), as_json, human)
+
+
+@cli.command("distill")
+@click.argument("episodes", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--kind",
+    type=click.Choice(["known_process", "invariant"]),
+    default="known_process",
+    show_default=True,
+)
+@click.option("--ring", default="M4", show_default=True)
+@click.option("--llm-model", default=None, help="Use an OpenAI-compatible chat model.")
+@click.option("--llm-endpoint", default=None, help="Its base URL (default: $THALAMUS_URL).")
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def distill_command(
+    episodes: tuple[Path, ...],
+    kind: str,
+    ring: str,
+    llm_model: str | None,
+    llm_endpoint: str | None,
+    as_json: bool,
+    ote: Path | None,
+    database: str | None,
+) -> None:
+    """Distill debugging episodes (files, or stdin) into a known_process or invariant memory."""
+    texts = [p.read_text(encoding="utf-8") for p in episodes] or [sys.stdin.read()]
+    llm = None
+    if llm_model:
+        endpoint = llm_endpoint or os.environ.get("THALAMUS_URL")
+        if not endpoint:
+            raise InvalidRequest("--llm-model needs --llm-endpoint or THALAMUS_URL (no default)")
+        llm = ChatDistiller(endpoint, llm_model)
+    with seat_engine(ote, database) as engine:
+        result = distill(engine, texts, kind, ring, llm=llm)
+    emit(
+        result.to_json(),
+        as_json,
+        lambda: click.echo(
+            f"{'recorded' if result.created else 'already present'} {result.memory.id} "
+            f"({result.memory.kind}, {result.memory.provenance.get('distiller')}):\n"
+            f"{result.memory.text}"
+        ),
+    )
+
+
+def _signature_text(value: str) -> str:
+    if value.lstrip().startswith("-----BEGIN SSH SIGNATURE-----"):
+        return value
+    path = Path(value)
+    try:
+        return path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidRequest(f"--attestation: cannot read signature file {value}: {e}") from e
+
+
+@cli.command("outcome")
+@click.argument("memory_id")
+@click.argument("signal")
+@click.option("--decision-id", required=True, help="Makes a retried verdict one event.")
+@click.option("--weight", type=float, default=None, help="Δ size (model-judged: capped 0.30).")
+@click.option(
+    "--attestation",
+    default=None,
+    help="ssh-keygen -Y sign signature (file or armored text) for sealed_*/human_*.",
+)
+@click.option("--principal", default=None, help="Require this allowed_signers principal.")
+@click.option(
+    "--print-message",
+    is_flag=True,
+    help=f"Print the bytes to sign (namespace {ATTESTATION_NAMESPACE}) and exit.",
+)
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def outcome_command(
+    memory_id: str,
+    signal: str,
+    decision_id: str,
+    weight: float | None,
+    attestation: str | None,
+    principal: str | None,
+    print_message: bool,
+    as_json: bool,
+    ote: Path | None,
+    database: str | None,
+) -> None:
+    """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
+    if print_message:
+        sys.stdout.buffer.write(
+            attestation_message(memory_id, decision_id, signal, signal_weight(signal, weight))
+        )
+        sys.stdout.buffer.flush()
+        return
+    with seat_engine(ote, database) as engine:
+        result = outcome(
+            engine,
+            memory_id,
+            signal,
+            decision_id,
+            weight=weight,
+            attestation=_signature_text(attestation) if attestation else None,
+            principal=principal,
+            channel="cli",
+        )
+    emit(
+        result.to_json(),
+        as_json,
+        lambda: click.echo(
+            f"{'duplicate decision, unchanged' if result.duplicate else 'recorded'}: "
+            f"{result.signal} "
+            f"(oracle {result.oracle}) Δα={result.delta_alpha} Δβ={result.delta_beta} -> "
+            f"Beta({result.alpha:g}, {result.beta:g})"
+            + (f", attested by {result.principal}" if result.attested else "")
+            + (", tagged for a sealed re-run" if result.reverify else "")
+        ),
+    )
+
+
+@cli.command("complete")
+@click.argument("memory_id", required=False)
+@click.option("--dry-run", is_flag=True, help="Show what the rule decides; change nothing.")
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def complete_command(
+    memory_id: str | None, dry_run: bool, as_json: bool, ote: Path | None, database: str | None
+) -> None:
+    """Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings."""
+    with seat_engine(ote, database) as engine:
+        result = complete(engine, memory_id, apply=not dry_run)
+
+    def human() -> None:
+        click.echo(f"graduation: {result.graduation}{' (dry run)' if dry_run else ''}")
+        for v in result.verdicts:
+            change = (
+                v.status_after
+                if v.status_before == v.status_after
+                else f"{v.status_before} -> {v.status_after}"
+            )
+            click.echo(
+                f"  {v.memory_id}: {change} (full lcb {v.full_lcb:.3f} n={v.full_samples:g}"
+                f", strong lcb {v.strong_lcb:.3f} n={v.strong_samples:g}) {v.reason}"
+            )
+
+    emit(result.to_json(), as_json, human)
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@ote_option
+@database_option
+def status_command(as_json: bool, ote: Path | None, database: str | None) -> None:
+    """Ring counts, graduation, attestation anchor, oracle split and vector coverage."""
+    with seat_engine(ote, database) as engine:
+        report = status(engine)
+
+    def human() -> None:
+        click.echo(f"seat: {report.seat_id}")
+        for r in report.rings:
+            click.echo(
+                f"  {r['ring']} {r['ring_id']} ({r['access']}, {r['budget_share_pct']}%): "
+                f"{r['memories']} memories, {r['graduated']} graduated, "
+                f"{r['held_imports']} held imports"
+            )
+        click.echo(f"graduation: {report.graduation}")
+        a = report.attestation
+        if a.get("configured"):
+            click.echo(
+                f"attestation: anchor {a.get('anchor')} "
+                f"sha256 {a.get('sha256', '(missing)')} "
+                f"keys {', '.join(a.get('key_fingerprints', [])) or '(none)'}"
+            )
+        else:
+            click.echo("attestation: no [attestation] anchor configured")
+        split = ", ".join(f"{k}={v}" for k, v in sorted(report.oracle_split.items())) or "none"
+        click.echo(f"oracle_split: {split}")
+        click.echo(f"grandfathered_until_apply: {report.grandfathered_until_apply}")
+        cov = report.vector_coverage
+        dense = ", ".join(f"{k} {v}" for k, v in cov["dense"].items()) or "none"
+        click.echo(
+            f"vector coverage: local-hash-128 {cov['local-hash-128']}/{cov['memories']}; "
+            f"dense: {dense}"
+        )
+
+    emit(report.to_json(), as_json, human)
