@@ -102,7 +102,7 @@ def verify_bundle(
         return VerifyReport(Outcome.MALFORMED, f"not a bundle: {where}: {first.message}")
     signature = bundle["signature"]
     rows = [Row.from_wire(r) for r in bundle["results"]["requirements"]]
-    tiers = tiers_of(ledger)
+    tiers = tiers_of(ledger.select(party="provider"))
     report = VerifyReport(Outcome.CERTIFIED, "", key_id=signature["keyId"])
     report.derived_badge = badge(rows, tiers)
 
@@ -221,7 +221,9 @@ def _inconsistency(bundle: dict[str, Any], rows: list[Row], ledger: Ledger) -> s
     claim = bundle["claim"]
     if claim["badge"] != BADGES[claim["tier"]]:
         return "claim.badge does not name claim.tier"
-    if claim["certified"] != certifies(rows, tiers_of(ledger), claim["tier"]):
+    if claim["certified"] != certifies(
+        rows, tiers_of(ledger.select(party="provider")), claim["tier"]
+    ):
         return "claim.certified does not follow from the rows"
     return None
 
