@@ -3,7 +3,7 @@
 A raw token is ``eng_`` + 32 random bytes in base64url; only its SHA-256 is stored, which is safe
 for a 256-bit random secret (no dictionary to try). Authentication answers ``unauthorized`` for an
 unknown or revoked token, ``token_expired`` once ``expires_at`` has passed (Engram v0.1, "Error
-Code Reference"); ``docs/spec/context-auth.md`` has the permission model.
+Code Reference"); ``docs/spec/context-model.md`` "Tokens" has the permission model.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Read routes: discovery, keys, the signed export and the signed diff (Engram v0.1 Tiers 1-3).
 
-- ``GET /.well-known/engram``: discovery (``docs/spec/context-discovery.md``).
+- ``GET /.well-known/engram``: discovery (``docs/spec/context-provider.md`` "Discovery").
 - ``GET /.well-known/engram-keys``: every published Ed25519 key.
 - ``GET /v1/context[?scope=]``: the signed export (``read`` permission).
 - ``GET /v1/context/diff?since=[&scope=]``: the signed diff (``read`` permission).
