@@ -228,6 +228,16 @@ def test_canonicalize_refuses_a_lone_surrogate_in_a_key() -> None:
     assert str(error).encode("utf-8")  # the message itself is printable
 
 
+@pytest.mark.req("engram.core.ijson-lone-surrogate")
+def test_lone_surrogates_are_refused_on_the_rfc8785_path_too() -> None:
+    # A float below 1e-4 routes the document through rfc8785, which would raise its own
+    # CanonicalizationError / bare UnicodeEncodeError; callers still see one error type.
+    error = _value_refusal({"tiny": 1e-7, "text": "\ud800"})
+    assert (error.reason, error.position) == ("lone_surrogate", "$.text")
+    error = _value_refusal({"tiny": 1e-7, "\U0001f600": 1, "\ue000\ud800": 2})
+    assert error.reason == "lone_surrogate"
+
+
 @pytest.mark.req("engram.core.ijson-non-finite")
 @pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
 def test_canonicalize_refuses_non_finite_floats(number: float) -> None:
