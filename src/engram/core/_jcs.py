@@ -9,8 +9,10 @@ encoder already writes RFC 8785 bytes for almost every value once three differen
    pick the same shortest round-trip digits and agree on notation for non-integral values with
    magnitude >= 1e-4 (repr switches to exponent form below 1e-4, ECMAScript below 1e-6; every
    float >= 2^52 is integral). Integral floats below 2^53 print as the integer (``1.0`` -> ``1``,
-   ``-0.0`` -> ``0``), so they are replaced by that ``int``. Anything else (tiny floats, integral
-   floats >= 2^53) is rare and sends the document to ``rfc8785``.
+   ``-0.0`` -> ``0``), so they are replaced by that ``int``. Integral floats from 2^53 up to 1e21
+   would print as integer literals beyond 2^53-1, which I-JSON refuses, so they are refused here
+   too; from 1e21 both write ``d.ddde+XX``. Tiny floats (< 1e-4) are rare and send the document
+   to ``rfc8785``.
 2. Member order (§3.2.3): UTF-16 code units, not code points. The two orders agree unless a key
    holds a character in U+E000..U+FFFF and another an astral one at the same index, so only
    objects with non-ASCII keys are checked, and a disagreeing one sends the document to
@@ -39,6 +41,7 @@ it also turns a cyclic structure into a clean refusal instead of a RecursionErro
 # Smallest magnitude at which float.__repr__ still writes fixed notation like ECMAScript.
 _FIXED_NOTATION_MIN = 1e-4
 _EXACT_INTEGRAL_LIMIT = float(2**53)
+_EXPONENT_FORM_MIN = 1e21
 _INFINITY = float("inf")
 
 # The C encoder (JSONEncoder.encode with indent=None). This is the canonicaliser itself, not
@@ -170,7 +173,11 @@ def _float(number: float, state: _State) -> float | int:
     if number.is_integer():
         if -_EXACT_INTEGRAL_LIMIT < number < _EXACT_INTEGRAL_LIMIT:
             return int(number)
-        state.slow = True
+        if -_EXPONENT_FORM_MIN < number < _EXPONENT_FORM_MIN:
+            # ECMAScript writes these as integer literals beyond 2^53-1, which I-JSON (and so
+            # parse_strict at any verifier) refuses: refuse to sign what cannot be verified.
+            raise RefusedError
+        # >= 1e21: repr and ECMAScript both write "d.ddde+XX".
     elif -_FIXED_NOTATION_MIN < number < _FIXED_NOTATION_MIN:
         state.slow = True
     return number

@@ -31,6 +31,7 @@ JsonValue: TypeAlias = Any
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING = _jcs.MAX_NESTING
 
+_EXPONENT_FORM_MIN = 1e21  # from here ECMAScript writes numbers in exponent form
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -71,6 +72,11 @@ def _check(item: JsonValue, where: str, depth: int) -> None:
     elif isinstance(item, float):
         if not math.isfinite(item):
             raise CanonicalJsonError("non_finite_number", where, f"{item!r} is not a JSON number")
+        if item.is_integer() and MAX_SAFE_INTEGER < abs(item) < _EXPONENT_FORM_MIN:
+            # RFC 8785 writes it as an integer literal beyond 2^53-1: no verifier could parse it.
+            raise CanonicalJsonError(
+                "integer_out_of_range", where, f"{item!r} would be written as an integer > 2^53-1"
+            )
     elif isinstance(item, dict | list | tuple):
         if depth >= MAX_NESTING:
             raise CanonicalJsonError(
