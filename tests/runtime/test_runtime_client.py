@@ -204,7 +204,7 @@ def test_a_correction_is_proposed_and_only_applied_once_the_subject_confirms(
         confirmed = engram.sync()
     assert confirmed.belief(job).statement == "Works as a data scientist."  # type: ignore[union-attr]
     assert "Works as a data scientist." in confirmed.system_prompt()
-    assert engram.pending_corrections == ()
+    assert not engram.pending_corrections
 
 
 @pytest.mark.req("engram.context.r2.propose-correction", "engram.runtime.correction-idempotency")
