@@ -1,0 +1,86 @@
+"""``engram conformance provider|verify`` end to end over a real loopback socket."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from engram.cli import cli
+from engram.cli._app import run_cli as _run_cli
+from engram.context import seed_demo
+from engram.core.canonical import parse_strict
+from engram.core.clock import SystemClock
+from engram.core.keys import save_private_key
+from engram.provider import ProviderConfig, create_app
+from engram.store import open_store
+from engram.store.keys import KeyStore
+
+
+@dataclass
+class Served:
+    url: str
+    token: str
+    key_file: Path
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    store = open_store(f"sqlite:///{tmp_path / 'engram.db'}")
+    clock = SystemClock()
+    app = create_app(ProviderConfig(public_url=url), store, clock)
+    demo = seed_demo(store, clock)
+    info, key = KeyStore(store).ensure_active(clock.now())
+    key_file = tmp_path / "bundle-key.pem"
+    save_private_key(key_file, key)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield Served(url, demo.token, key_file)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def run_cli(group: object, args: list[str]) -> int:
+    """The CLI's exit status: a verdict of "no" leaves through SystemExit(1)."""
+    try:
+        return _run_cli(cli, args)
+    except SystemExit as e:
+        return int(str(e.code))
+
+
+@pytest.mark.req(
+    "engram.conformance.runner.claimed-tier-exit", "engram.conformance.bundle.key-published"
+)
+def test_the_cli_certifies_a_served_provider_and_verifies_its_bundle(
+    served: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "bundle.json"
+    args = ["conformance", "provider", served.url, "--token", served.token]
+    signing = ["--bundle", str(bundle), "--sign-key", str(served.key_file), "--build-id", "abc123"]
+    assert run_cli(cli, [*args, "--admin-token", served.token, *signing]) == 0
+    out = capsys.readouterr().out
+    assert "claimed tier 3 (Full) holds; recommended badge: Full" in out
+    assert parse_strict(bundle.read_bytes())["claim"]["certified"] is True
+
+    assert run_cli(cli, ["conformance", "verify", str(bundle), "--discovery", served.url]) == 0
+    assert capsys.readouterr().out.startswith("certified: certified at Full (tier 3)")
+    assert run_cli(cli, ["conformance", "verify", str(bundle)]) == 1
+    assert capsys.readouterr().out.startswith("no-discovery: no discovery document was read")
+
+    # Without a way to delete, Full cannot be claimed: exit 1, badge Reader.
+    assert run_cli(cli, [*args, "--json"]) == 1
+    report = parse_strict(capsys.readouterr().out)
+    assert (report["claimHolds"], report["badge"]) == (False, "Reader")
+    assert run_cli(cli, [*args, "--tier", "1"]) == 0
