@@ -38,7 +38,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     clock = SystemClock()
     app = create_app(ProviderConfig(public_url=url), store, clock)
     demo = seed_demo(store, clock)
-    info, key = KeyStore(store).ensure_active(clock.now())
+    _, key = KeyStore(store).ensure_active(clock.now())
     key_file = tmp_path / "bundle-key.pem"
     save_private_key(key_file, key)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
