@@ -102,7 +102,8 @@ class Cartridge:
     def _sql_errors(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.Error as e:
+        except (sqlite3.Error, UnicodeDecodeError) as e:
+            # Hostile bytes can make a TEXT column invalid UTF-8; that is a malformed file too.
             raise CartridgeFormatError(f"malformed cartridge {self.path.name}: {e}") from e
 
     def _check_schema(self) -> None:

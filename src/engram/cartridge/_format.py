@@ -191,11 +191,6 @@ def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
             f"cartridge was last written by SQLite {header.sqlite_version_number}; "
             f"{MIN_SQLITE_VERSION_NUMBER} (3.37) or newer is required"
         )
-    if size % header.page_size:
-        raise CartridgeFormatError(
-            f"malformed cartridge: {size} bytes is not a whole number of "
-            f"{header.page_size}-byte pages"
-        )
     if header.version_valid_for == header.change_counter:
         expected = header.page_count * header.page_size
         if size < expected:
@@ -206,6 +201,11 @@ def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
             raise CartridgeFormatError(
                 f"malformed cartridge: header records {expected} bytes, the file has {size}"
             )
+    if size % header.page_size:
+        raise CartridgeFormatError(
+            f"malformed cartridge: {size} bytes is not a whole number of "
+            f"{header.page_size}-byte pages"
+        )
     return header
 
 
