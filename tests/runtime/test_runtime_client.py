@@ -27,7 +27,13 @@ from engram.errors import (
     SignatureInvalid,
     Unauthorized,
 )
-from engram.runtime import AsyncEngramClient, EngramClient, with_context
+from engram.runtime import (
+    CONTEXT_HEADING,
+    AsyncEngramClient,
+    EngramClient,
+    system_prompt_with_context,
+    with_context,
+)
 
 
 @pytest.fixture
@@ -75,6 +81,8 @@ def test_the_sync_client_injects_the_exports_own_prompt(provider: RealProvider) 
     own = with_context([{"role": "system", "content": "Be brief."}], view)
     assert own[0]["content"].startswith("Be brief.\n\n")
     assert own[0]["content"].endswith(prompt)
+    plain = system_prompt_with_context("Be brief.", view)
+    assert plain == f"Be brief.\n\n{CONTEXT_HEADING}\n{prompt}"
 
 
 @pytest.mark.req("engram.context.r1.reject-expired", "engram.runtime.never-hold-unverified")
