@@ -6,7 +6,8 @@ give a URL (for code that opens its own store, in this process or a subprocess).
 
 PostgreSQL: the server named by ``ENGRAM_TEST_POSTGRES_URL`` (default
 ``postgresql://postgres@127.0.0.1:5432/postgres``). One throwaway database ``engram_test_<hex>``
-is created per pytest session (per xdist worker) and dropped at the end; each test gets a fresh
+is created per pytest session (per xdist worker) and dropped at the end (ones left by killed
+runs are swept after an hour); each test gets a fresh
 schema in it, selected through the connection's ``search_path`` and dropped afterwards. If the
 server is unreachable the tests are skipped with the reason, except under ``CI=true`` where they
 fail: CI must run them.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,14 +63,35 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+STALE_AFTER_SECONDS = 3600
+
+
+def _sweep_stale_databases(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Drop throwaway databases left by killed runs (older than an hour and unused).
+
+    A live session keeps its admin connection open, so plain DROP DATABASE (without FORCE)
+    fails on it and the database is left alone.
+    """
+    rows = conn.execute(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'engram\\_test\\_%'"
+    ).fetchall()
+    for (name,) in rows:
+        parts = str(name).split("_")
+        stamp = parts[-2] if len(parts) >= 5 else ""
+        if stamp.isdigit() and time.time() - int(stamp) > STALE_AFTER_SECONDS:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute(f'DROP DATABASE "{name}"')
+
+
 @pytest.fixture(scope="session")
 def _postgres_session() -> Iterator[_PostgresSession]:
     admin_url = _admin_url()
     shown = redact_url(admin_url)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    database = f"engram_test_{worker}_{secrets.token_hex(4)}"
+    database = f"engram_test_{worker}_{int(time.time())}_{secrets.token_hex(4)}"
     try:
         with psycopg.connect(admin_url, autocommit=True, connect_timeout=5) as conn:
+            _sweep_stale_databases(conn)
             conn.execute(f'CREATE DATABASE "{database}"')
     except psycopg.Error as e:
         yield _PostgresSession(None, f"PostgreSQL not reachable at {shown}: {e}".strip())
