@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ def write_skills(root: Path) -> Path:
     (skill / "scripts").mkdir(parents=True)
     (skill / "SKILL.md").write_bytes(SKILL_MD)
     script = skill / "scripts" / "blame.sh"
-    script.write_bytes(b"#!/bin/sh\ngit blame -w \"$1\"\n")
+    script.write_bytes(b'#!/bin/sh\ngit blame -w "$1"\n')
     script.chmod(0o755)
     (skill / "acx.ext.json").write_bytes(b'{"com.anthropic.claude-code": {"model": "opus"}}')
     return root / "skills"
@@ -79,7 +79,7 @@ def build(
     *,
     key: PrivateKey | None,
     skills: Path | None = None,
-    records: list[Mapping[str, Any]] | None = None,
+    records: Sequence[Mapping[str, Any]] | None = None,
     publisher: str = PUBLISHER,
     harness: Mapping[str, Any] | None = None,
 ) -> Path:

@@ -113,7 +113,8 @@ def test_reads_the_archive_written_by_the_stock_cli() -> None:
         want_mode, want_mtime, want_sz, want_len, enc = listing[name]
         assert (mode, mtime, sz) == (want_mode, want_mtime, want_sz)
         if enc == "NULL":
-            assert data is None and mode == 0o40755
+            assert data is None
+            assert mode == 0o40755
             continue
         entry = Entry(name, mode, mtime, sz, len(data))
         original = (VECTORS / "src" / name).read_bytes()
@@ -128,7 +129,8 @@ def test_reads_the_archive_written_by_the_stock_cli() -> None:
 def test_written_rows_follow_the_stock_rules(signed: Path) -> None:
     table = {r[0]: r[1:] for r in rows(signed, "SELECT name, mode, mtime, sz, data FROM sqlar")}
     mode, _mtime, sz, data = table["rom/skills/git-helper/SKILL.md"]
-    assert mode == 0o100644 and sz == len(SKILL_MD)
+    assert mode == 0o100644
+    assert sz == len(SKILL_MD)
     assert zlib.decompress(data) == SKILL_MD if len(data) < sz else data == SKILL_MD
     assert table["rom/skills/git-helper/scripts/blame.sh"][0] == 0o100755
     for directory in ("rom", "rom/skills", "rom/skills/git-helper", "save"):
@@ -145,13 +147,17 @@ def test_empty_file_is_a_zero_length_blob(tmp_path: Path, signed: Path, key: obj
     from acx_kit import build
 
     out = build(tmp_path / "e.acx", key=None, skills=tmp_path / "more")
-    stored = rows(out, "SELECT sz, typeof(data), length(data) FROM sqlar WHERE name LIKE '%EMPTY.txt'")
+    stored = rows(
+        out, "SELECT sz, typeof(data), length(data) FROM sqlar WHERE name LIKE '%EMPTY.txt'"
+    )
     assert stored == [(0, "blob", 0)]
 
 
 @pytest.mark.req("engram.cartridge.sqlar-stock")
 @pytest.mark.skipif(shutil.which("sqlite3") is None, reason="the sqlite3 CLI is not installed")
-def test_stock_cli_extracts_skills_byte_for_byte(signed: Path, skills: Path, tmp_path: Path) -> None:
+def test_stock_cli_extracts_skills_byte_for_byte(
+    signed: Path, skills: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "extract"
     target.mkdir()
     subprocess.run(["sqlite3", str(signed.resolve()), "-Ax"], cwd=target, check=True)
@@ -172,7 +178,9 @@ def test_stock_cli_extracts_skills_byte_for_byte(signed: Path, skills: Path, tmp
 def test_a_save_file_added_by_the_stock_cli_reads_back(signed: Path, tmp_path: Path) -> None:
     (tmp_path / "save").mkdir()
     (tmp_path / "save" / "notes.txt").write_bytes(b"hello " * 50)
-    subprocess.run(["sqlite3", str(signed.resolve()), "-Au", "save/notes.txt"], cwd=tmp_path, check=True)
+    subprocess.run(
+        ["sqlite3", str(signed.resolve()), "-Au", "save/notes.txt"], cwd=tmp_path, check=True
+    )
     with Cartridge.open(signed) as cartridge:
         assert cartridge.read("save/notes.txt") == b"hello " * 50
 
@@ -219,7 +227,9 @@ def test_case_colliding_paths_are_refused(signed: Path) -> None:
 
 @pytest.mark.req("engram.cartridge.portable-paths")
 def test_symlink_rows_are_refused(signed: Path) -> None:
-    execute(signed, "INSERT INTO sqlar VALUES ('save/link', 41471, 0, 11, CAST('/etc/passwd' AS BLOB))")
+    execute(
+        signed, "INSERT INTO sqlar VALUES ('save/link', 41471, 0, 11, CAST('/etc/passwd' AS BLOB))"
+    )
     with pytest.raises(CartridgeFormatError, match="not a portable file"):
         Cartridge.open(signed)
 
@@ -227,8 +237,9 @@ def test_symlink_rows_are_refused(signed: Path) -> None:
 @pytest.mark.req("engram.cartridge.portable-paths")
 def test_a_rom_row_outside_every_package_role_is_refused_before_loading(signed: Path) -> None:
     execute(signed, "INSERT INTO sqlar VALUES ('rom/payload.sh', 33261, 0, 2, x'6869')")
-    with Cartridge.open(signed) as cartridge, pytest.raises(
-        CartridgeFormatError, match="belongs to no package role"
+    with (
+        Cartridge.open(signed) as cartridge,
+        pytest.raises(CartridgeFormatError, match="belongs to no package role"),
     ):
         load_rom(cartridge)
 

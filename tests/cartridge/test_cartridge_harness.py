@@ -48,8 +48,13 @@ def test_exactly_one_signed_harness_manifest(signed: Path) -> None:
 
 @pytest.mark.req("engram.cartridge.harness-manifest")
 def test_a_second_harness_manifest_is_refused(signed: Path) -> None:
-    execute(signed, "INSERT INTO sqlar VALUES ('rom/harness/requirements-2.json', 33188, 0, 2, x'7b7d')")
-    with Cartridge.open(signed) as cartridge, pytest.raises(CartridgeFormatError, match="no package role"):
+    execute(
+        signed, "INSERT INTO sqlar VALUES ('rom/harness/requirements-2.json', 33188, 0, 2, x'7b7d')"
+    )
+    with (
+        Cartridge.open(signed) as cartridge,
+        pytest.raises(CartridgeFormatError, match="no package role"),
+    ):
         load_rom(cartridge)
 
 
@@ -96,9 +101,15 @@ def test_activation_succeeds_and_records_in_save(signed: Path, key: PrivateKey) 
 @pytest.mark.parametrize(
     ("host", "message"),
     [
-        (HostCapabilities.of(ROLES[:3], ["memory.read", "memory.write"], ["2025-06-18"]), "acx:search"),
+        (
+            HostCapabilities.of(ROLES[:3], ["memory.read", "memory.write"], ["2025-06-18"]),
+            "acx:search",
+        ),
         (HostCapabilities.of(ROLES, ["memory.read"], ["2025-06-18"]), "memory.write"),
-        (HostCapabilities.of(ROLES, ["memory.read", "memory.write"], ["2024-11-05"]), "2025-06-18 or newer"),
+        (
+            HostCapabilities.of(ROLES, ["memory.read", "memory.write"], ["2024-11-05"]),
+            "2025-06-18 or newer",
+        ),
         (HostCapabilities.of([], [], []), "lacks role"),
     ],
 )
@@ -109,7 +120,7 @@ def test_activation_is_refused_without_touching_save(
     with pytest.raises(ActivationRefused, match=message):
         activate(signed, host, instance_id="host-7", clock=CLOCK, own_keyids=_own(key))
     assert digest(signed) == before
-    assert rows(signed, f"SELECT count(*) FROM sqlar WHERE name = '{ACTIVATION_FILE}'") == [(0,)]
+    assert rows(signed, "SELECT count(*) FROM sqlar WHERE name = 'save/activation.json'") == [(0,)]
 
 
 @pytest.mark.req("engram.cartridge.activation-handshake")
@@ -120,7 +131,9 @@ def test_activation_refuses_required_tools_the_host_lacks(tmp_path: Path, key: P
     with pytest.raises(ActivationRefused, match="engram_recall"):
         activate(path, FULL_HOST, instance_id="h", clock=CLOCK, own_keyids=_own(key))
     assert digest(path) == before
-    with_tools = HostCapabilities.of(ROLES, FULL_HOST.scopes, ["2025-06-18"], tools=["engram_recall"])
+    with_tools = HostCapabilities.of(
+        ROLES, FULL_HOST.scopes, ["2025-06-18"], tools=["engram_recall"]
+    )
     assert activate(path, with_tools, instance_id="h", clock=CLOCK, own_keyids=_own(key))
 
 

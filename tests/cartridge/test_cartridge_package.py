@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from acx_kit import CLOCK, build, check, execute, rows
 
-from engram.cartridge import BASELINE_ENGINE, PACKAGE_ROLES, Cartridge, TrustState, load_rom
+from engram.cartridge import (
+    BASELINE_ENGINE,
+    PACKAGE_ROLES,
+    Cartridge,
+    TrustState,
+    load_rom,
+    verify,
+)
 from engram.cartridge import build as build_cartridge
 from engram.cartridge._manifest import check_package_spec, package_spec
 from engram.core.keys import PrivateKey
@@ -58,7 +65,9 @@ def test_package_spec_closure(change: Any, message: str) -> None:
 
 @pytest.mark.req("engram.cartridge.package-spec")
 def test_identity_metadata_drift_is_tampered(signed: Path) -> None:
-    execute(signed, "UPDATE acx_meta SET value = 'io.github.mallory' WHERE key = 'acx.publisher_id'")
+    execute(
+        signed, "UPDATE acx_meta SET value = 'io.github.mallory' WHERE key = 'acx.publisher_id'"
+    )
     report = check(signed)
     assert report.state is TrustState.TAMPERED
     assert "mirror" in report.reason
@@ -89,14 +98,17 @@ def test_json_baseline_is_present_even_without_memories(tmp_path: Path) -> None:
     empty = build(tmp_path / "empty.acx", key=None, records=[])
     assert rows(empty, "SELECT sz FROM sqlar WHERE name = 'rom/memory/records.jsonl'") == [(0,)]
     execute(empty, "DELETE FROM sqlar WHERE name = 'rom/memory/records.jsonl'")
-    with Cartridge.open(empty) as cartridge, pytest.raises(
-        CartridgeFormatError, match="no rom/memory/records.jsonl"
+    with (
+        Cartridge.open(empty) as cartridge,
+        pytest.raises(CartridgeFormatError, match=r"no rom/memory/records\.jsonl"),
     ):
         load_rom(cartridge)
 
 
 @pytest.mark.req("engram.cartridge.memory-baseline")
-def test_vectors_are_engine_tagged_and_outside_the_signature(tmp_path: Path, key: PrivateKey) -> None:
+def test_vectors_are_engine_tagged_and_outside_the_signature(
+    tmp_path: Path, key: PrivateKey
+) -> None:
     assert BASELINE_ENGINE == {"id": "local-hash-128", "dim": 128}
     out = tmp_path / "v.acx"
     build_cartridge(
@@ -120,8 +132,6 @@ def test_vectors_are_engine_tagged_and_outside_the_signature(tmp_path: Path, key
     # ...but a row tagged with another engine is refused rather than trusted.
     execute(out, "UPDATE acx_vectors SET engine = 'other-engine'")
     with Cartridge.open(out) as cartridge, pytest.raises(CartridgeFormatError, match="not tagged"):
-        from engram.cartridge import verify
-
         verify(cartridge)
 
 

@@ -36,7 +36,8 @@ def test_every_record_carries_portable_and_codebase_fingerprint(signed: Path) ->
         records = load_rom(cartridge).records
     assert len(records) == 3
     for record in records:
-        assert "portable" in record and "codebaseFingerprint" in record
+        assert "portable" in record
+        assert "codebaseFingerprint" in record
         assert record["zone"] == "rom"
         assert record["artifactFingerprint"] == artifact_fingerprint(record["kind"], record["text"])
 
@@ -81,8 +82,15 @@ def test_malformed_field_learned_records_are_rejected(change: dict[str, Any], me
 def test_a_malformed_record_in_rom_refuses_the_cartridge(tmp_path: Path, key: PrivateKey) -> None:
     path = build(tmp_path / "c.acx", key=key)
     line = b'{"id":"x","tier":"both"}\n'
-    execute(path, "UPDATE sqlar SET sz = ?, data = ? WHERE name = 'rom/memory/records.jsonl'", (len(line), line))
-    with Cartridge.open(path) as cartridge, pytest.raises(CartridgeFormatError, match="memory record"):
+    execute(
+        path,
+        "UPDATE sqlar SET sz = ?, data = ? WHERE name = 'rom/memory/records.jsonl'",
+        (len(line), line),
+    )
+    with (
+        Cartridge.open(path) as cartridge,
+        pytest.raises(CartridgeFormatError, match="memory record"),
+    ):
         load_rom(cartridge)
 
 
@@ -90,8 +98,10 @@ def test_a_malformed_record_in_rom_refuses_the_cartridge(tmp_path: Path, key: Pr
 def test_export_strips_identity_and_quarantines_field_learned() -> None:
     transferable, field_learned, _ = _exported()
     assert "identity" not in transferable
-    assert transferable["portable"] is True and transferable["quarantined"] is False
-    assert field_learned["quarantined"] is True and field_learned["portable"] is False
+    assert transferable["portable"] is True
+    assert transferable["quarantined"] is False
+    assert field_learned["quarantined"] is True
+    assert field_learned["portable"] is False
     assert field_learned["codebaseFingerprint"] == "0123456789abcdef"
 
 
@@ -105,10 +115,15 @@ def test_a_transferable_record_with_identity_is_refused_in_a_cartridge() -> None
 @pytest.mark.req("engram.cartridge.export-partition")
 def test_foreign_field_learned_memory_is_never_reprojected(signed: Path) -> None:
     with Cartridge.open(signed) as cartridge:
-        foreign = plan_import(cartridge, existing=[], codebase_fingerprint="f" * 16, accept={TrustState.PORTABLE})
+        foreign = plan_import(
+            cartridge, existing=[], codebase_fingerprint="f" * 16, accept={TrustState.PORTABLE}
+        )
         unknown = plan_import(cartridge, existing=[], accept={TrustState.PORTABLE})
         home = plan_import(
-            cartridge, existing=[], codebase_fingerprint="0123456789abcdef", accept={TrustState.PORTABLE}
+            cartridge,
+            existing=[],
+            codebase_fingerprint="0123456789abcdef",
+            accept={TrustState.PORTABLE},
         )
     assert foreign.quarantined == unknown.quarantined == ("mem-002",)
     assert [r["id"] for r in foreign.records] == ["mem-001", "mem-003"]
@@ -129,10 +144,13 @@ def test_merge_is_idempotent() -> None:
 @pytest.mark.req("engram.cartridge.merge-idempotent")
 def test_merge_dedupes_by_artifact_fingerprint_across_different_ids() -> None:
     original = _exported()[0]
-    twin = prepare_for_export({**RECORDS[0], "id": "another-id", "text": "  Never force-push\nthe main branch. "})
+    twin = prepare_for_export(
+        {**RECORDS[0], "id": "another-id", "text": "  Never force-push\nthe main branch. "}
+    )
     assert twin["artifactFingerprint"] == original["artifactFingerprint"]
     result = merge_records([original], [twin])
-    assert result.added == [] and result.duplicate_fingerprint == ["another-id"]
+    assert result.added == []
+    assert result.duplicate_fingerprint == ["another-id"]
     within = merge_records([], [original, twin])
     assert [r["id"] for r in within.added] == ["mem-001"]
 
@@ -140,7 +158,8 @@ def test_merge_dedupes_by_artifact_fingerprint_across_different_ids() -> None:
 @pytest.mark.req("engram.cartridge.merge-idempotent")
 def test_artifact_fingerprint_is_exactly_10_hex() -> None:
     fingerprint = artifact_fingerprint("invariant", "text")
-    assert len(fingerprint) == 10 and int(fingerprint, 16) >= 0
+    assert len(fingerprint) == 10
+    assert int(fingerprint, 16) >= 0
     assert fingerprint != artifact_fingerprint("decision", "text")
 
 
@@ -174,13 +193,17 @@ def test_scrub_gate_blocks_the_build(tmp_path: Path, key: PrivateKey, rule: str,
 
 @pytest.mark.req("engram.cartridge.scrub-gate")
 def test_scrub_gate_scans_skill_files_too(tmp_path: Path, skills: Path, key: PrivateKey) -> None:
-    (skills / "git-helper" / "scripts" / "deploy.sh").write_text("export TOKEN=ghp_" + "Z" * 36 + "\n")
+    (skills / "git-helper" / "scripts" / "deploy.sh").write_text(
+        "export TOKEN=ghp_" + "Z" * 36 + "\n"
+    )
     with pytest.raises(ScrubBlocked, match=r"scripts/deploy.sh:1: github-token"):
         build(tmp_path / "c.acx", key=key, skills=skills)
 
 
 @pytest.mark.req("engram.cartridge.scrub-gate")
-def test_scrub_gate_blocks_signing_of_a_file_edited_afterwards(signed: Path, key: PrivateKey) -> None:
+def test_scrub_gate_blocks_signing_of_a_file_edited_afterwards(
+    signed: Path, key: PrivateKey
+) -> None:
     before = signed.read_bytes()
     leak = b"#!/bin/sh\ncat /home/dana/.ssh/id_ed25519\n"
     execute(

@@ -73,7 +73,7 @@ def test_a_deleted_index_row_is_tampered(signed: Path) -> None:
 @pytest.mark.parametrize("extra", ["model: opus", "context: fork", "hooks: x"])
 def test_host_fields_at_top_level_are_refused(extra: str) -> None:
     data = _skill(f"name: demo\ndescription: A demo.\n{extra}\n")
-    with pytest.raises(CartridgeFormatError, match="reverse-DNS key in acx.ext.json"):
+    with pytest.raises(CartridgeFormatError, match=r"reverse-DNS key in acx\.ext\.json"):
         skill_row("demo", data, None)
 
 
@@ -137,4 +137,5 @@ def test_a_bad_skill_name_is_refused_at_build(tmp_path: Path) -> None:
 @pytest.mark.req("engram.cartridge.skills-frontmatter")
 def test_skills_live_wholly_in_rom(signed: Path) -> None:
     names = [n for (n,) in rows(signed, "SELECT name FROM sqlar WHERE name LIKE '%skills%'")]
-    assert names and all(n.startswith("rom/skills") for n in names)
+    assert names
+    assert all(n.startswith("rom/skills") for n in names)

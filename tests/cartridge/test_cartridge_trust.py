@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from engram.cartridge import (
     load_trust_registry,
     write_save,
 )
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 
 
@@ -34,7 +34,7 @@ def _registry(key: PrivateKey, publisher: str = PUBLISHER, **proof: str) -> dict
 
 
 def _load(document: dict[str, Any]) -> Any:
-    return load_trust_registry(json.dumps(document).encode())
+    return load_trust_registry(dumps_text(document).encode())
 
 
 @pytest.mark.req("engram.cartridge.trust-order")
@@ -91,9 +91,9 @@ def test_instance_id_never_grants_trust(signed: Path, key: PrivateKey) -> None:
     registry = _load(_registry(stranger))
     write_save(signed, {"save/instance.json": b'{"instanceId": "io.github.acme"}'}, mtime=0)
     assert check(signed, registry=registry).state is TrustState.PORTABLE
+    document = _registry(key)
+    document["publishers"][0]["instanceId"] = "host-1"
     with pytest.raises(TrustRegistryError, match="exactly"):
-        document = _registry(key)
-        document["publishers"][0]["instanceId"] = "host-1"
         _load(document)
 
 

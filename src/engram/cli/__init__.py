@@ -10,6 +10,7 @@ from __future__ import annotations
 # Command modules register on import; keep these sorted.
 from engram.cli import _belief as _belief
 from engram.cli import _canonicalize as _canonicalize
+from engram.cli import _cartridge as _cartridge
 from engram.cli import _chat as _chat
 from engram.cli import _conformance as _conformance
 from engram.cli import _context as _context
