@@ -12,6 +12,7 @@ from engram.memory import MemoryEngine, OteSpec, open_engine, parse_manifest
 from engram.store import Store
 from memory_kit import manifest_text, ssh_keygen_key
 
+
 @pytest.fixture
 def spec(tmp_path: Path) -> OteSpec:
     return parse_manifest(manifest_text(), str(tmp_path / "ote.toml"), tmp_path)
@@ -28,8 +29,9 @@ def engine(any_store: Store, spec: OteSpec, clock: FixedClock) -> MemoryEngine:
 
 
 @pytest.fixture
-def make_engine(any_store: Store, clock: FixedClock, tmp_path: Path
-                ) -> Callable[[str], MemoryEngine]:
+def make_engine(
+    any_store: Store, clock: FixedClock, tmp_path: Path
+) -> Callable[[str], MemoryEngine]:
     """An engine on the test's store with the default manifest plus ``extra`` TOML."""
 
     def make(extra: str = "", **kwargs: object) -> MemoryEngine:
@@ -46,7 +48,7 @@ def attestor(tmp_path: Path) -> tuple[Path, str]:
     keys = tmp_path / "keys"
     keys.mkdir()
     key, public = ssh_keygen_key(keys, "alice")
-    (tmp_path / "attestors").write_text(f'alice@example.org namespaces="engram-outcome@v1" '
-                                        f"{public}\n")
+    (tmp_path / "attestors").write_text(
+        f'alice@example.org namespaces="engram-outcome@v1" {public}\n'
+    )
     return key, public
-

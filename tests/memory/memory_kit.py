@@ -11,16 +11,20 @@ SEAT = "seat:engram-implementer"
 
 
 def manifest_text(extra: str = "", *, budget: int = 2000) -> str:
-    text = default_manifest_text().replace("keyspace_budget_tokens = 2000",
-                                           f"keyspace_budget_tokens = {budget}")
+    text = default_manifest_text().replace(
+        "keyspace_budget_tokens = 2000", f"keyspace_budget_tokens = {budget}"
+    )
     return text + extra
 
 
 def ssh_keygen_key(directory: Path, name: str) -> tuple[Path, str]:
     """A fresh Ed25519 key made by the real ssh-keygen: (private key path, public key line)."""
     key = directory / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
+        check=True,
+        capture_output=True,
+    )
     return key, (directory / f"{name}.pub").read_text().strip()
 
 
@@ -30,8 +34,11 @@ def ssh_sign(key: Path, message: bytes, namespace: str, workdir: Path) -> str:
     data.write_bytes(message)
     sig = workdir / "message.bin.sig"
     sig.unlink(missing_ok=True)
-    subprocess.run(["ssh-keygen", "-Y", "sign", "-n", namespace, "-f", str(key), str(data)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-Y", "sign", "-n", namespace, "-f", str(key), str(data)],
+        check=True,
+        capture_output=True,
+    )
     return sig.read_text()
 
 

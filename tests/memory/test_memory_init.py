@@ -18,13 +18,22 @@ from engram.cli import cli
 from engram.core.canonical import parse_strict
 from engram.memory import init_repository, load_manifest
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+}
 
 
 def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env={**os.environ, **GIT_ENV})
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
     return done.stdout.strip()
 
 
@@ -48,8 +57,13 @@ def test_init_writes_builtin_m0_m1_m3_m2_from_the_root_commit_and_m4_from_the_do
     assert result.exit_code == 0, result.output
     spec = load_manifest(repo / ".engram" / "ote.toml")
     rings = {m.ring: m.ring_id for m in spec.mounts}
-    assert rings == {"M0": "canon:shared", "M1": "archetype:general", "M2": f"repo:{root[:16]}",
-                     "M3": "team:shared", "M4": "seat:acme-core-implementer"}
+    assert rings == {
+        "M0": "canon:shared",
+        "M1": "archetype:general",
+        "M2": f"repo:{root[:16]}",
+        "M3": "team:shared",
+        "M4": "seat:acme-core-implementer",
+    }
     assert spec.seat.seat_id == "seat:acme-core-implementer"
     assert parse_strict(result.output)["generated"] is False
 
@@ -92,8 +106,9 @@ def test_init_never_rewrites_an_existing_manifest(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "kept")
     target = repo / ".engram" / "ote.toml"
     init_repository(repo, "first")
-    edited = target.read_text().replace("keyspace_budget_tokens = 2000",
-                                        "keyspace_budget_tokens = 999")
+    edited = target.read_text().replace(
+        "keyspace_budget_tokens = 2000", "keyspace_budget_tokens = 999"
+    )
     target.write_text(edited)
     result = CliRunner().invoke(cli, ["init", "--repo", str(repo), "--domain", "second"])
     assert result.exit_code == 0
@@ -102,10 +117,15 @@ def test_init_never_rewrites_an_existing_manifest(tmp_path: Path) -> None:
 
 
 def _engram(home: Path, repo: Path, *args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), env={"ENGRAM_HOME": str(home),
-                                                      "ENGRAM_DATABASE_URL": "",
-                                                      "ENGRAM_OTE": str(repo / ".engram" /
-                                                                        "ote.toml")})
+    result = CliRunner().invoke(
+        cli,
+        list(args),
+        env={
+            "ENGRAM_HOME": str(home),
+            "ENGRAM_DATABASE_URL": "",
+            "ENGRAM_OTE": str(repo / ".engram" / "ote.toml"),
+        },
+    )
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -121,13 +141,37 @@ def test_two_repositories_under_one_home_do_not_share_m2_or_m4(tmp_path: Path) -
     alpha, beta = new_repo(tmp_path / "alpha"), new_repo(tmp_path / "beta")
     for repo in (alpha, beta):
         _engram(home, repo, "init", "--repo", str(repo))
-    _engram(home, alpha, "record", "alpha deploys with blue green switch", "--kind", "procedure",
-            "--ring", "M2")
+    _engram(
+        home,
+        alpha,
+        "record",
+        "alpha deploys with blue green switch",
+        "--kind",
+        "procedure",
+        "--ring",
+        "M2",
+    )
     _engram(home, alpha, "record", "alpha seat note about deploys", "--kind", "fact")
-    _engram(home, beta, "record", "beta deploys by rolling restart", "--kind", "procedure",
-            "--ring", "M2")
-    _engram(home, beta, "record", "team rule: deploys need a ticket", "--kind", "decision",
-            "--ring", "M3")
+    _engram(
+        home,
+        beta,
+        "record",
+        "beta deploys by rolling restart",
+        "--kind",
+        "procedure",
+        "--ring",
+        "M2",
+    )
+    _engram(
+        home,
+        beta,
+        "record",
+        "team rule: deploys need a ticket",
+        "--kind",
+        "decision",
+        "--ring",
+        "M3",
+    )
     assert (home / "engram.db").is_file()  # one database for both
     seen_by_alpha = _recall_texts(home, alpha, "deploys")
     seen_by_beta = _recall_texts(home, beta, "deploys")
@@ -144,12 +188,21 @@ def test_disclosed_a_clone_shares_m2_and_the_same_domain_shares_m4(tmp_path: Pat
     home = tmp_path / "home"
     original = new_repo(tmp_path / "original")
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(original), str(clone)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", str(original), str(clone)], check=True, capture_output=True
+    )
     _engram(home, original, "init", "--repo", str(original), "--domain", "same")
     _engram(home, clone, "init", "--repo", str(clone), "--domain", "same")
-    _engram(home, original, "record", "original repo memory about caching", "--kind", "fact",
-            "--ring", "M2")
+    _engram(
+        home,
+        original,
+        "record",
+        "original repo memory about caching",
+        "--kind",
+        "fact",
+        "--ring",
+        "M2",
+    )
     _engram(home, original, "record", "seat memory about caching", "--kind", "fact")
     seen = _recall_texts(home, clone, "caching")
     assert seen == {"original repo memory about caching", "seat memory about caching"}

@@ -65,7 +65,8 @@ def test_the_spec_example_parses_with_every_key(tmp_path: Path) -> None:
     assert spec.seat.keyspace_budget_tokens == 2000
     assert spec.ontology.entity_patterns == (r"ADR-\d{4}", r"K\d{2}")
     assert [(m.ring, m.ring_id, m.access, m.budget_share_pct) for m in spec.mounts] == [
-        ("M0", "canon:shared", "read_only", 20)]
+        ("M0", "canon:shared", "read_only", 20)
+    ]
     assert spec.epistemology.nomination_min_verifications == 5
     assert spec.attestation is not None
     assert spec.attestation.allowed_signers == tmp_path / ".engram" / "attestors"
@@ -74,46 +75,113 @@ def test_the_spec_example_parses_with_every_key(tmp_path: Path) -> None:
 
 
 BAD = [
-    ('schema_version = "engram.ote.v1"', 'schema_version = "engram.ote.v2"', "schema_version",
-     "'engram.ote.v1'"),
-    ('seat_id = "seat:engram-implementer"\narchetype', 'seat_id = "core"\narchetype',
-     "seat.seat_id", "an id such as"),
-    ("keyspace_budget_tokens = 2000", "keyspace_budget_tokens = 0", "seat.keyspace_budget_tokens",
-     "an integer from 1 to 1000000"),
-    ("keyspace_budget_tokens = 2000", 'keyspace_budget_tokens = "2000"',
-     "seat.keyspace_budget_tokens", "an integer"),
+    (
+        'schema_version = "engram.ote.v1"',
+        'schema_version = "engram.ote.v2"',
+        "schema_version",
+        "'engram.ote.v1'",
+    ),
+    (
+        'seat_id = "seat:engram-implementer"\narchetype',
+        'seat_id = "core"\narchetype',
+        "seat.seat_id",
+        "an id such as",
+    ),
+    (
+        "keyspace_budget_tokens = 2000",
+        "keyspace_budget_tokens = 0",
+        "seat.keyspace_budget_tokens",
+        "an integer from 1 to 1000000",
+    ),
+    (
+        "keyspace_budget_tokens = 2000",
+        'keyspace_budget_tokens = "2000"',
+        "seat.keyspace_budget_tokens",
+        "an integer",
+    ),
     ('domain = "engram"', 'domain = "Acme Core"', "ontology.domain", "lower-case"),
-    ('allowed_kinds = ["invariant"', 'allowed_kinds = ["Invariant"', "ontology.allowed_kinds",
-     "kind names"),
-    ('entity_patterns = ["ADR-', 'entity_patterns = ["(ADR-', "ontology.entity_patterns",
-     "valid regular expressions"),
+    (
+        'allowed_kinds = ["invariant"',
+        'allowed_kinds = ["Invariant"',
+        "ontology.allowed_kinds",
+        "kind names",
+    ),
+    (
+        'entity_patterns = ["ADR-',
+        'entity_patterns = ["(ADR-',
+        "ontology.entity_patterns",
+        "valid regular expressions",
+    ),
     ('ring = "M0" #', 'ring = "M9" #', "topology.mounts[0].ring", "one of 'M0'"),
-    ('ring_id = "canon:shared"', 'ring_id = "repo:abc"', "topology.mounts[0].ring_id",
-     "starting with 'canon:'"),
-    ('ring_id = "canon:shared"\naccess = "read_only"', 'ring_id = "canon:shared"\naccess = '
-     '"read_write"', "topology.mounts[0].access", "ring M0 is canon"),
-    ("budget_share_pct = 20", "budget_share_pct = 120", "topology.mounts[0].budget_share_pct",
-     "an integer from 0 to 100"),
-    ("budget_share_pct = 20", "budget_share_pct = 60", "topology.mounts",
-     "add up to at most 100"),
+    (
+        'ring_id = "canon:shared"',
+        'ring_id = "repo:abc"',
+        "topology.mounts[0].ring_id",
+        "starting with 'canon:'",
+    ),
+    (
+        'ring_id = "canon:shared"\naccess = "read_only"',
+        'ring_id = "canon:shared"\naccess = "read_write"',
+        "topology.mounts[0].access",
+        "ring M0 is canon",
+    ),
+    (
+        "budget_share_pct = 20",
+        "budget_share_pct = 120",
+        "topology.mounts[0].budget_share_pct",
+        "an integer from 0 to 100",
+    ),
+    ("budget_share_pct = 20", "budget_share_pct = 60", "topology.mounts", "add up to at most 100"),
     ("credible_z = 1.96", "credible_z = 0", "epistemology.credible_z", "a number in (0.0, 10.0]"),
-    ("graduation_lcb_threshold = 0.78", "graduation_lcb_threshold = 1.5",
-     "epistemology.graduation_lcb_threshold", "a number in (0.0, 1.0)"),
-    ("graduation_min_samples = 8.0", "graduation_min_samples = -1",
-     "epistemology.graduation_min_samples", "a number in [0.0"),
-    ("nomination_lcb_threshold = 0.85", "nomination_lcb_threshold = true",
-     "epistemology.nomination_lcb_threshold", "a number"),
-    ("nomination_min_verifications = 5", "nomination_min_verifications = 2.5",
-     "epistemology.nomination_min_verifications", "an integer"),
+    (
+        "graduation_lcb_threshold = 0.78",
+        "graduation_lcb_threshold = 1.5",
+        "epistemology.graduation_lcb_threshold",
+        "a number in (0.0, 1.0)",
+    ),
+    (
+        "graduation_min_samples = 8.0",
+        "graduation_min_samples = -1",
+        "epistemology.graduation_min_samples",
+        "a number in [0.0",
+    ),
+    (
+        "nomination_lcb_threshold = 0.85",
+        "nomination_lcb_threshold = true",
+        "epistemology.nomination_lcb_threshold",
+        "a number",
+    ),
+    (
+        "nomination_min_verifications = 5",
+        "nomination_min_verifications = 2.5",
+        "epistemology.nomination_min_verifications",
+        "an integer",
+    ),
     ("fail_open = true", 'fail_open = "yes"', "retrieval.fail_open", "true or false"),
-    ("embedding_dims = 128", "embedding_dims = 0", "retrieval.embedding_dims",
-     "an integer from 1 to 65536"),
-    ('embedding_provider = "local-hash-128"', 'embedding_provider = "magic"',
-     "retrieval.embedding_provider", "one of 'local-hash-128', 'remote-openai'"),
-    ("candidates_k = 20", "candidates_k = 0", "retrieval.reranker.candidates_k",
-     "an integer from 1 to 1000"),
-    ("guaranteed_dense_k = 5", "guaranteed_dense_k = 50", "retrieval.reranker.guaranteed_dense_k",
-     "an integer from 0 to 20"),
+    (
+        "embedding_dims = 128",
+        "embedding_dims = 0",
+        "retrieval.embedding_dims",
+        "an integer from 1 to 65536",
+    ),
+    (
+        'embedding_provider = "local-hash-128"',
+        'embedding_provider = "magic"',
+        "retrieval.embedding_provider",
+        "one of 'local-hash-128', 'remote-openai'",
+    ),
+    (
+        "candidates_k = 20",
+        "candidates_k = 0",
+        "retrieval.reranker.candidates_k",
+        "an integer from 1 to 1000",
+    ),
+    (
+        "guaranteed_dense_k = 5",
+        "guaranteed_dense_k = 50",
+        "retrieval.reranker.guaranteed_dense_k",
+        "an integer from 0 to 20",
+    ),
     ("fail_open = true", "fail_open = true\ncolour = 3", "retrieval.colour", "no such key"),
 ]
 
@@ -144,12 +212,14 @@ def test_a_missing_required_key_and_broken_toml_are_named(tmp_path: Path) -> Non
 
 
 @pytest.mark.req("engram.memory.anchor-not-git-ref")
-@pytest.mark.parametrize("ref", ["HEAD:.engram/attestors", "refs/heads/main",
-                                 "origin/main:attestors", "main@{1}"])
+@pytest.mark.parametrize(
+    "ref", ["HEAD:.engram/attestors", "refs/heads/main", "origin/main:attestors", "main@{1}"]
+)
 def test_the_attestation_anchor_is_never_a_git_ref(ref: str) -> None:
     text = manifest_text(f'\n[attestation]\nallowed_signers = "{ref}"\n')
-    with pytest.raises(ManifestError, match="attestation.allowed_signers: expected a file path, "
-                       "never a git ref"):
+    with pytest.raises(
+        ManifestError, match="attestation.allowed_signers: expected a file path, never a git ref"
+    ):
         parse_manifest(text, "x.toml")
 
 
@@ -171,13 +241,20 @@ def test_a_relative_anchor_resolves_against_the_manifest_and_an_absolute_one_sta
 
 @pytest.mark.req("engram.memory.manifest-m4-scope")
 def test_writing_another_seats_m4_ring_is_refused_but_reading_it_is_allowed() -> None:
-    text = manifest_text().replace('ring_id = "seat:engram-implementer"\naccess = "read_write"',
-                                   'ring_id = "seat:someone-else"\naccess = "read_write"')
-    with pytest.raises(ManifestError, match=r"topology.mounts\[4\].access: expected 'read_only' "
-                       "for another seat's M4 ring"):
+    text = manifest_text().replace(
+        'ring_id = "seat:engram-implementer"\naccess = "read_write"',
+        'ring_id = "seat:someone-else"\naccess = "read_write"',
+    )
+    with pytest.raises(
+        ManifestError,
+        match=r"topology.mounts\[4\].access: expected 'read_only' "
+        "for another seat's M4 ring",
+    ):
         parse_manifest(text, "x.toml")
-    reading = text.replace('ring_id = "seat:someone-else"\naccess = "read_write"',
-                           'ring_id = "seat:someone-else"\naccess = "read_only"')
+    reading = text.replace(
+        'ring_id = "seat:someone-else"\naccess = "read_write"',
+        'ring_id = "seat:someone-else"\naccess = "read_only"',
+    )
     assert parse_manifest(reading, "x.toml").mounts[4].access == "read_only"
 
 

@@ -40,6 +40,7 @@ class Tuning:
     w_dense: float = 1.0  # dense cosine, added likewise
     mmr_lambda: float = 0.85
     mmr_depth: int = 60
+    duplicate_cosine: float = 0.9  # a candidate this close to a chosen one goes to the back
 
 
 DEFAULT_TUNING = Tuning()
@@ -181,20 +182,31 @@ def _rerank(
     return reranked + [d for d in order if d not in set(head)]
 
 
-def _mmr(engine: MemoryEngine, order: list[int], tuning: Tuning) -> list[int]:
-    """Maximal marginal relevance over the head of the ranking (local vectors as similarity)."""
+def _mmr(
+    engine: MemoryEngine, order: list[int], relevance_of: dict[int, float] | None, tuning: Tuning
+) -> list[int]:
+    """Maximal marginal relevance over the head of the ranking (local vectors as similarity).
+
+    Relevance is the fused score over the best one (or rank-based after a cross-encoder);
+    near-duplicates of a chosen memory (cosine >= duplicate_cosine) go behind everything else.
+    """
     depth = min(len(order), tuning.mmr_depth)
     if depth <= 1 or tuning.mmr_lambda >= 1.0:
         return order
     head = np.asarray(order[:depth], dtype=np.int64)
     vecs = engine.index.local.view()[head]
     sims = vecs @ vecs.T
-    relevance = 1.0 - np.arange(depth, dtype=np.float32) / depth  # rank-based, in (0, 1]
+    if relevance_of is None:
+        relevance = 1.0 - np.arange(depth, dtype=np.float32) / depth  # rank-based, in (0, 1]
+    else:
+        raw = np.asarray([relevance_of[d] for d in order[:depth]], dtype=np.float32)
+        relevance = raw / (float(raw.max()) or 1.0)
     chosen: list[int] = []
     best_sim = np.zeros(depth, dtype=np.float32)
     available = np.ones(depth, dtype=bool)
     for _ in range(depth):
         score = tuning.mmr_lambda * relevance - (1 - tuning.mmr_lambda) * best_sim
+        score[best_sim >= tuning.duplicate_cosine] -= 2.0
         score[~available] = -np.inf
         pick = int(np.argmax(score))
         chosen.append(pick)
@@ -228,7 +240,9 @@ def recall(
     stages: dict[str, str] = {}
     order, parts, dense = fused_ranking(engine, query, [m.ring_id for m in mounts], stages, tuning)
     order = _rerank(engine, query, order, dense, stages, parts)
-    order = _mmr(engine, order, tuning)
+    reranked = stages.get("rerank") == "ok"
+    fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
+    order = _mmr(engine, order, fused_of, tuning)
 
     budget = spec.seat.keyspace_budget_tokens
     left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}

@@ -86,9 +86,8 @@ def _features(text: str) -> Iterable[tuple[str, float]]:
         yield "b:" + a + " " + b, 0.5
     for w in ws:
         padded = f"#{w}#"
-        n = max(1, len(padded) - 2)
         for i in range(len(padded) - 2):
-            yield "c:" + padded[i : i + 3], 0.6 / n
+            yield "c:" + padded[i : i + 3], 0.35
 
 
 def local_vector(text: str) -> np.ndarray:
