@@ -25,7 +25,8 @@ def fail(error: EngramError) -> int:
 def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     """Run the CLI; engram errors become one line on stderr, never a traceback."""
     try:
-        group.main(args=args, prog_name="engram", standalone_mode=False)
+        # Without standalone mode click returns a command's ctx.exit(code) instead of exiting.
+        returned = group.main(args=args, prog_name="engram", standalone_mode=False)
     except EngramError as e:
         return fail(e)
     except click.exceptions.Abort:
@@ -41,7 +42,7 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     except OSError as e:
         click.echo(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
         return 1
-    return 0
+    return returned if isinstance(returned, int) else 0
 
 
 def main() -> None:

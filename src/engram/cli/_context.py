@@ -18,6 +18,7 @@ from engram.runtime import EngramClient, RuntimeConfig
 PROVIDER_ENV = "ENGRAM_PROVIDER_URL"
 TOKEN_ENV = "ENGRAM_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 RUNTIME_ID_ENV = "ENGRAM_RUNTIME_ID"
+SCOPE_ENV = "ENGRAM_SCOPE"
 
 
 def provider_options(command: click.decorators.FC) -> click.decorators.FC:
@@ -40,9 +41,11 @@ def provider_options(command: click.decorators.FC) -> click.decorators.FC:
             ),
             click.option(
                 "--scope",
+                envvar=SCOPE_ENV,
                 default=None,
                 metavar="SCOPE",
-                help="Ask for a scoped export (e.g. professional) instead of the full context.",
+                help=f"Ask for a scoped export (e.g. professional) instead of the full context "
+                f"(default: ${SCOPE_ENV}).",
             ),
             click.option(
                 "--runtime-id",
