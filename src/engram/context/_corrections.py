@@ -14,7 +14,7 @@ it. Unknown and deleted belief ids are decided in ``docs/spec/context-correction
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from engram.context import _repo, _validate
 from engram.context._beliefs import ensure_schema
@@ -26,6 +26,8 @@ from engram.store import Store, Tx
 NEW_BELIEF_CATEGORY = "general"
 """Category of a belief created by confirming a correction of an id the provider never issued."""
 
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_CLOCK_SKEW = timedelta(days=1)
 CONFIRMED_CONFIDENCE = 1.0
 CONFIRMED_SOURCE = "user_confirmed_correction"
 
@@ -53,6 +55,8 @@ def propose_correction(
     value = _validate.text("new_value", new_value, _validate.MAX_STATEMENT)
     rid = _validate.text("runtime_id", runtime_id, _validate.MAX_ID)
     now = clock.now()
+    if timestamp is not None and not EARLIEST <= timestamp <= now + MAX_CLOCK_SKEW:
+        raise InvalidRequest("timestamp must lie between 1970 and now (allowing one day of skew)")
     correction = Correction(
         id=str(uuid.uuid4()),
         subject_id=subject_id,

@@ -10,7 +10,7 @@ members and limits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from engram.context import _repo
 from engram.context._corrections import NEW_BELIEF_CATEGORY
@@ -23,6 +23,7 @@ from engram.errors import ExpiryTooLong, UserNotFound
 from engram.store import Store, Tx
 
 ENGRAM_VERSION = "0.1"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_EXPORT_TTL = timedelta(hours=24)
 EXPORT_EVOLUTION_LIMIT = 50
 EXPORT_RESOLVED_CORRECTIONS_LIMIT = 20
@@ -145,7 +146,11 @@ def build_diff(
 ) -> dict[str, JsonValue]:
     """Changes since ``since`` (exclusive): ``changes`` (beliefs created or updated, current
     values) and ``tombstones`` (beliefs deleted), both oldest first, for the beliefs the scope
-    admits; ``until`` is the instant to pass as the next ``since``. Unsigned."""
+    admits; ``until`` is the instant to pass as the next ``since``. Unsigned.
+
+    A ``since`` before 1970 means "from the beginning" and is echoed as 1970-01-01T00:00:00Z.
+    """
+    since = max(since, EPOCH)
     with store.read() as tx:
         subject = _repo.require_subject(tx, subject_id)
         changed: list[Belief] = [

@@ -1,0 +1,82 @@
+"""The OpenAPI document: checked in, served, complete, and true (schemathesis finds nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from provider_harness import Provider, make_provider
+from schemathesis import GenerationMode, checks
+from schemathesis.core.result import Ok
+from starlette.routing import Route
+
+from engram.core.canonical import parse_strict
+from engram.provider import ProviderConfig, openapi_document
+from engram.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+]
+
+
+@pytest.mark.req("engram.provider.openapi-current")
+def test_the_checked_in_openapi_json_is_what_the_app_serves(memory_provider: Provider) -> None:
+    checked_in = parse_strict((REPO / "openapi.json").read_bytes())
+    default = make_provider(memory_provider.store, ProviderConfig())
+
+    served = default.client.get("/openapi.json")
+
+    assert served.status_code == 200
+    assert checked_in == openapi_document(), "regenerate: engram serve --print-openapi"
+    assert served.json() == checked_in
+
+
+@pytest.mark.req("engram.provider.openapi-current")
+def test_every_route_is_described_with_its_methods(memory_provider: Provider) -> None:
+    paths = openapi_document()["paths"]
+    for route in memory_provider.app.routes:
+        assert isinstance(route, Route)
+        if route.path == "/openapi.json":
+            continue
+        assert route.path in paths, route.path
+        methods = set(route.methods or ()) - {"HEAD"}
+        assert {m.lower() for m in methods} <= set(paths[route.path]), route.path
+
+
+@pytest.mark.req("engram.provider.openapi-conformance")
+@pytest.mark.slow
+def test_generated_requests_find_no_server_error_and_no_schema_breach(
+    memory_store: Store,
+) -> None:
+    config = ProviderConfig(rate_limit_per_minute=1_000_000, rate_limit_burst=1_000_000)
+    provider = make_provider(memory_store, config)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", provider.app)
+    operations = []
+    for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result
+        operations.append(result.ok())
+    assert len(operations) == 14
+    modes = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+    cases = st.one_of(
+        *(op.as_strategy(generation_mode=mode) for op in operations for mode in modes)
+    )
+
+    @settings(
+        max_examples=250,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=cases)
+    def exercise(case: Any) -> None:
+        case.call_and_validate(headers=provider.headers(), checks=CHECKS)
+
+    exercise()
