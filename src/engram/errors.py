@@ -166,7 +166,7 @@ class ExpiryTooLong(VerificationError):
 
 
 class MalformedExport(VerificationError):
-    """A signed export or diff is not I-JSON or lacks a member it must carry, so it cannot be used."""
+    """A signed export or diff is not I-JSON or lacks a member it must carry: it is unusable."""
 
     code = "malformed_export"
 
