@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -159,7 +158,7 @@ def verify_command(
         report = verify(cartridge, registry=_registry(trust), own_keyids=_own(own_keys))
     _emit(report.to_json(), as_json, [f"{report.state.value}: {report.reason}"])
     if report.state is TrustState.TAMPERED:
-        sys.exit(1)
+        raise click.exceptions.Exit(1)
 
 
 @cartridge_group.command("inspect")
