@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from memory_kit import manifest_text, ssh_keygen_key
 
 from engram.core.clock import FixedClock
 from engram.memory import MemoryEngine, OteSpec, open_engine, parse_manifest
 from engram.store import Store
-from memory_kit import manifest_text, ssh_keygen_key
 
 
 @pytest.fixture

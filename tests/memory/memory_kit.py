@@ -1,4 +1,4 @@
-"""Helpers for the memory engine tests: manifests with extras, real ssh-keygen keys and signatures."""
+"""Helpers for the memory tests: manifests with extras, real ssh-keygen keys and signatures."""
 
 from __future__ import annotations
 

@@ -89,7 +89,8 @@ def test_a_repository_without_commits_gets_a_generated_id_printed_and_kept(tmp_p
     assert result.exit_code == 0, result.output
     spec = load_manifest(repo / ".engram" / "ote.toml")
     m2 = next(m.ring_id for m in spec.mounts if m.ring == "M2")
-    assert m2.startswith("repo:") and len(m2) == len("repo:") + 16
+    assert m2.startswith("repo:")
+    assert len(m2) == len("repo:") + 16
     int(m2[5:], 16)
     assert f"generated M2 id {m2}" in result.output
     # A later commit does not change the kept id: init never rewrites the file.

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from memory_kit import manifest_text
 
 from engram.cli import cli
 from engram.errors import ManifestError
 from engram.memory import default_manifest_text, load_manifest, parse_manifest
-from memory_kit import manifest_text
 
 SPEC_EXAMPLE = """
 schema_version = "engram.ote.v1"
@@ -218,7 +218,7 @@ def test_a_missing_required_key_and_broken_toml_are_named(tmp_path: Path) -> Non
 def test_the_attestation_anchor_is_never_a_git_ref(ref: str) -> None:
     text = manifest_text(f'\n[attestation]\nallowed_signers = "{ref}"\n')
     with pytest.raises(
-        ManifestError, match="attestation.allowed_signers: expected a file path, never a git ref"
+        ManifestError, match=r"attestation.allowed_signers: expected a file path, never a git ref"
     ):
         parse_manifest(text, "x.toml")
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from memory_kit import manifest_text
 
 from engram.core.canonical import canonicalize
 from engram.core.clock import FixedClock
@@ -24,7 +25,6 @@ from engram.memory import (
     status,
 )
 from engram.store import Store
-from memory_kit import manifest_text
 
 
 @pytest.mark.req("engram.memory.record-content-addressed")
@@ -34,14 +34,17 @@ def test_a_memory_id_is_the_content_address_and_recording_twice_is_one_memory(
     first = record(engine, "Pin numpy in CI", "invariant", "M3")
     again = record(engine, "Pin numpy in CI", "invariant", "M3")
     elsewhere = record(engine, "Pin numpy in CI", "invariant", "M4")
-    assert first.created and not again.created and elsewhere.created
+    assert first.created
+    assert not again.created
+    assert elsewhere.created
     assert (
         first.memory.id
         == again.memory.id
         == memory_id("team:shared", "invariant", "Pin numpy in CI")
     )
     assert elsewhere.memory.id != first.memory.id  # same text, another ring: another memory
-    assert first.memory.ring == "M3" and first.memory.ring_id == "team:shared"
+    assert first.memory.ring == "M3"
+    assert first.memory.ring_id == "team:shared"
     assert canonicalize(first.to_json())  # the result is I-JSON
 
 
@@ -81,7 +84,8 @@ def test_entities_come_from_entity_patterns_and_every_memory_has_a_local_vector(
 @pytest.mark.req("engram.memory.record-local-vector")
 def test_the_local_vector_is_deterministic_and_offline() -> None:
     a, b = local_vector("the build cache is stale"), local_vector("the build cache is stale")
-    assert a.dtype == np.float32 and a.shape == (128,)
+    assert a.dtype == np.float32
+    assert a.shape == (128,)
     assert np.array_equal(a, b)
     assert float(a @ local_vector("stale build cache")) > float(a @ local_vector("tea party"))
 
@@ -96,7 +100,8 @@ def test_a_batch_with_one_bad_item_writes_nothing(engine: MemoryEngine) -> None:
     results = record_many(
         engine, [RecordInput(f"memory number {i}", "fact") for i in range(5)], progress=seen.append
     )
-    assert seen == [1, 2, 3, 4, 5] and all(r.created for r in results)
+    assert seen == [1, 2, 3, 4, 5]
+    assert all(r.created for r in results)
 
 
 @pytest.mark.req("engram.memory.recall-hybrid")
@@ -174,7 +179,8 @@ def test_the_slate_is_cut_to_the_budget_split_by_mount_share(
     for hit in result.hits:
         by_ring[hit.memory.ring] = by_ring.get(hit.memory.ring, 0) + hit.memory.tokens
     assert "M2" not in by_ring  # 57 tokens fit neither M2's 30 nor any pool
-    assert by_ring["M4"] <= 25 and by_ring["M4"] == m4[0].tokens * (25 // m4[0].tokens)
+    assert by_ring["M4"] <= 25
+    assert by_ring["M4"] == m4[0].tokens * (25 // m4[0].tokens)
 
 
 @pytest.mark.req("engram.memory.recall-mmr")
