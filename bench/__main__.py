@@ -8,6 +8,7 @@ import sys
 
 BENCHMARKS = {
     "canonical": "bench.canonical",
+    "cartridge": "bench.bench_cartridge",
 }
 
 

@@ -31,7 +31,7 @@ from engram.cartridge._manifest import (
 )
 from engram.cartridge._paths import SAVE, check_path, zone_of
 from engram.cartridge._records import encode_records, prepare_for_export
-from engram.cartridge._rom import Rom, derive_skills, load_rom
+from engram.cartridge._rom import Rom, load_rom
 from engram.cartridge._scrub import require_clean
 from engram.cartridge._signing import sign_manifest
 from engram.cartridge._sqlar import EXEC_MODE, FILE_MODE
@@ -97,7 +97,7 @@ def build(
 
     ``skills`` comes from :func:`collect_skills`; ``records`` are memory records in the author's
     form (see ``prepare_for_export``). Everything is validated and scrubbed before ``out``
-    exists; a refused build leaves no file behind.
+    appears (on a staged copy); a refused build leaves no file behind.
     """
     now = int(clock.now().timestamp())
     prepared = [prepare_for_export(r) for r in records]
@@ -114,12 +114,11 @@ def build(
     rom[CARTRIDGE_FILE] = (canonicalize(document) + b"\n", FILE_MODE, now)
     rom[HARNESS_FILE] = (canonicalize(requirements) + b"\n", FILE_MODE, now)
     rom[MEMORY_FILE] = (encode_records(prepared), FILE_MODE, now)
-    # Fail before anything is written: every path and skill is checked and every byte scrubbed.
     for path in rom:
         if zone_of(check_path(path)) != "rom":
             raise CartridgeFormatError(f"{path!r} is not a ROM path")
-    derive_skills({p: c for p, (c, _, _) in rom.items()}, 1024**2)
-    require_clean({p: c for p, (c, _, _) in rom.items()})
+    # Skills, the scrub gate and every schema are checked by seal() on the staged file's live
+    # bytes; a refusal there deletes the staging file, so ``out`` never holds a partial build.
     target = Path(out)
     staging = target.with_name(f".{target.name}.build")
     try:

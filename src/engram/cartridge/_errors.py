@@ -11,7 +11,7 @@ from __future__ import annotations
 from engram.errors import ConflictError, InputError, VerificationError
 
 
-class ScrubBlocked(InputError):  # noqa: N818  (named like the engram tree's leaves)
+class ScrubBlocked(InputError):
     """The fail-closed scrub gate found secret-like content; nothing was signed or written."""
 
     code = "scrub_blocked"
@@ -23,19 +23,19 @@ class TrustRegistryError(InputError):
     code = "invalid_trust_registry"
 
 
-class CartridgeTampered(VerificationError):  # noqa: N818  (named like the engram tree's leaves)
+class CartridgeTampered(VerificationError):
     """Live ROM bytes no longer match what the stored index or the signature vouches for."""
 
     code = "cartridge_tampered"
 
 
-class UntrustedCartridge(VerificationError):  # noqa: N818  (named like the engram tree's leaves)
+class UntrustedCartridge(VerificationError):
     """The cartridge verified, but its trust state is not one the caller accepts."""
 
     code = "untrusted_cartridge"
 
 
-class ActivationRefused(ConflictError):  # noqa: N818  (named like the engram tree's leaves)
+class ActivationRefused(ConflictError):
     """The host cannot meet the cartridge's signed harness requirements (§8.5 handshake)."""
 
     code = "activation_refused"

@@ -1,0 +1,135 @@
+"""Cartridges: build+sign, verify and import of 10,000 memories beside a plain SQLite bulk insert.
+
+Run: ``python -m bench cartridge [--rounds N]``. Every workload carries the same 10,000 memory
+records. The baseline is what the data costs with no format at all: ``executemany`` of those
+rows into a fresh SQLite file and one commit. The contenders are the three cartridge paths of
+acx-cartridge-conformance §12: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
+derive the manifest, sign), verify (open read-only, check the header and schema, hash every ROM
+byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
+records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes
+each memory's local vector).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench._harness import Case, Contender, measure, report
+from engram.cartridge import Cartridge, TrustState, build, plan_import, verify
+from engram.core.clock import FixedClock
+from engram.core.keys import PrivateKey
+from engram.memory import import_memories, memory_id
+from engram.store import open_store
+
+COUNT = 10_000
+KINDS = ("invariant", "decision", "procedure", "fact")
+CLOCK = FixedClock(datetime(2026, 3, 1, tzinfo=UTC))
+
+
+def _records() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"mem-{i:06d}",
+            "kind": KINDS[i % len(KINDS)],
+            "text": f"Memory {i}: service {i % 97} retries {i % 7} times before paging on-call.",
+            "tier": "transferable",
+            "entities": [f"K{i % 100:02d}"],
+        }
+        for i in range(COUNT)
+    ]
+
+
+def _plain_insert(path: Path, records: list[dict[str, Any]]) -> None:
+    path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memory(id TEXT PRIMARY KEY, kind TEXT, text TEXT, entities TEXT)")
+    conn.executemany(
+        "INSERT INTO memory VALUES (?, ?, ?, ?)",
+        [(r["id"], r["kind"], r["text"], ",".join(r["entities"])) for r in records],
+    )
+    conn.commit()
+    conn.close()
+
+
+def main(*, rounds: int = 5) -> list[Case]:
+    records = _records()
+    key = PrivateKey.generate()
+    work = Path(tempfile.mkdtemp(prefix="bench-cartridge-"))
+    acx = work / "memories.acx"
+    plain = work / "plain.db"
+
+    def build_and_sign() -> None:
+        build(
+            acx,
+            publisher_id="io.github.bench",
+            artifact_id="bench",
+            artifact_version="1.0.0",
+            clock=CLOCK,
+            records=records,
+            key=key,
+        )
+
+    def verify_only() -> None:
+        with Cartridge.open(acx) as cartridge:
+            assert verify(cartridge).state is TrustState.PORTABLE
+
+    counter = iter(range(1_000_000))
+
+    def import_into_fresh_store() -> None:
+        store = open_store(f"sqlite:///{work / f'store-{next(counter)}.db'}")
+        try:
+            with Cartridge.open(acx) as cartridge:
+                plan = plan_import(cartridge, existing=[], accept={TrustState.PORTABLE})
+            ring = "seat:bench"
+            import_memories(
+                store,
+                [
+                    {
+                        "memory": {
+                            "id": memory_id(ring, r["kind"], r["text"]),
+                            "ring": "M4",
+                            "ring_id": ring,
+                            "kind": r["kind"],
+                            "text": r["text"],
+                            "entities": r["entities"],
+                            "provenance": {"acxRecordId": r["id"]},
+                            "thread": "",
+                            "seat_id": ring,
+                            "status": "candidate",
+                            "created_at": "2026-03-01T00:00:00.000000Z",
+                        },
+                        "events": [],
+                    }
+                    for r in plan.records
+                ],
+            )
+            assert len(plan.records) == COUNT
+        finally:
+            store.close()
+
+    build_and_sign()  # the file the verify and import cases read
+    baseline = Contender("plain SQLite bulk insert", lambda: _plain_insert(plain, records))
+    cases = [
+        Case(f"build+sign {COUNT:,}", [baseline, Contender("engram build+sign", build_and_sign)]),
+        Case(f"verify {COUNT:,}", [baseline, Contender("engram verify", verify_only)]),
+        Case(
+            f"import {COUNT:,}",
+            [baseline, Contender("engram verify+merge+import", import_into_fresh_store)],
+        ),
+    ]
+    for case in cases:
+        measure(case, rounds=rounds, sample_seconds=0.05)
+    report(f"cartridge: {COUNT:,} memories (per operation; throughput = {COUNT:,} / median)", cases)
+    for case in cases:
+        for contender in case.contenders[1:]:
+            median = sorted(case.samples[contender.name])[len(case.samples[contender.name]) // 2]
+            print(f"{case.label}: {COUNT / median:,.0f} memories/s ({contender.name})")
+    return cases
+
+
+if __name__ == "__main__":
+    main()
