@@ -18,6 +18,7 @@ from engram.cli import _correction as _correction
 from engram.cli import _db as _db
 from engram.cli import _demo as _demo
 from engram.cli import _keys as _keys
+from engram.cli import _mcp as _mcp
 from engram.cli import _memory as _memory
 from engram.cli import _ote as _ote
 from engram.cli import _serve as _serve

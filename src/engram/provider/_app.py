@@ -9,13 +9,15 @@ use the same shape. ``docs/spec/context-provider.md`` documents every route and 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from engram.context import ensure_schema
 from engram.core.clock import Clock, SystemClock
@@ -81,8 +83,20 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     )
 
 
-def create_app(config: ProviderConfig, store: Store, clock: Clock | None = None) -> Starlette:
-    """The provider app over ``store`` (migrated here); ``clock`` defaults to the wall clock."""
+def create_app(
+    config: ProviderConfig,
+    store: Store,
+    clock: Clock | None = None,
+    *,
+    routes: Sequence[BaseRoute] = (),
+    lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
+) -> Starlette:
+    """The provider app over ``store`` (migrated here); ``clock`` defaults to the wall clock.
+
+    ``routes`` and ``lifespan`` let the CLI add other adapters beside the provider's own routes
+    (``engram serve`` adds the MCP endpoint at ``/mcp``); they sit inside the same middleware
+    (request id, limits, access log) and error handlers, and do their own authentication.
+    """
     clock = clock or SystemClock()
     ensure_schema(store)
     services = Services(
@@ -97,7 +111,7 @@ def create_app(config: ProviderConfig, store: Store, clock: Clock | None = None)
     async def openapi(_: Request) -> Response:
         return json_response(spec)
 
-    routes = [
+    own_routes = [
         Route("/healthz", read.healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/.well-known/engram", read.well_known, methods=["GET"]),
@@ -115,7 +129,8 @@ def create_app(config: ProviderConfig, store: Store, clock: Clock | None = None)
         Route("/v1/beliefs/{bid}/history", write.belief_history_route, methods=["GET"]),
     ]
     app = Starlette(
-        routes=routes,
+        routes=[*own_routes, *routes],
+        lifespan=lifespan,
         middleware=[
             Middleware(
                 ProviderMiddleware,

@@ -1,0 +1,316 @@
+"""The six engram tools: each parses its arguments, calls one memory-engine function, maps errors.
+
+engram-ote-v1-and-mcp §3.2. ``engram_recall`` → :func:`engram.memory.recall`, ``engram_record``
+→ :func:`~engram.memory.record`, ``engram_distill`` → :func:`~engram.memory.distill`,
+``engram_complete`` → :func:`~engram.memory.complete`, ``engram_outcome`` →
+:func:`~engram.memory.outcome` (on the ``mcp`` channel, which refuses sealed_* / human_*) and
+``engram_status`` → :func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
+are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
+as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
+
+The engine holds an in-process retrieval index that is not safe to mutate from two threads, and
+the SDK runs synchronous tools on worker threads: one lock serialises engine calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from engram.core.canonical import canonicalize
+from engram.errors import EngramError, InvalidRequest, RemoteError
+from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
+from engram.mcp._seat import SeatSource
+from engram.memory import (
+    SIGNALS,
+    Distiller,
+    MemoryEngine,
+    RecordResult,
+    complete,
+    distill,
+    outcome,
+    recall,
+    record,
+    status,
+)
+
+LOG = logging.getLogger("engram.mcp")
+T = TypeVar("T")
+
+MAX_QUERY = 4_000
+MAX_TEXT = 100_000  # the engine's own limit (engram.memory._engine.MAX_TEXT), stated in the schema
+MAX_EPISODES = 50
+MAX_PROVENANCE_BYTES = 16_384
+MAX_ID = 200
+
+ATTESTED_REFUSAL = (
+    "{signal} outcomes are refused over MCP: sealed_* and human_* evidence is recorded only by "
+    "`engram outcome --attestation <ssh-signature>` against the seat's trust anchor"
+)
+
+Ring = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_ID,
+        description="Where to write: a ring level M2, M3 or M4 (default M4, this seat's own "
+        "ring) or a mounted ring id. Only rings mounted with access = read_write accept writes.",
+    ),
+]
+MemoryId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_ID,
+        description="A memory id (mem:…) as returned by engram_record or engram_recall.",
+    ),
+]
+
+
+def model_signals() -> list[str]:
+    """Signals this channel accepts: every signal except the attested sealed_* / human_* ones."""
+    return sorted(name for name, s in SIGNALS.items() if not s.attested)
+
+
+class EngramTools:
+    """The tool functions, bound to one seat's engine (see the module docstring)."""
+
+    def __init__(
+        self, engine: MemoryEngine, seat: SeatSource, distiller: Distiller | None = None
+    ) -> None:
+        self.engine = engine
+        self.seat = seat
+        self.distiller = distiller
+        self._lock = threading.Lock()
+
+    def _call(self, tool: str, fn: Callable[[], T]) -> T:
+        """Run one engine call under the lock; engram errors become tool errors."""
+        try:
+            with self._lock:
+                return fn()
+        except EngramError as e:
+            if e.http_status >= 500 and not isinstance(e, RemoteError):
+                # Store and key failures stay in the server log; the model gets the code only.
+                LOG.error("%s failed: %s: %s", tool, type(e).__name__, e.message)
+                raise ToolError(f"{e.code}: internal error (see the engram server log)") from e
+            raise ToolError(f"{e.code}: {e.message}") from e
+
+    def engram_recall(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_QUERY,
+                description="What you need to know, in words or identifiers (e.g. an error "
+                "message, an ADR number, a component name).",
+            ),
+        ],
+        k: Annotated[
+            int, Field(ge=1, le=100, description="Most memories to return (default 10).")
+        ] = 10,
+        rings: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=MAX_ID)]] | None,
+            Field(
+                max_length=5,
+                description="Only these rings (levels M0-M4 or mounted ring ids); default: "
+                "every ring the seat mounts.",
+            ),
+        ] = None,
+    ) -> RecallOut:
+        """Recall the memories most relevant to a query from the seat's mounted rings."""
+        result = self._call("engram_recall", lambda: recall(self.engine, query, k, rings=rings))
+        return RecallOut.model_validate(result.to_json())
+
+    def engram_record(
+        self,
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_TEXT,
+                description="The memory itself: one self-contained fact, decision or procedure "
+                "a later session can use without this conversation.",
+            ),
+        ],
+        kind: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=64,
+                description="One of the seat's allowed_kinds (listed in this tool's description).",
+            ),
+        ],
+        ring: Ring = "M4",
+        thread: Annotated[
+            str,
+            Field(
+                max_length=MAX_ID,
+                description="Optional conversation or episode id; memories of one thread are "
+                "recalled with their neighbours.",
+            ),
+        ] = "",
+        provenance: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="Optional JSON object saying where this came from (file, commit, "
+                f"URL, …); at most {MAX_PROVENANCE_BYTES} bytes."
+            ),
+        ] = None,
+    ) -> RecordOut:
+        """Record one content-addressed memory into a writable ring."""
+
+        def call() -> RecordResult:
+            if provenance is not None and len(canonicalize(provenance)) > MAX_PROVENANCE_BYTES:
+                raise InvalidRequest(f"provenance is over {MAX_PROVENANCE_BYTES} bytes")
+            return record(self.engine, text, kind, ring, provenance or {}, thread)
+
+        return RecordOut.model_validate(self._call("engram_record", call).to_json())
+
+    def engram_distill(
+        self,
+        episodes: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]],
+            Field(
+                min_length=1,
+                max_length=MAX_EPISODES,
+                description="Raw debugging episodes (logs, notes, transcripts), one text each; "
+                "what recurs across them is what gets kept.",
+            ),
+        ],
+        kind: Annotated[
+            Literal["known_process", "invariant"],
+            Field(
+                description="known_process: symptom, cause and the steps that fix it; "
+                "invariant: a rule that must always hold."
+            ),
+        ] = "known_process",
+        ring: Ring = "M4",
+    ) -> RecordOut:
+        """Distill debugging episodes into one reusable known_process or invariant memory."""
+        result = self._call(
+            "engram_distill",
+            lambda: distill(self.engine, episodes, kind, ring, llm=self.distiller),
+        )
+        return RecordOut.model_validate(result.to_json())
+
+    def engram_complete(
+        self,
+        memory_id: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_ID,
+                description="The memory to judge; omit to judge every memory in the mounted rings.",
+            ),
+        ] = None,
+        apply: Annotated[
+            bool,
+            Field(description="Write the new statuses (default); false previews the verdicts."),
+        ] = True,
+    ) -> CompleteOut:
+        """Apply the graduation rule: promote memories whose evidence meets the thresholds."""
+        result = self._call(
+            "engram_complete", lambda: complete(self.engine, memory_id, apply=apply)
+        )
+        return CompleteOut.model_validate(result.to_json())
+
+    def engram_outcome(
+        self,
+        memory_id: MemoryId,
+        signal: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=64,
+                description="What happened when the memory was used: "
+                + ", ".join(model_signals())
+                + ". Gate signals (tests_*, build_*, typecheck_*, lint_*) are uncapped; "
+                "rubric_* and model_* are model-judged and capped at 0.30. sealed_* and "
+                "human_* are refused here.",
+            ),
+        ],
+        decision_id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_ID,
+                description="A stable id for this verdict (e.g. run id + memory id); sending "
+                "the same decision_id again is one event, not two.",
+            ),
+        ],
+        weight: Annotated[
+            float | None,
+            Field(
+                gt=0,
+                le=1000,
+                description="Strength of the evidence (default: the signal's own, 1.0 for "
+                "gates, 0.30 for model-judged signals, which are capped at 0.30).",
+            ),
+        ] = None,
+    ) -> OutcomeOut:
+        """Record evidence about a memory: a Beta(α, β) update, one event per decision_id."""
+        known = SIGNALS.get(signal)
+        if known is not None and known.attested:
+            # Refused before anything is looked up, whatever the memory id.
+            raise ToolError("forbidden: " + ATTESTED_REFUSAL.format(signal=signal))
+        result = self._call(
+            "engram_outcome",
+            lambda: outcome(
+                self.engine, memory_id, signal, decision_id, weight=weight, channel="mcp"
+            ),
+        )
+        return OutcomeOut.model_validate(result.to_json())
+
+    def engram_status(self) -> StatusOut:
+        """Report the seat: rings, graduation state, attestation anchor, oracle split."""
+        report = self._call("engram_status", lambda: status(self.engine))
+        return StatusOut.model_validate({"seat": self.seat.to_json(), **report.to_json()})
+
+
+def tool_descriptions(engine: MemoryEngine) -> dict[str, str]:
+    """Each tool's description, naming this seat's kinds and rings so a model can act on it."""
+    spec = engine.spec
+    kinds = ", ".join(spec.ontology.allowed_kinds)
+    writable = ", ".join(f"{m.ring} ({m.ring_id})" for m in spec.mounts if m.writable) or "none"
+    mounted = ", ".join(f"{m.ring} ({m.ring_id})" for m in spec.mounts)
+    seat = spec.seat.seat_id
+    return {
+        "engram_recall": (
+            f"Recall memories for seat {seat}: hybrid lexical (BM25) + vector retrieval with "
+            f"MMR diversity, cut to the seat's token budget. Mounted rings: {mounted}. Use it "
+            "before acting on a codebase or process you may have met before."
+        ),
+        "engram_record": (
+            f"Record a memory for seat {seat}. kind must be one of: {kinds}. Writable rings: "
+            f"{writable}. The id is a content address, so recording the same text twice is "
+            "harmless."
+        ),
+        "engram_distill": (
+            "Distill raw debugging episodes into one reusable memory (known_process or "
+            f"invariant) and record it. Writable rings: {writable}."
+        ),
+        "engram_complete": (
+            "Apply the graduation rule: a memory becomes complete (graduated) only when both its "
+            "full Beta posterior and its attested evidence (sealed tests, human review) meet "
+            "graduation_lcb_threshold and graduation_min_samples. Model-judged evidence alone "
+            "never graduates."
+        ),
+        "engram_outcome": (
+            "Record evidence about a recalled memory after using it (did the tests pass, did "
+            "the reviewer accept it). Model-judged signals move the posterior by at most 0.30. "
+            "sealed_* and human_* signals are refused here: they are recorded only by "
+            "`engram outcome --attestation <ssh-signature>`."
+        ),
+        "engram_status": (
+            f"Report seat {seat}: which manifest is in use and why, memories and graduations "
+            "per ring, vector coverage, graduation state, attestation anchor, oracle split."
+        ),
+    }
+
+
+__all__ = ["ATTESTED_REFUSAL", "EngramTools", "model_signals", "tool_descriptions"]
