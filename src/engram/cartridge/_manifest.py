@@ -26,7 +26,6 @@ from engram.errors import CanonicalJsonError, CartridgeFormatError
 CARTRIDGE_FILE = "rom/cartridge.json"
 HARNESS_FILE = "rom/harness/requirements.json"
 MEMORY_FILE = "rom/memory/records.jsonl"
-SAVE_MEMORY_FILE = "save/memory/records.jsonl"
 CARTRIDGE_SCHEMA_VERSION = "acx.cartridge/1"
 PACKAGE_SCHEMA_VERSION = "acx.package/1"
 MANIFEST_SCHEMA_VERSION = "acx.rom-manifest/1"
@@ -200,7 +199,6 @@ __all__ = [
     "PACKAGE_ROLES",
     "ROM_DIRS",
     "ROM_FIXED_FILES",
-    "SAVE_MEMORY_FILE",
     "cartridge_document",
     "check_cartridge_document",
     "check_package_spec",

@@ -158,17 +158,6 @@ def _ext(name: str, ext_json: bytes | None) -> dict[str, Any]:
     return dict(ext)
 
 
-def skill_names(paths: list[str]) -> list[str]:
-    """The skill directory names under ``rom/skills/`` among ``paths`` (refusing stray files)."""
-    names: set[str] = set()
-    prefix = SKILLS_ROOT + "/"
-    for path in paths:
-        if not path.startswith(prefix):
-            continue
-        names.add(path[len(prefix) :].split("/", 1)[0])
-    return sorted(names)
-
-
 __all__ = [
     "EXT_FILE",
     "FRONTMATTER_KEYS",
@@ -178,6 +167,5 @@ __all__ = [
     "SKILL_FILE",
     "SKILL_SCHEMA_VERSION",
     "SkillRow",
-    "skill_names",
     "skill_row",
 ]

@@ -11,7 +11,6 @@ only then classifies trust. A file that is not a well-formed cartridge raises
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,9 +158,4 @@ def check_vectors(cartridge: Cartridge, rom: Rom) -> None:
             )
 
 
-def unpack_vector(blob: bytes) -> list[float]:
-    """A float32 little-endian vector (the ``acx_vectors.vector`` encoding)."""
-    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
-
-
-__all__ = ["TrustReport", "check_projections", "read_envelope", "unpack_vector", "verify"]
+__all__ = ["TrustReport", "check_projections", "read_envelope", "verify"]
