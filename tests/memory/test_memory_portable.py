@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memory_kit import ANCHOR, manifest_text, ssh_sign
@@ -127,7 +128,7 @@ def test_migrate_rings_moves_canon_fleet_to_canon_shared_idempotently(
 ) -> None:
     old_id = memory_id("canon:fleet", "invariant", "never force-push main")
     dup_id = memory_id("canon:fleet", "invariant", "tests gate merges")
-    records = []
+    records: list[dict[str, Any]] = []
     for mid, text in ((old_id, "never force-push main"), (dup_id, "tests gate merges")):
         records.append(
             {

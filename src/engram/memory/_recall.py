@@ -196,6 +196,7 @@ def _mmr(
     head = np.asarray(order[:depth], dtype=np.int64)
     vecs = engine.index.local.view()[head]
     sims = vecs @ vecs.T
+    relevance: np.ndarray
     if relevance_of is None:
         relevance = 1.0 - np.arange(depth, dtype=np.float32) / depth  # rank-based, in (0, 1]
     else:
