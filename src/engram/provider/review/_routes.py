@@ -1,0 +1,427 @@
+"""The review page's routes: server-rendered HTML at ``/review`` (``docs/spec/review-page.md``).
+
+Every endpoint dispatches on the method itself and turns every failure into an HTML page with the
+right status, so the provider's JSON error handlers never see a review request and no internals
+(tracebacks, SQL, paths) reach the page: 5xx pages say only that something failed and give the
+request id the access log carries. Store calls run in Starlette's thread pool.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from engram.context import (
+    Belief,
+    Correction,
+    CorrectionStatus,
+    Subject,
+    belief_history,
+    confirm_correction,
+    get_belief,
+    get_subject,
+    list_beliefs,
+    list_corrections,
+    list_pending_corrections,
+    reject_correction,
+)
+from engram.errors import AuthError, BeliefNotFound, EngramError, Forbidden, TokenExpired
+from engram.provider._services import Services
+from engram.provider.review import _pages
+from engram.provider.review._forms import (
+    check_login_token,
+    check_same_origin,
+    new_login_token,
+    read_form,
+    valid_login_token,
+)
+from engram.provider.review._html import page
+from engram.provider.review._sessions import (
+    OpenedSession,
+    ReviewConfig,
+    ReviewSession,
+    check_csrf,
+    ensure_review_schema,
+    inspect_link,
+    redeem_review_link,
+    resume_session,
+    sign_in_with_token,
+    sign_out,
+)
+
+LOG = logging.getLogger("engram.provider.review")
+T = TypeVar("T")
+Handler = Callable[[Request], Awaitable[Response]]
+RECENT_DECISIONS = 10
+_ANY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+# Banners after a redirect: the query names one of these, so nothing the URL carries is echoed.
+NOTICES: Mapping[str, str] = {
+    "signed-in": "You are signed in.",
+    "signed-out": "You are signed out.",
+    "confirmed": "Confirmed. The belief now has the new value, and its history records the change.",
+    "rejected": "Rejected. The belief is unchanged.",
+}
+
+_TITLES: Mapping[int, tuple[str, str]] = {
+    400: ("That request could not be used", "Go to the review page"),
+    401: ("Please sign in", "Sign in"),
+    403: ("That was refused", "Back to review"),
+    404: ("Not found", "Back to review"),
+    405: ("Not possible here", "Back to review"),
+    409: ("Already decided", "Back to review"),
+}
+
+
+def _cookie_names(request: Request) -> tuple[str, str, str]:
+    """(session cookie, login cookie, path): ``__Host-`` names over https, else under /review."""
+    if request.url.scheme == "https":
+        return "__Host-engram_review", "__Host-engram_review_login", "/"
+    return "engram_review", "engram_review_login", _pages.BASE
+
+
+@dataclass(frozen=True)
+class _Signed:
+    secret: str
+    session: ReviewSession
+    subject: Subject
+
+
+class ReviewPages:
+    """The handlers, bound to the provider's services and the review settings."""
+
+    def __init__(self, services: Services, config: ReviewConfig) -> None:
+        self.services = services
+        self.config = config
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await run_in_threadpool(fn, *args)
+
+    def _set_cookie(
+        self, request: Request, response: Response, name: str, value: str, max_age: int
+    ) -> None:
+        response.set_cookie(
+            name,
+            value,
+            max_age=max(1, max_age),
+            path=_cookie_names(request)[2],
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+
+    def _clear_cookie(self, request: Request, response: Response, name: str) -> None:
+        response.delete_cookie(
+            name,
+            path=_cookie_names(request)[2],
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+
+    def _start_session(self, request: Request, opened: OpenedSession, notice: str) -> Response:
+        session_cookie, login_cookie, _ = _cookie_names(request)
+        response = RedirectResponse(f"{_pages.BASE}?notice={notice}", status_code=303)
+        lifetime = opened.session.expires_at - self.services.clock.now()
+        self._set_cookie(
+            request, response, session_cookie, opened.secret, int(lifetime.total_seconds())
+        )
+        self._clear_cookie(request, response, login_cookie)
+        request.state.subject_id = opened.session.subject_id
+        return response
+
+    def _login_token(self, request: Request) -> str:
+        existing = request.cookies.get(_cookie_names(request)[1])
+        return existing if valid_login_token(existing) and existing else new_login_token()
+
+    def _with_login_cookie(self, request: Request, response: Response, token: str) -> Response:
+        self._set_cookie(request, response, _cookie_names(request)[1], token, 3600)
+        return response
+
+    def _resume(self, secret: str) -> _Signed:
+        session = resume_session(self.services.store, self.services.clock, secret, self.config)
+        return _Signed(secret, session, get_subject(self.services.store, session.subject_id))
+
+    async def _signed_in(self, request: Request) -> _Signed:
+        """The request's session, or Unauthorized / TokenExpired (the wrapper clears the cookie)."""
+        secret = request.cookies.get(_cookie_names(request)[0], "")
+        signed = await self._run(self._resume, secret)
+        request.state.subject_id = signed.session.subject_id
+        return signed
+
+    def _sign_in_page(
+        self,
+        request: Request,
+        error: str | None = None,
+        notice: str | None = None,
+        status: int = 200,
+    ) -> Response:
+        token = self._login_token(request)
+        response = page("Sign in", _pages.sign_in(token), error=error, notice=notice, status=status)
+        return self._with_login_cookie(request, response, token)
+
+    # -- GET /review --------------------------------------------------------------------------
+
+    def _dashboard_data(
+        self, subject_id: str
+    ) -> tuple[list[Correction], list[Belief], list[Correction]]:
+        store = self.services.store
+        pending = list_pending_corrections(store, subject_id)
+        beliefs = list_beliefs(store, subject_id)
+        resolved = [
+            c
+            for c in list_corrections(store, subject_id)
+            if c.status is not CorrectionStatus.PENDING
+        ][:RECENT_DECISIONS]
+        return pending, beliefs, resolved
+
+    async def home(self, request: Request) -> Response:
+        notice = NOTICES.get(request.query_params.get("notice", ""))
+        session_cookie = _cookie_names(request)[0]
+        if session_cookie not in request.cookies:
+            return self._sign_in_page(request, notice=notice)
+        try:
+            signed = await self._signed_in(request)
+        except AuthError as e:
+            expired = isinstance(e, TokenExpired)
+            response = self._sign_in_page(
+                request,
+                error="Your review session has expired; please sign in again." if expired else None,
+                notice=None if expired else notice,
+            )
+            self._clear_cookie(request, response, session_cookie)
+            return response
+        pending, beliefs, resolved = await self._run(self._dashboard_data, signed.subject.id)
+        body = _pages.dashboard(
+            signed.subject, pending, beliefs, resolved, signed.session.csrf_token
+        )
+        return page(
+            "Your corrections",
+            body,
+            account=_pages.account(signed.subject, signed.session.csrf_token),
+            notice=notice,
+        )
+
+    # -- sign in / out ------------------------------------------------------------------------
+
+    async def sign_in(self, request: Request) -> Response:
+        form = await read_form(request)
+        check_same_origin(request, self.services.config.base_url)
+        check_login_token(request.cookies.get(_cookie_names(request)[1]), form.get("login_csrf"))
+        store, clock = self.services.store, self.services.clock
+        try:
+            opened = await self._run(
+                sign_in_with_token, store, clock, form.get("token", ""), self.config
+            )
+        except AuthError as e:
+            message = {
+                "token_expired": "That token has expired. Create a new one with "
+                "`engram token create --permissions confirm`.",
+                "forbidden": "That token may not review corrections: it needs the confirm "
+                "permission.",
+            }.get(e.code, "That token was not recognised. Check it and try again.")
+            request.state.error_code = e.code
+            return self._sign_in_page(request, error=message, status=e.http_status)
+        return self._start_session(request, opened, "signed-in")
+
+    async def link(self, request: Request) -> Response:
+        code = request.query_params.get("code", "")
+        store, clock = self.services.store, self.services.clock
+        link = await self._run(inspect_link, store, clock, code)
+        subject = await self._run(get_subject, store, link.subject_id)
+        token = self._login_token(request)
+        body = _pages.link_landing(subject, link.code, link.expires_at, token)
+        return self._with_login_cookie(request, page("Sign in", body), token)
+
+    async def redeem(self, request: Request) -> Response:
+        form = await read_form(request)
+        check_same_origin(request, self.services.config.base_url)
+        check_login_token(request.cookies.get(_cookie_names(request)[1]), form.get("login_csrf"))
+        store, clock = self.services.store, self.services.clock
+        opened = await self._run(
+            redeem_review_link, store, clock, form.get("code", ""), self.config
+        )
+        return self._start_session(request, opened, "signed-in")
+
+    async def sign_out(self, request: Request) -> Response:
+        form = await read_form(request)
+        check_same_origin(request, self.services.config.base_url)
+        session_cookie = _cookie_names(request)[0]
+        response = RedirectResponse(f"{_pages.BASE}?notice=signed-out", status_code=303)
+        try:
+            signed = await self._signed_in(request)
+        except AuthError:
+            # Already signed out or expired: the outcome the user asked for.
+            self._clear_cookie(request, response, session_cookie)
+            return response
+        check_csrf(signed.secret, form.get("csrf_token"))
+        await self._run(sign_out, self.services.store, signed.secret)
+        self._clear_cookie(request, response, session_cookie)
+        return response
+
+    # -- decisions and history ----------------------------------------------------------------
+
+    async def decide(self, request: Request) -> Response:
+        form = await read_form(request)
+        check_same_origin(request, self.services.config.base_url)
+        signed = await self._signed_in(request)
+        check_csrf(signed.secret, form.get("csrf_token"))
+        action = request.path_params["action"]
+        decide = {"confirm": confirm_correction, "reject": reject_correction}.get(action)
+        if decide is None:
+            raise _NotFound()
+        cid = request.path_params["cid"]
+        store, clock = self.services.store, self.services.clock
+        await self._run(decide, store, clock, signed.subject.id, cid)
+        notice = "confirmed" if action == "confirm" else "rejected"
+        return RedirectResponse(f"{_pages.BASE}?notice={notice}", status_code=303)
+
+    def _history_data(
+        self, subject_id: str, belief_id: str
+    ) -> tuple[Belief | None, list[Any], list[Correction]]:
+        store = self.services.store
+        entries = belief_history(store, subject_id, belief_id)
+        try:
+            current: Belief | None = get_belief(store, subject_id, belief_id)
+        except BeliefNotFound:
+            current = None
+        pending = [
+            c for c in list_pending_corrections(store, subject_id) if c.belief_id == belief_id
+        ]
+        return current, entries, pending
+
+    async def belief(self, request: Request) -> Response:
+        if _cookie_names(request)[0] not in request.cookies:
+            return RedirectResponse(_pages.BASE, status_code=303)
+        signed = await self._signed_in(request)
+        bid = request.path_params["bid"]
+        current, entries, pending = await self._run(self._history_data, signed.subject.id, bid)
+        csrf = signed.session.csrf_token
+        body = _pages.history(signed.subject, bid, current, entries, pending, csrf)
+        return page("History", body, account=_pages.account(signed.subject, csrf))
+
+    async def unknown(self, request: Request) -> Response:
+        if request.path_params.get("rest") == "" and request.method in ("GET", "HEAD"):
+            return RedirectResponse(_pages.BASE, status_code=308)
+        raise _NotFound()
+
+
+class _NotFound(EngramError):
+    code = "not_found"
+    http_status = 404
+
+    def __init__(self) -> None:
+        super().__init__("there is no such page")
+
+
+class _MethodNotAllowed(EngramError):
+    code = "method_not_allowed"
+    http_status = 405
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"{method} is not possible at this address")
+
+
+def _explain(error: EngramError) -> str:
+    if isinstance(error, TokenExpired):
+        return "Your review session has expired. Sign in again to continue."
+    if isinstance(error, Forbidden):
+        return error.message[:1].upper() + error.message[1:] + "."
+    if isinstance(error, AuthError):
+        return "You are not signed in, or your session has ended. Sign in to continue."
+    if error.code == "conflict":
+        return (
+            "This correction was already decided (perhaps in another tab); the review page "
+            "shows its outcome."
+        )
+    return error.message[:1].upper() + error.message[1:] + "."
+
+
+def error_page(
+    request: Request, error: EngramError, headers: Mapping[str, str] | None = None
+) -> Response:
+    """The HTML page for an engram error: a title, what happened, and where to go next."""
+    status = error.http_status
+    request.state.error_code = error.code if status < 500 else "server_error"
+    if status >= 500:
+        reference = getattr(request.state, "request_id", "-")
+        body = _pages.problem(
+            "Something went wrong on our side",
+            f"Nothing was changed by this failure. Try again in a moment; if it keeps happening, "
+            f"give the administrator this reference: {reference}",
+        )
+        return page("Error", body, status=500, headers=headers)
+    title, action = _TITLES.get(status, ("That did not work", "Back to review"))
+    body = _pages.problem(title, _explain(error), _pages.BASE, action)
+    return page(title, body, status=status, headers=headers)
+
+
+def _endpoint(handlers: Mapping[str, Handler]) -> Callable[[Request], Awaitable[Response]]:
+    """One path: dispatch on the method; every failure becomes an HTML error page."""
+    allowed = ", ".join(sorted({*handlers, "HEAD"} if "GET" in handlers else set(handlers)))
+
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        handler = handlers.get(method)
+        try:
+            if handler is None:
+                raise _MethodNotAllowed(request.method)
+            return await handler(request)
+        except _MethodNotAllowed as e:
+            return error_page(request, e, {"Allow": allowed})
+        except EngramError as e:
+            if e.http_status >= 500:
+                LOG.error(
+                    "review request %s failed: %s",
+                    getattr(request.state, "request_id", "-"),
+                    type(e).__name__,
+                )
+            response = error_page(request, e)
+            if isinstance(e, AuthError) and not isinstance(e, Forbidden):
+                names = _cookie_names(request)
+                response.delete_cookie(
+                    names[0],
+                    path=names[2],
+                    secure=request.url.scheme == "https",
+                    httponly=True,
+                    samesite="strict",
+                )
+            return response
+        except Exception as e:
+            LOG.exception(
+                "review request %s failed unexpectedly", getattr(request.state, "request_id", "-")
+            )
+            return error_page(request, EngramError(type(e).__name__))
+
+    return endpoint
+
+
+def review_routes(services: Services, config: ReviewConfig | None = None) -> list[BaseRoute]:
+    """The ``/review`` routes for the provider app (the review tables are migrated here)."""
+    ensure_review_schema(services.store)
+    pages = ReviewPages(services, config or ReviewConfig())
+    base = _pages.BASE
+    table: list[tuple[str, Mapping[str, Handler]]] = [
+        (base, {"GET": pages.home}),
+        (f"{base}/signin", {"POST": pages.sign_in}),
+        (f"{base}/link", {"GET": pages.link, "POST": pages.redeem}),
+        (f"{base}/signout", {"POST": pages.sign_out}),
+        (f"{base}/corrections/{{cid}}/{{action}}", {"POST": pages.decide}),
+        (f"{base}/beliefs/{{bid}}", {"GET": pages.belief}),
+        (f"{base}/{{rest:path}}", dict.fromkeys(_ANY_METHOD, pages.unknown)),
+    ]
+    # Every method reaches the endpoint, so a wrong one gets an HTML 405 page, not the JSON one.
+    methods = [*_ANY_METHOD, "HEAD"]
+    return [Route(path, _endpoint(handlers), methods=methods) for path, handlers in table]
+
+
+__all__ = ["NOTICES", "ReviewPages", "error_page", "review_routes"]
