@@ -21,6 +21,7 @@ from engram.cli import _keys as _keys
 from engram.cli import _mcp as _mcp
 from engram.cli import _memory as _memory
 from engram.cli import _ote as _ote
+from engram.cli import _review as _review
 from engram.cli import _serve as _serve
 from engram.cli import _subject as _subject
 from engram.cli import _token as _token
