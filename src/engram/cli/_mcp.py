@@ -47,7 +47,7 @@ def provider_context(url: str | None, environ: Mapping[str, str]) -> ProviderCon
     if token is None:
         raise InvalidRequest(
             "the context provider needs a bearer token: set ENGRAM_TOKEN (a token with the "
-            "read permission, from `engram token create`)"
+            "read permission, from `engram token create --permissions read`)"
         )
     return ProviderContext(url, token)
 
