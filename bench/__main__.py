@@ -8,6 +8,7 @@ import sys
 
 BENCHMARKS = {
     "canonical": "bench.canonical",
+    "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
 }
 

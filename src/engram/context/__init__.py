@@ -59,6 +59,7 @@ from engram.context._registry import (
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.context._tokens import (
     authenticate_token,
+    authenticate_token_with_state,
     issue_token,
     list_tokens,
     parse_permissions,
@@ -88,6 +89,7 @@ __all__ = [
     "TokenInfo",
     "add_belief",
     "authenticate_token",
+    "authenticate_token_with_state",
     "belief_history",
     "build_diff",
     "build_export",

@@ -383,9 +383,15 @@ def insert_token(tx: Tx, token_hash: str, info: TokenInfo) -> None:
     )
 
 
-def token_by_hash(tx: Tx, token_hash: str) -> TokenInfo | None:
-    row = tx.one("SELECT * FROM context_tokens WHERE token_hash = ?", (token_hash,))
-    return None if row is None else _token(row)
+def token_and_state(tx: Tx, token_hash: str) -> Row | None:
+    """The columns authentication needs and the subject's state version (None if erased), in
+    one query: this runs on every ``GET /v1/context``, so it parses nothing."""
+    return tx.one(
+        "SELECT t.token_id, t.subject_id, t.permissions, t.expires_at, t.revoked_at,"
+        " s.state_version FROM context_tokens t LEFT JOIN context_subjects s"
+        " ON s.id = t.subject_id AND s.erased_at IS NULL WHERE t.token_hash = ?",
+        (token_hash,),
+    )
 
 
 def tokens_for(tx: Tx, subject_id: str) -> list[TokenInfo]:

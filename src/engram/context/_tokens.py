@@ -8,6 +8,7 @@ Code Reference"); ``docs/spec/context-model.md`` "Tokens" has the permission mod
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from datetime import timedelta
 from engram.context import _repo
 from engram.context._beliefs import ensure_schema
 from engram.context._model import Permission, TokenGrant, TokenInfo
-from engram.core.clock import Clock
+from engram.core.clock import Clock, format_instant_precise, parse_instant
 from engram.core.encoding import b64url_encode
 from engram.errors import InvalidRequest, ResourceNotFound, TokenExpired, Unauthorized
 from engram.store import Store
@@ -83,15 +84,36 @@ def authenticate_token(store: Store, clock: Clock, raw: str) -> TokenGrant:
 
     Reads one row by primary key (no schema check): the provider calls it on every request.
     """
+    return authenticate_token_with_state(store, clock, raw)[0]
+
+
+def authenticate_token_with_state(
+    store: Store, clock: Clock, raw: str
+) -> tuple[TokenGrant, int | None]:
+    """:func:`authenticate_token` plus the subject's ``state_version`` (None when the subject
+    was erased), read in one query: the provider's hot path for ``GET /v1/context``."""
     if not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         raise Unauthorized("token missing or invalid")
     with store.read() as tx:
-        info = _repo.token_by_hash(tx, hash_token(raw))
-    if info is None or info.revoked_at is not None:
+        row = _repo.token_and_state(tx, hash_token(raw))
+    if row is None or row["revoked_at"] is not None:
         raise Unauthorized("token missing or invalid")
-    if clock.now() >= info.expires_at:
+    # Stored instants are format_instant_precise text, so text order is time order.
+    if format_instant_precise(clock.now()) >= row["expires_at"]:
         raise TokenExpired("token has expired")
-    return TokenGrant(info.token_id, info.subject_id, info.permissions, info.expires_at)
+    grant = TokenGrant(
+        row["token_id"],
+        row["subject_id"],
+        _permissions(row["permissions"]),
+        parse_instant(row["expires_at"]),
+    )
+    version = row["state_version"]
+    return grant, None if version is None else int(version)
+
+
+@functools.lru_cache(maxsize=64)
+def _permissions(text: str) -> frozenset[Permission]:
+    return _repo.parse_permissions(text)
 
 
 def list_tokens(store: Store, subject_id: str) -> list[TokenInfo]:
@@ -115,6 +137,7 @@ __all__ = [
     "MAX_TOKEN_TTL",
     "TOKEN_PREFIX",
     "authenticate_token",
+    "authenticate_token_with_state",
     "hash_token",
     "issue_token",
     "list_tokens",

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -78,12 +79,15 @@ def well_known_keys(request: Request) -> Response:
     return json_response({"keys": keys}, headers=_PUBLIC)
 
 
-def get_context(request: Request) -> Response:
+async def get_context(request: Request) -> Response:
     check_version_header(request)
     services = _services(request)
-    grant = services.authorize(request, Permission.READ)
+    # The hot path: one store read (token + state version), then the per-worker cache.
+    grant, version = await services.read(services.authorize_with_state, request, Permission.READ)
     scope = resolve_scope(request.query_params.get("scope"))
-    body = services.signer.export(grant.subject_id, scope)
+    body = services.signer.cached(grant.subject_id, scope, version)
+    if body is None:
+        body = await run_in_threadpool(services.signer.export, grant.subject_id, scope, version)
     return Response(body, media_type=JSON, headers=_PRIVATE)
 
 

@@ -8,14 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import Permission, TokenGrant, authenticate_token, get_subject
+from engram.context import (
+    Permission,
+    TokenGrant,
+    authenticate_token,
+    authenticate_token_with_state,
+)
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
-from engram.errors import EngramError, Forbidden
+from engram.errors import EngramError, Forbidden, UserNotFound
 from engram.provider._config import ProviderConfig
 from engram.provider._signer import ExportSigner
 from engram.provider._wire import JSON, bearer_token
@@ -23,6 +30,8 @@ from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
 
 REPLAY_HEADER = "Idempotent-Replayed"
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -42,9 +51,27 @@ class Services:
             raise Forbidden(f"this token lacks the {permission.value!r} permission")
         return grant
 
-    def require_subject(self, grant: TokenGrant) -> None:
-        """UserNotFound when the token's subject has been erased."""
-        get_subject(self.store, grant.subject_id)
+    def authorize_with_state(
+        self, request: Request, permission: Permission
+    ) -> tuple[TokenGrant, int]:
+        """:meth:`authorize` and the subject's state version in one store read;
+        UserNotFound when the subject was erased."""
+        grant, version = authenticate_token_with_state(
+            self.store, self.clock, bearer_token(request)
+        )
+        request.state.subject_id = grant.subject_id
+        if not grant.allows(permission):
+            raise Forbidden(f"this token lacks the {permission.value!r} permission")
+        if version is None:
+            raise UserNotFound(f"no Engram record for subject {grant.subject_id!r}")
+        return grant, version
+
+    async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a short store read: inline on SQLite (a point read takes microseconds, less than
+        a thread hop), in the thread pool on PostgreSQL (a network round trip)."""
+        if self.store.dialect.is_sqlite:
+            return fn(*args, **kwargs)
+        return await run_in_threadpool(fn, *args, **kwargs)
 
     def idempotent(
         self,

@@ -74,15 +74,27 @@ class ExportSigner:
         self.keys.note_signed(kid, expires_at)
         return canonicalize(signed)
 
-    def export(self, subject_id: str, scope: Scope) -> bytes:
-        """The signed export as response bytes; UserNotFound if the subject has no record."""
-        version = state_version(self._store, subject_id)
+    def cached(self, subject_id: str, scope: Scope, version: int) -> bytes | None:
+        """The cached signed export for this state, if it still has enough life left."""
+        with self._lock:
+            hit = self._cache.get((subject_id, scope.name, version))
+        if (
+            hit is not None
+            and self._clock.now() < hit.expires_at - self._config.export_refresh_margin
+        ):
+            return hit.body
+        return None
+
+    def export(self, subject_id: str, scope: Scope, version: int | None = None) -> bytes:
+        """The signed export as response bytes (from the cache when it can be);
+        UserNotFound if the subject has no record."""
+        if version is None:
+            version = state_version(self._store, subject_id)
+        body = self.cached(subject_id, scope, version)
+        if body is not None:
+            return body
         now = self._clock.now()
         cache_key = (subject_id, scope.name, version)
-        with self._lock:
-            hit = self._cache.get(cache_key)
-        if hit is not None and now < hit.expires_at - self._config.export_refresh_margin:
-            return hit.body
         info, _ = self.active_key()
         expires_at = now + self._config.export_ttl
         document = build_export(
