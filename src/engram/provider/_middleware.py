@@ -1,7 +1,7 @@
 """The ASGI layer around every route: request id, limits, and one structured log line.
 
 Order (outermost first): request id + access log, concurrency gate (503), rate limit (429).
-The access log line is JSON on the ``engram.provider.access`` logger with ``request_id``,
+The access log line is JSON on the ``engram.provider.access`` logger with ``ts``, ``request_id``,
 ``method``, ``path``, ``status``, ``error_code``, ``subject_id``, ``latency_ms`` - never a token,
 a key or a query string (openwop-conformance-v2, "Production profile": logging).
 """
@@ -13,10 +13,12 @@ import logging
 import re
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import CapacityError
 from engram.provider._limits import ConcurrencyGate, RateLimiter
@@ -108,6 +110,7 @@ def _log(scope: Scope, state: dict[str, Any], status: int, started: float) -> No
     if not ACCESS_LOG.isEnabledFor(logging.INFO):
         return
     line = {
+        "ts": format_instant_precise(datetime.now(UTC)),
         "event": "http_request",
         "request_id": state.get("request_id"),
         "method": scope.get("method"),
