@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import uvicorn
@@ -93,17 +93,17 @@ def error_text(result: CallToolResult) -> str:
 
 class LoopbackServer:
     """uvicorn serving ``app`` on a pre-bound 127.0.0.1 socket in a thread: connections queue
-    in the socket's backlog until uvicorn accepts them, so nothing waits for start-up."""
+    in the socket's backlog until uvicorn accepts them, so nothing waits for start-up. The URL
+    is known before the app is set (an app may need its own public URL)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, lifespan: Literal["on", "off"] = "off") -> None:
+        self.app = app
+        self._lifespan = lifespan
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.listen(64)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
@@ -111,10 +111,19 @@ class LoopbackServer:
         return f"http://{host}:{port}"
 
     def __enter__(self) -> LoopbackServer:
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan=self._lifespan, access_log=False
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        assert self._thread is not None
         self._server.should_exit = True
         self._thread.join(timeout=10)
         self._socket.close()
