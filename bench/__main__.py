@@ -10,6 +10,8 @@ BENCHMARKS = {
     "canonical": "bench.canonical",
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
+    "mcp": "bench.bench_mcp",
+    "recall": "bench.bench_recall",
 }
 
 

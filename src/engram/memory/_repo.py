@@ -42,6 +42,11 @@ def to_memory(row: Row) -> Memory:
     )
 
 
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    """A Memory from an insert row in MEMORY_COLUMNS order (no round trip to the database)."""
+    return to_memory(dict(zip([c.strip() for c in MEMORY_COLUMNS.split(",")], row, strict=True)))
+
+
 def bump(tx: Tx, *, rebuilt: bool = False) -> None:
     """Mark the memory tables changed; done first in a write so writers serialise (PostgreSQL)."""
     if rebuilt:
@@ -229,6 +234,7 @@ __all__ = [
     "insert_vectors",
     "json_text",
     "memories_in_rings",
+    "memory_from_row",
     "set_posterior",
     "set_status",
     "to_memory",

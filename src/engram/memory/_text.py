@@ -13,7 +13,7 @@ import itertools
 import math
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -77,28 +77,58 @@ def _feature(name: str) -> tuple[int, float]:
     return h % LOCAL_DIMS, (1.0 if h & 0x80000000 else -1.0)
 
 
-def _features(text: str) -> Iterable[tuple[str, float]]:
+@lru_cache(maxsize=200_000)
+def _word_features(word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """A word's own features, cached: its stem (1.0) and its character trigrams (0.35 each)."""
+    names = [("w:" + _stem(word), 1.0)]
+    padded = f"#{word}#"
+    names += [("c:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2)]
+    buckets = [_feature(n) for n, _ in names]
+    return tuple(b for b, _ in buckets), tuple(
+        sign * w for (_, sign), (_, w) in zip(buckets, names, strict=True)
+    )
+
+
+def _text_features(text: str) -> tuple[list[int], list[float]]:
+    """Feature buckets and signed weights of a text: words, trigrams and stem bigrams (0.5)."""
     ws = [w for w in words(text) if w not in STOPWORDS]
-    stems = [_stem(w) for w in ws]
-    for s in stems:
-        yield "w:" + s, 1.0
-    for a, b in itertools.pairwise(stems):
-        yield "b:" + a + " " + b, 0.5
+    index: list[int] = []
+    value: list[float] = []
     for w in ws:
-        padded = f"#{w}#"
-        for i in range(len(padded) - 2):
-            yield "c:" + padded[i : i + 3], 0.35
+        i, v = _word_features(w)
+        index.extend(i)
+        value.extend(v)
+    stems = [_stem(w) for w in ws]
+    for a, b in itertools.pairwise(stems):
+        bucket, sign = _feature("b:" + a + " " + b)
+        index.append(bucket)
+        value.append(sign * 0.5)
+    return index, value
+
+
+def local_vectors(texts: Sequence[str]) -> np.ndarray:
+    """``local-hash-128`` vectors of many texts at once (rows float32, unit length or zero)."""
+    index: list[int] = []
+    value: list[float] = []
+    for row, text in enumerate(texts):
+        i, v = _text_features(text)
+        offset = row * LOCAL_DIMS
+        index.extend(x + offset for x in i)
+        value.extend(v)
+    flat = np.bincount(
+        np.asarray(index, dtype=np.int64),
+        weights=np.asarray(value),
+        minlength=len(texts) * LOCAL_DIMS,
+    )
+    out = flat.reshape(len(texts), LOCAL_DIMS).astype(np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out
 
 
 def local_vector(text: str) -> np.ndarray:
     """The ``local-hash-128`` vector of ``text`` (float32, unit length or all zeros)."""
-    vec = np.zeros(LOCAL_DIMS, dtype=np.float32)
-    for name, weight in _features(text):
-        index, sign = _feature(name)
-        vec[index] += sign * weight
-    norm = float(np.linalg.norm(vec))
-    if norm > 0.0:
-        vec /= norm
+    vec: np.ndarray = local_vectors([text])[0]
     return vec
 
 
@@ -120,6 +150,7 @@ __all__ = [
     "blob_to_vector",
     "extract_entities",
     "local_vector",
+    "local_vectors",
     "terms",
     "token_cost",
     "vector_to_blob",
