@@ -46,19 +46,30 @@ class _Grow:
         return self.data[: self.size]
 
 
+_NO_DOCS = np.zeros(0, dtype=np.int64)
+_NO_TFS = np.zeros(0, dtype=np.float32)
+
+
 @dataclass
 class _Postings:
+    """One term's postings: numpy arrays, plus Python lists of rows added since the last query.
+
+    Pending rows are folded into the arrays when the term is next scored (or at the end of a
+    sync), so millions of postings never sit in Python lists the garbage collector must walk.
+    """
+
     docs: list[int] = field(default_factory=list)
     tfs: list[float] = field(default_factory=list)
-    cached: tuple[np.ndarray, np.ndarray] | None = None
+    doc_array: np.ndarray = field(default_factory=lambda: _NO_DOCS)
+    tf_array: np.ndarray = field(default_factory=lambda: _NO_TFS)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.cached is None or self.cached[0].shape[0] != len(self.docs):
-            self.cached = (
-                np.asarray(self.docs, dtype=np.int64),
-                np.asarray(self.tfs, dtype=np.float32),
-            )
-        return self.cached
+        if self.docs:
+            self.doc_array = np.concatenate([self.doc_array, np.asarray(self.docs, np.int64)])
+            self.tf_array = np.concatenate([self.tf_array, np.asarray(self.tfs, np.float32)])
+            self.docs.clear()
+            self.tfs.clear()
+        return self.doc_array, self.tf_array
 
 
 class RetrievalIndex:
@@ -79,6 +90,7 @@ class RetrievalIndex:
         self.next_in_thread: list[int] = []
         self._last_in_thread: dict[str, int] = {}
         self.postings: dict[str, _Postings] = {}
+        self._touched: set[str] = set()
         # Threads as documents too: a thread's terms are the sum of its memories' terms.
         self.thread_codes: dict[str, int] = {}
         self.thread_of = _Grow(None)
@@ -126,6 +138,9 @@ class RetrievalIndex:
                     )
                 if len(rows) < _LOAD_BATCH:
                     break
+            for term in self._touched:
+                self.postings[term].arrays()
+            self._touched.clear()
             self.seen = current
 
     def _load_dense(self, tx_rows: Sequence[Row]) -> None:
@@ -160,6 +175,7 @@ class RetrievalIndex:
                 p = self.postings[term] = _Postings()
             p.docs.append(doc)
             p.tfs.append(float(tf))
+            self._touched.add(term)
         self.local.append(vec)
         self.has_dense.append(0.0)
         if thread:
