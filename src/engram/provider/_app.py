@@ -31,6 +31,7 @@ from engram.provider._openapi import openapi_document
 from engram.provider._services import Services
 from engram.provider._signer import ExportSigner
 from engram.provider._wire import JSON, error_body, error_response, json_response
+from engram.provider.review import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
 
@@ -127,6 +128,7 @@ def create_app(
         Route("/v1/beliefs", write.post_belief, methods=["POST"]),
         Route("/v1/beliefs/{bid}", write.delete_belief_route, methods=["DELETE"]),
         Route("/v1/beliefs/{bid}/history", write.belief_history_route, methods=["GET"]),
+        *review_routes(services),
     ]
     app = Starlette(
         routes=[*own_routes, *routes],

@@ -56,7 +56,7 @@ header.top .wrap{display:flex;align-items:center;justify-content:space-between;g
 min-height:3.5rem}
 .brand{font-weight:600;letter-spacing:.01em}.brand b{color:var(--accent)}
 .who{display:flex;align-items:center;gap:.75rem;color:var(--muted);font-size:.95rem}
-main{padding:1.5rem 0 3rem}
+main.wrap{padding-top:1.5rem;padding-bottom:2rem}
 h1{font-size:1.6rem;margin:.5rem 0 .25rem}h2{font-size:1.15rem;margin:2rem 0 .75rem}
 .lead{color:var(--muted);margin:0 0 1rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.75rem;padding:1rem 1.25rem;
@@ -75,7 +75,7 @@ border:1px solid var(--line);color:var(--muted);margin-right:.35rem}
 .tag.new{background:var(--newbg);color:var(--new);border-color:var(--new)}
 .tag.confirmed{background:var(--okbg);color:var(--ok);border-color:var(--ok)}
 .tag.rejected{background:var(--badbg);color:var(--bad);border-color:var(--bad)}
-.actions{display:flex;gap:.5rem;flex-wrap:wrap;margin-top:.5rem}
+.actions{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center;margin-top:.5rem}
 .actions form{margin:0}
 button{font:inherit;border-radius:.5rem;padding:.45rem 1rem;cursor:pointer;
 border:1px solid var(--line);background:var(--card);color:var(--ink)}
@@ -100,7 +100,8 @@ ol.timeline li{position:relative;padding:0 0 1rem 1.25rem}
 ol.timeline li::before{content:"";position:absolute;left:-.45rem;top:.45rem;width:.7rem;
 height:.7rem;border-radius:50%;background:var(--accent)}
 del{color:var(--bad)}ins{color:var(--ok);text-decoration:none}
-footer{color:var(--muted);font-size:.85rem;padding-bottom:2rem}
+footer{color:var(--muted);font-size:.85rem;padding-bottom:2rem;border-top:1px solid var(--line);
+padding-top:1rem}
 code{font-size:.9em}
 """.strip()
 
@@ -115,7 +116,8 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: with it browsers send "Origin: null" on our own form posts.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
@@ -126,7 +128,7 @@ _LAYOUT = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>$title · engram review</title>
 <style>$css</style>
 </head>

@@ -236,7 +236,10 @@ class ReviewPages:
     async def link(self, request: Request) -> Response:
         code = request.query_params.get("code", "")
         store, clock = self.services.store, self.services.clock
-        link = await self._run(inspect_link, store, clock, code)
+        try:
+            link = await self._run(inspect_link, store, clock, code)
+        except AuthError as e:
+            return self._link_refused(request, e)
         subject = await self._run(get_subject, store, link.subject_id)
         token = self._login_token(request)
         body = _pages.link_landing(subject, link.code, link.expires_at, token)
@@ -247,10 +250,24 @@ class ReviewPages:
         check_same_origin(request, self.services.config.base_url)
         check_login_token(request.cookies.get(_cookie_names(request)[1]), form.get("login_csrf"))
         store, clock = self.services.store, self.services.clock
-        opened = await self._run(
-            redeem_review_link, store, clock, form.get("code", ""), self.config
-        )
+        try:
+            opened = await self._run(
+                redeem_review_link, store, clock, form.get("code", ""), self.config
+            )
+        except AuthError as e:
+            return self._link_refused(request, e)
         return self._start_session(request, opened, "signed-in")
+
+    def _link_refused(self, request: Request, error: AuthError) -> Response:
+        request.state.error_code = error.code
+        body = _pages.problem(
+            "This link cannot be used",
+            f"{error.message[:1].upper()}{error.message[1:]}. Ask for a new one (it is made with "
+            "`engram review-link`), or sign in with a token.",
+            _pages.BASE,
+            "Sign in with a token",
+        )
+        return page("Link refused", body, status=error.http_status)
 
     async def sign_out(self, request: Request) -> Response:
         form = await read_form(request)
