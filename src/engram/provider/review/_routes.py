@@ -1,15 +1,13 @@
 """The review page's routes: server-rendered HTML at ``/review`` (``docs/spec/review-page.md``).
 
-Every endpoint dispatches on the method itself and turns every failure into an HTML page with the
-right status, so the provider's JSON error handlers never see a review request and no internals
-(tracebacks, SQL, paths) reach the page: 5xx pages say only that something failed and give the
-request id the access log carries. Store calls run in Starlette's thread pool.
+Handlers are thin: read the form, check origin and CSRF, call one domain function of
+``engram.context`` (or a session function), render a page or redirect (303) after a post.
+Failures become HTML error pages in ``_errors``. Store calls run in Starlette's thread pool.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,9 +30,16 @@ from engram.context import (
     list_pending_corrections,
     reject_correction,
 )
-from engram.errors import AuthError, BeliefNotFound, EngramError, Forbidden, TokenExpired
+from engram.errors import AuthError, BeliefNotFound, TokenExpired
 from engram.provider._services import Services
 from engram.provider.review import _pages
+from engram.provider.review._errors import (
+    Handler,
+    NotFoundPage,
+    clear_cookie,
+    cookie_names,
+    endpoint,
+)
 from engram.provider.review._forms import (
     check_login_token,
     check_same_origin,
@@ -56,9 +61,7 @@ from engram.provider.review._sessions import (
     sign_out,
 )
 
-LOG = logging.getLogger("engram.provider.review")
 T = TypeVar("T")
-Handler = Callable[[Request], Awaitable[Response]]
 RECENT_DECISIONS = 10
 _ANY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
@@ -69,22 +72,6 @@ NOTICES: Mapping[str, str] = {
     "confirmed": "Confirmed. The belief now has the new value, and its history records the change.",
     "rejected": "Rejected. The belief is unchanged.",
 }
-
-_TITLES: Mapping[int, tuple[str, str]] = {
-    400: ("That request could not be used", "Go to the review page"),
-    401: ("Please sign in", "Sign in"),
-    403: ("That was refused", "Back to review"),
-    404: ("Not found", "Back to review"),
-    405: ("Not possible here", "Back to review"),
-    409: ("Already decided", "Back to review"),
-}
-
-
-def _cookie_names(request: Request) -> tuple[str, str, str]:
-    """(session cookie, login cookie, path): ``__Host-`` names over https, else under /review."""
-    if request.url.scheme == "https":
-        return "__Host-engram_review", "__Host-engram_review_login", "/"
-    return "engram_review", "engram_review_login", _pages.BASE
 
 
 @dataclass(frozen=True)
@@ -113,38 +100,29 @@ class ReviewPages:
             name,
             value,
             max_age=max(1, max_age),
-            path=_cookie_names(request)[2],
-            secure=request.url.scheme == "https",
-            httponly=True,
-            samesite="strict",
-        )
-
-    def _clear_cookie(self, request: Request, response: Response, name: str) -> None:
-        response.delete_cookie(
-            name,
-            path=_cookie_names(request)[2],
+            path=cookie_names(request)[2],
             secure=request.url.scheme == "https",
             httponly=True,
             samesite="strict",
         )
 
     def _start_session(self, request: Request, opened: OpenedSession, notice: str) -> Response:
-        session_cookie, login_cookie, _ = _cookie_names(request)
+        session_cookie, login_cookie, _ = cookie_names(request)
         response = RedirectResponse(f"{_pages.BASE}?notice={notice}", status_code=303)
         lifetime = opened.session.expires_at - self.services.clock.now()
         self._set_cookie(
             request, response, session_cookie, opened.secret, int(lifetime.total_seconds())
         )
-        self._clear_cookie(request, response, login_cookie)
+        clear_cookie(request, response, login_cookie)
         request.state.subject_id = opened.session.subject_id
         return response
 
     def _login_token(self, request: Request) -> str:
-        existing = request.cookies.get(_cookie_names(request)[1])
+        existing = request.cookies.get(cookie_names(request)[1])
         return existing if valid_login_token(existing) and existing else new_login_token()
 
     def _with_login_cookie(self, request: Request, response: Response, token: str) -> Response:
-        self._set_cookie(request, response, _cookie_names(request)[1], token, 3600)
+        self._set_cookie(request, response, cookie_names(request)[1], token, 3600)
         return response
 
     def _resume(self, secret: str) -> _Signed:
@@ -153,7 +131,7 @@ class ReviewPages:
 
     async def _signed_in(self, request: Request) -> _Signed:
         """The request's session, or Unauthorized / TokenExpired (the wrapper clears the cookie)."""
-        secret = request.cookies.get(_cookie_names(request)[0], "")
+        secret = request.cookies.get(cookie_names(request)[0], "")
         signed = await self._run(self._resume, secret)
         request.state.subject_id = signed.session.subject_id
         return signed
@@ -186,7 +164,7 @@ class ReviewPages:
 
     async def home(self, request: Request) -> Response:
         notice = NOTICES.get(request.query_params.get("notice", ""))
-        session_cookie = _cookie_names(request)[0]
+        session_cookie = cookie_names(request)[0]
         if session_cookie not in request.cookies:
             return self._sign_in_page(request, notice=notice)
         try:
@@ -198,7 +176,7 @@ class ReviewPages:
                 error="Your review session has expired; please sign in again." if expired else None,
                 notice=None if expired else notice,
             )
-            self._clear_cookie(request, response, session_cookie)
+            clear_cookie(request, response, session_cookie)
             return response
         pending, beliefs, resolved = await self._run(self._dashboard_data, signed.subject.id)
         body = _pages.dashboard(
@@ -216,7 +194,7 @@ class ReviewPages:
     async def sign_in(self, request: Request) -> Response:
         form = await read_form(request)
         check_same_origin(request, self.services.config.base_url)
-        check_login_token(request.cookies.get(_cookie_names(request)[1]), form.get("login_csrf"))
+        check_login_token(request.cookies.get(cookie_names(request)[1]), form.get("login_csrf"))
         store, clock = self.services.store, self.services.clock
         try:
             opened = await self._run(
@@ -248,7 +226,7 @@ class ReviewPages:
     async def redeem(self, request: Request) -> Response:
         form = await read_form(request)
         check_same_origin(request, self.services.config.base_url)
-        check_login_token(request.cookies.get(_cookie_names(request)[1]), form.get("login_csrf"))
+        check_login_token(request.cookies.get(cookie_names(request)[1]), form.get("login_csrf"))
         store, clock = self.services.store, self.services.clock
         try:
             opened = await self._run(
@@ -272,17 +250,17 @@ class ReviewPages:
     async def sign_out(self, request: Request) -> Response:
         form = await read_form(request)
         check_same_origin(request, self.services.config.base_url)
-        session_cookie = _cookie_names(request)[0]
+        session_cookie = cookie_names(request)[0]
         response = RedirectResponse(f"{_pages.BASE}?notice=signed-out", status_code=303)
         try:
             signed = await self._signed_in(request)
         except AuthError:
             # Already signed out or expired: the outcome the user asked for.
-            self._clear_cookie(request, response, session_cookie)
+            clear_cookie(request, response, session_cookie)
             return response
         check_csrf(signed.secret, form.get("csrf_token"))
         await self._run(sign_out, self.services.store, signed.secret)
-        self._clear_cookie(request, response, session_cookie)
+        clear_cookie(request, response, session_cookie)
         return response
 
     # -- decisions and history ----------------------------------------------------------------
@@ -295,7 +273,7 @@ class ReviewPages:
         action = request.path_params["action"]
         decide = {"confirm": confirm_correction, "reject": reject_correction}.get(action)
         if decide is None:
-            raise _NotFound()
+            raise NotFoundPage()
         cid = request.path_params["cid"]
         store, clock = self.services.store, self.services.clock
         await self._run(decide, store, clock, signed.subject.id, cid)
@@ -317,7 +295,7 @@ class ReviewPages:
         return current, entries, pending
 
     async def belief(self, request: Request) -> Response:
-        if _cookie_names(request)[0] not in request.cookies:
+        if cookie_names(request)[0] not in request.cookies:
             return RedirectResponse(_pages.BASE, status_code=303)
         signed = await self._signed_in(request)
         bid = request.path_params["bid"]
@@ -329,97 +307,7 @@ class ReviewPages:
     async def unknown(self, request: Request) -> Response:
         if request.path_params.get("rest") == "" and request.method in ("GET", "HEAD"):
             return RedirectResponse(_pages.BASE, status_code=308)
-        raise _NotFound()
-
-
-class _NotFound(EngramError):
-    code = "not_found"
-    http_status = 404
-
-    def __init__(self) -> None:
-        super().__init__("there is no such page")
-
-
-class _MethodNotAllowed(EngramError):
-    code = "method_not_allowed"
-    http_status = 405
-
-    def __init__(self, method: str) -> None:
-        super().__init__(f"{method} is not possible at this address")
-
-
-def _explain(error: EngramError) -> str:
-    if isinstance(error, TokenExpired):
-        return "Your review session has expired. Sign in again to continue."
-    if isinstance(error, Forbidden):
-        return error.message[:1].upper() + error.message[1:] + "."
-    if isinstance(error, AuthError):
-        return "You are not signed in, or your session has ended. Sign in to continue."
-    if error.code == "conflict":
-        return (
-            "This correction was already decided (perhaps in another tab); the review page "
-            "shows its outcome."
-        )
-    return error.message[:1].upper() + error.message[1:] + "."
-
-
-def error_page(
-    request: Request, error: EngramError, headers: Mapping[str, str] | None = None
-) -> Response:
-    """The HTML page for an engram error: a title, what happened, and where to go next."""
-    status = error.http_status
-    request.state.error_code = error.code if status < 500 else "server_error"
-    if status >= 500:
-        reference = getattr(request.state, "request_id", "-")
-        body = _pages.problem(
-            "Something went wrong on our side",
-            f"Nothing was changed by this failure. Try again in a moment; if it keeps happening, "
-            f"give the administrator this reference: {reference}",
-        )
-        return page("Error", body, status=500, headers=headers)
-    title, action = _TITLES.get(status, ("That did not work", "Back to review"))
-    body = _pages.problem(title, _explain(error), _pages.BASE, action)
-    return page(title, body, status=status, headers=headers)
-
-
-def _endpoint(handlers: Mapping[str, Handler]) -> Callable[[Request], Awaitable[Response]]:
-    """One path: dispatch on the method; every failure becomes an HTML error page."""
-    allowed = ", ".join(sorted({*handlers, "HEAD"} if "GET" in handlers else set(handlers)))
-
-    async def endpoint(request: Request) -> Response:
-        method = "GET" if request.method == "HEAD" else request.method
-        handler = handlers.get(method)
-        try:
-            if handler is None:
-                raise _MethodNotAllowed(request.method)
-            return await handler(request)
-        except _MethodNotAllowed as e:
-            return error_page(request, e, {"Allow": allowed})
-        except EngramError as e:
-            if e.http_status >= 500:
-                LOG.error(
-                    "review request %s failed: %s",
-                    getattr(request.state, "request_id", "-"),
-                    type(e).__name__,
-                )
-            response = error_page(request, e)
-            if isinstance(e, AuthError) and not isinstance(e, Forbidden):
-                names = _cookie_names(request)
-                response.delete_cookie(
-                    names[0],
-                    path=names[2],
-                    secure=request.url.scheme == "https",
-                    httponly=True,
-                    samesite="strict",
-                )
-            return response
-        except Exception as e:
-            LOG.exception(
-                "review request %s failed unexpectedly", getattr(request.state, "request_id", "-")
-            )
-            return error_page(request, EngramError(type(e).__name__))
-
-    return endpoint
+        raise NotFoundPage()
 
 
 def review_routes(services: Services, config: ReviewConfig | None = None) -> list[BaseRoute]:
@@ -438,7 +326,7 @@ def review_routes(services: Services, config: ReviewConfig | None = None) -> lis
     ]
     # Every method reaches the endpoint, so a wrong one gets an HTML 405 page, not the JSON one.
     methods = [*_ANY_METHOD, "HEAD"]
-    return [Route(path, _endpoint(handlers), methods=methods) for path, handlers in table]
+    return [Route(path, endpoint(handlers), methods=methods) for path, handlers in table]
 
 
-__all__ = ["NOTICES", "ReviewPages", "error_page", "review_routes"]
+__all__ = ["NOTICES", "ReviewPages", "review_routes"]
