@@ -20,6 +20,7 @@ from engram.context import (
     Belief,
     Correction,
     CorrectionStatus,
+    EvolutionEntry,
     Subject,
     belief_history,
     confirm_correction,
@@ -282,7 +283,7 @@ class ReviewPages:
 
     def _history_data(
         self, subject_id: str, belief_id: str
-    ) -> tuple[Belief | None, list[Any], list[Correction]]:
+    ) -> tuple[Belief | None, list[EvolutionEntry], list[Correction]]:
         store = self.services.store
         entries = belief_history(store, subject_id, belief_id)
         try:
