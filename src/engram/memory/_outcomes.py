@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from engram.core.clock import format_instant_precise
-from engram.errors import ConflictError, Forbidden, InvalidRequest, ResourceNotFound
+from engram.errors import (
+    ConflictError,
+    Forbidden,
+    InvalidRequest,
+    ResourceNotFound,
+    SignatureInvalid,
+)
 from engram.memory import _repo
 from engram.memory._attestation import (
     Anchor,
@@ -186,8 +192,8 @@ def _evidence(tx: Tx, memory: Memory, anchor: Anchor | None, now: Any, write: bo
                     e["signature"],
                     now,
                 )
-            except Exception:  # noqa: S112 - an unverifiable import simply stays unverified
-                continue
+            except SignatureInvalid:
+                continue  # an unverifiable import simply stays unverified
             if write:
                 tx.execute(
                     "UPDATE memory_outcomes SET verified = 1, principal = ?, "
