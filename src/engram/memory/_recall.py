@@ -47,12 +47,13 @@ DEFAULT_TUNING = Tuning()
 STAGES = ("lexical", "local_vector", "dense", "rerank")
 
 
-def _top(scores: np.ndarray, mask: np.ndarray, n: int, *, positive: bool) -> np.ndarray:
-    """Indices of the ``n`` best masked scores, best first."""
-    masked = np.where(mask, scores, -np.inf)
-    if positive:
-        masked = np.where(masked > 0, masked, -np.inf)
-    n = min(n, int(np.isfinite(masked).sum()))
+def _top(scores: np.ndarray, mask: np.ndarray | None, n: int, *, positive: bool) -> np.ndarray:
+    """Indices of the ``n`` best scores (within ``mask``; None = every document), best first."""
+    keep = scores > 0 if positive else np.isfinite(scores)
+    if mask is not None:
+        keep &= mask
+    n = min(n, int(np.count_nonzero(keep)))
+    masked = np.where(keep, scores, -np.inf)
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
     part = np.argpartition(-masked, n - 1)[:n]
@@ -108,7 +109,15 @@ def fused_ranking(
     ties instead of outvoting a strong one, as rank fusion would.
     """
     index = engine.index
-    mask = index.ring_mask(ring_ids)
+    mask: np.ndarray | None = index.ring_mask(ring_ids)
+    if mask is not None and mask.all():
+        mask = None  # every memory is in a mounted ring: skip the masking passes
+
+    def best_of(values: np.ndarray) -> float:
+        if mask is None:
+            return float(values.max()) if values.shape[0] else 0.0
+        return float(values[mask].max()) if mask.any() else 0.0
+
     fused = np.zeros(len(index), dtype=np.float32)
     columns: dict[str, np.ndarray] = {}
     if "lexical" in use:
@@ -118,13 +127,13 @@ def fused_ranking(
         if tuning.context > 0 and index.has_threads:
             prev, nxt = index.neighbours()
             lex = _with_context(own, prev, nxt, tuning)
-        best_own = float(own[mask].max()) if mask.any() else 0.0
+        best_own = best_of(own)
         if tuning.thread > 0 and best_own > 0 and index.has_threads:
             thread = index.thread_bm25(query_terms)
-            top_thread = float(thread[mask].max())
+            top_thread = best_of(thread)
             if top_thread > 0:
                 lex = lex + tuning.thread * best_own * thread / top_thread
-        best = float(lex[mask].max()) if mask.any() else 0.0
+        best = best_of(lex)
         if best > 0:
             fused += lex / best
         columns["lexical"] = lex
