@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from engram.errors import ManifestError
+from engram.memory._toml_reader import TableReader
 
 SCHEMA_VERSION = "engram.ote.v1"
 RINGS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4")
@@ -124,129 +124,7 @@ class OteSpec:
         return tuple(m.ring_id for m in self.mounts)
 
 
-class _Reader:
-    """Typed access to one TOML table, refusing unknown keys; errors name file and key."""
-
-    def __init__(self, source: str, table: Mapping[str, Any], prefix: str) -> None:
-        self.source, self.table, self.prefix = source, table, prefix
-        self.seen: set[str] = set()
-
-    def fail(self, key: str, expected: str, got: object = None) -> ManifestError:
-        shown = "" if got is None else f", got {got!r}"
-        return ManifestError(f"{self.source}: {self.prefix}{key}: expected {expected}{shown}")
-
-    def _get(self, key: str, required: bool) -> Any:
-        self.seen.add(key)
-        if key not in self.table:
-            if required:
-                raise self.fail(key, "a value (the key is required)")
-            return None
-        return self.table[key]
-
-    def string(
-        self,
-        key: str,
-        *,
-        pattern: re.Pattern[str] | None = None,
-        required: bool = True,
-        what: str = "a non-empty string",
-        default: str = "",
-    ) -> str:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        if not isinstance(value, str) or not value or (pattern and not pattern.match(value)):
-            raise self.fail(key, what, value)
-        return value
-
-    def choice(
-        self, key: str, options: tuple[str, ...], *, required: bool = True, default: str = ""
-    ) -> str:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        if value not in options:
-            raise self.fail(key, "one of " + ", ".join(repr(o) for o in options), value)
-        return str(value)
-
-    def integer(
-        self, key: str, low: int, high: int, *, required: bool = True, default: int = 0
-    ) -> int:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(key, f"an integer from {low} to {high}", value)
-        return value
-
-    def number(
-        self,
-        key: str,
-        low: float,
-        high: float,
-        *,
-        required: bool = True,
-        default: float = 0.0,
-        open_low: bool = False,
-        open_high: bool = False,
-    ) -> float:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        ok = not isinstance(value, bool) and isinstance(value, int | float)
-        if ok:
-            v = float(value)
-            ok = (v > low if open_low else v >= low) and (v < high if open_high else v <= high)
-        if not ok:
-            lo = "(" if open_low else "["
-            hi = ")" if open_high else "]"
-            raise self.fail(key, f"a number in {lo}{low}, {high}{hi}", value)
-        return float(value)
-
-    def boolean(self, key: str, *, required: bool = True, default: bool = False) -> bool:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self.fail(key, "true or false", value)
-        return value
-
-    def strings(
-        self,
-        key: str,
-        *,
-        pattern: re.Pattern[str] | None = None,
-        nonempty: bool,
-        what: str,
-        required: bool = True,
-    ) -> tuple[str, ...]:
-        value = self._get(key, required)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or (nonempty and not value):
-            raise self.fail(key, f"a {'non-empty ' if nonempty else ''}list of {what}", value)
-        for item in value:
-            if not isinstance(item, str) or not item or (pattern and not pattern.match(item)):
-                raise self.fail(key, f"a list of {what}", item)
-        if len(set(value)) != len(value):
-            raise self.fail(key, f"a list of distinct {what}", value)
-        return tuple(value)
-
-    def table_of(self, key: str, *, required: bool) -> Mapping[str, Any] | None:
-        value = self._get(key, required)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise self.fail(key, "a table", value)
-        return value
-
-    def done(self) -> None:
-        extra = sorted(set(self.table) - self.seen)
-        if extra:
-            raise self.fail(extra[0], "no such key in engram.ote.v1 (unknown keys are refused)")
-
-
-def _url(reader: _Reader, key: str) -> str | None:
+def _url(reader: TableReader, key: str) -> str | None:
     value = reader.string(
         key,
         required=False,
@@ -257,7 +135,7 @@ def _url(reader: _Reader, key: str) -> str | None:
     return value.rstrip("/") or None
 
 
-def _allowed_signers(reader: _Reader, base: Path | None) -> tuple[Path, str]:
+def _allowed_signers(reader: TableReader, base: Path | None) -> tuple[Path, str]:
     text = reader.string(
         "allowed_signers", what="a file path (absolute or relative to the manifest)"
     )
@@ -273,7 +151,7 @@ def _allowed_signers(reader: _Reader, base: Path | None) -> tuple[Path, str]:
 def _mount(source: str, index: int, raw: object, seat_id: str) -> Mount:
     if not isinstance(raw, dict):
         raise ManifestError(f"{source}: topology.mounts[{index}]: expected a table, got {raw!r}")
-    r = _Reader(source, raw, f"topology.mounts[{index}].")
+    r = TableReader(source, raw, f"topology.mounts[{index}].")
     ring = r.choice("ring", RINGS)
     ring_id = r.string("ring_id", pattern=_ID, what="a ring id such as 'repo:0123abcd'")
     if not ring_id.startswith(RING_PREFIX[ring]):
@@ -304,14 +182,14 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(f"{source}: not valid TOML: {e}") from e
-    top = _Reader(source, data, "")
-    version = top._get("schema_version", True)
+    top = TableReader(source, data, "")
+    version = top.raw("schema_version", True)
     if version != SCHEMA_VERSION:
         raise top.fail("schema_version", repr(SCHEMA_VERSION), version)
 
     seat_t = top.table_of("seat", required=True)
     assert seat_t is not None
-    s = _Reader(source, seat_t, "seat.")
+    s = TableReader(source, seat_t, "seat.")
     seat = Seat(
         seat_id=s.string("seat_id", pattern=_ID, what="an id such as 'seat:core-exec-01'"),
         archetype=s.string("archetype", pattern=_ID, what="an id such as 'archetype:general'"),
@@ -325,7 +203,7 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
 
     onto_t = top.table_of("ontology", required=True)
     assert onto_t is not None
-    o = _Reader(source, onto_t, "ontology.")
+    o = TableReader(source, onto_t, "ontology.")
     domain = o.string(
         "domain", pattern=_DOMAIN, what="a lower-case domain name such as 'acme-core'"
     )
@@ -343,8 +221,8 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
 
     topo_t = top.table_of("topology", required=True)
     assert topo_t is not None
-    t = _Reader(source, topo_t, "topology.")
-    raw_mounts = t._get("mounts", True)
+    t = TableReader(source, topo_t, "topology.")
+    raw_mounts = t.raw("mounts", True)
     t.done()
     if not isinstance(raw_mounts, list) or not raw_mounts:
         raise t.fail("mounts", "a non-empty array of tables ([[topology.mounts]])", raw_mounts)
@@ -362,7 +240,7 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
     epi = Epistemology()
     epi_t = top.table_of("epistemology", required=True)
     if epi_t is not None:
-        ep = _Reader(source, epi_t, "epistemology.")
+        ep = TableReader(source, epi_t, "epistemology.")
         epi = Epistemology(
             credible_z=ep.number("credible_z", 0.0, 10.0, open_low=True),
             graduation_lcb_threshold=ep.number(
@@ -379,7 +257,7 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
     attestation = None
     att_t = top.table_of("attestation", required=False)
     if att_t is not None:
-        a = _Reader(source, att_t, "attestation.")
+        a = TableReader(source, att_t, "attestation.")
         path, as_written = _allowed_signers(a, base_dir)
         attestation = Attestation(
             path, as_written, a.number("reverify_fraction", 0.0, 1.0, required=False, default=0.0)
@@ -389,11 +267,11 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
     retrieval = Retrieval()
     ret_t = top.table_of("retrieval", required=False)
     if ret_t is not None:
-        r = _Reader(source, ret_t, "retrieval.")
+        r = TableReader(source, ret_t, "retrieval.")
         reranker = Reranker()
         rr_t = r.table_of("reranker", required=False)
         if rr_t is not None:
-            k = _Reader(source, rr_t, "retrieval.reranker.")
+            k = TableReader(source, rr_t, "retrieval.reranker.")
             candidates = k.integer("candidates_k", 1, 1000, required=False, default=20)
             reranker = Reranker(
                 enabled=k.boolean("enabled", required=False, default=False),
