@@ -5,8 +5,9 @@ thread (an idle-connection pool: a thread takes one for the length of a transact
 threads never share one) with WAL, ``foreign_keys=ON``, a busy timeout and
 ``synchronous=NORMAL``. ``isolation_level=None`` hands transaction control to us: writes start
 with ``BEGIN IMMEDIATE`` (the write lock is taken up front, so two writers queue on the busy
-timeout instead of failing on lock upgrade), reads with a deferred ``BEGIN`` under
-``PRAGMA query_only`` so an accidental write in ``read()`` fails as it does on PostgreSQL.
+timeout instead of failing on lock upgrade), reads with a deferred ``BEGIN`` on a connection
+opened with ``PRAGMA query_only = ON`` (read connections are pooled apart from write ones) so an
+accidental write in ``read()`` fails as it does on PostgreSQL.
 
 The database file holds private signing keys, so it is created with mode 0600 and an existing
 file readable by group or others is refused. ``memory://`` is one in-memory connection shared
@@ -19,8 +20,8 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,12 @@ class SqliteTx:
 
     def execute(self, sql: str, params: Params = ()) -> list[Row]:
         try:
-            cursor = self._conn.execute(sql, normalise_params(params))
-            if cursor.description is None:
+            cursor = self._conn.execute(sql, _params(params))
+            description = cursor.description
+            if description is None:
                 return []
-            columns = [d[0] for d in cursor.description]
-            return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+            columns = [d[0] for d in description]
+            return [dict(zip(columns, row)) for row in cursor.fetchall()]  # noqa: B905
         except sqlite3.Error as e:
             raise StoreError(f"sqlite: {e}") from e
 
@@ -85,35 +87,16 @@ def _configure(conn: sqlite3.Connection, *, wal: bool) -> None:
         conn.execute("PRAGMA synchronous = NORMAL")
 
 
-@contextmanager
-def _run(conn: sqlite3.Connection, dialect: Dialect, *, write: bool) -> Iterator[SqliteTx]:
-    """BEGIN, yield, COMMIT on success or ROLLBACK on any exception."""
-    try:
-        if write:
-            conn.execute("BEGIN IMMEDIATE")
-        else:
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("BEGIN")
-    except sqlite3.Error as e:
-        if not write:
-            conn.execute("PRAGMA query_only = OFF")
-        raise StoreError(f"sqlite: could not begin a transaction: {e}") from e
-    try:
-        yield SqliteTx(conn, dialect)
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    else:
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as e:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise StoreError(f"sqlite: commit failed: {e}") from e
-    finally:
-        if not write:
-            conn.execute("PRAGMA query_only = OFF")
+def _params(params: Params) -> Params:
+    """``normalise_params`` unless every value already binds as is (the usual case: ids and
+    text), which skips building a new tuple on every point read."""
+    for value in params:
+        if type(value) not in _PLAIN:
+            return normalise_params(params)
+    return params
+
+
+_PLAIN = frozenset({str, int, float, bytes, type(None)})
 
 
 class _NestGuard:
@@ -122,36 +105,108 @@ class _NestGuard:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    @contextmanager
-    def enter(self) -> Iterator[None]:
+    def take(self) -> None:
         if getattr(self._local, "active", False):
             raise StoreError(
                 "nested transaction: a transaction is already open on this thread; "
                 "pass its Tx down instead of opening another"
             )
         self._local.active = True
+
+    def drop(self) -> None:
+        self._local.active = False
+
+
+class _Transaction:
+    """``with store.transaction()`` / ``with store.read()``: BEGIN on enter; COMMIT when the
+    block succeeds, ROLLBACK when it raises; the connection goes back to its owner either way.
+
+    A plain class rather than nested generator context managers: ``read()`` is on the
+    provider's per-request path, and each generator layer costs more than the query itself.
+    ``toggle_query_only`` is for a connection shared by reads and writes (``memory://``): the
+    read runs under ``PRAGMA query_only``, switched off again afterwards. A dedicated read
+    connection has it on from the start and skips the two statements.
+    """
+
+    __slots__ = ("_conn", "_owner", "_toggle", "_write")
+
+    def __init__(self, owner: _SqliteBase, *, write: bool) -> None:
+        self._owner = owner
+        self._write = write
+        self._toggle = owner._shared_connection and not write
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> SqliteTx:
+        owner = self._owner
+        owner._guard.take()
         try:
-            yield
+            conn = owner._checkout(write=self._write)
+        except BaseException:
+            owner._guard.drop()
+            raise
+        try:
+            if self._write:
+                conn.execute("BEGIN IMMEDIATE")
+            else:
+                if self._toggle:
+                    conn.execute("PRAGMA query_only = ON")
+                conn.execute("BEGIN")
+        except sqlite3.Error as e:
+            self._finish(conn)
+            raise StoreError(f"sqlite: could not begin a transaction: {e}") from e
+        self._conn = conn
+        return SqliteTx(conn, owner._dialect)
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        conn = self._conn
+        assert conn is not None
+        self._conn = None
+        try:
+            if exc_type is not None:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                return
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"sqlite: commit failed: {e}") from e
         finally:
-            self._local.active = False
+            self._finish(conn)
+
+    def _finish(self, conn: sqlite3.Connection) -> None:
+        try:
+            if self._toggle:
+                conn.execute("PRAGMA query_only = OFF")
+        finally:
+            self._owner._checkin(conn, write=self._write)
+            self._owner._guard.drop()
 
 
 class _SqliteBase:
     _dialect: Dialect
     _guard: _NestGuard
+    # True when reads and writes share one connection (query_only is switched per read).
+    _shared_connection = False
 
     @property
     def dialect(self) -> Dialect:
         return self._dialect
 
-    def _begin(self, *, write: bool) -> AbstractContextManager[SqliteTx]:
+    def _checkout(self, *, write: bool) -> sqlite3.Connection:
+        """A connection for this thread's transaction (StoreError when closed)."""
+        raise NotImplementedError
+
+    def _checkin(self, conn: sqlite3.Connection, *, write: bool) -> None:
+        """Take back the connection :meth:`_checkout` gave."""
         raise NotImplementedError
 
     def transaction(self) -> AbstractContextManager[SqliteTx]:
-        return self._begin(write=True)
+        return _Transaction(self, write=True)
 
     def read(self) -> AbstractContextManager[SqliteTx]:
-        return self._begin(write=False)
+        return _Transaction(self, write=False)
 
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
         # BEGIN IMMEDIATE is the migration lock: one writer at a time across processes.
@@ -170,6 +225,8 @@ class _SqliteBase:
 class MemoryStore(_SqliteBase):
     """``memory://``: one in-memory SQLite connection shared by all threads behind a lock."""
 
+    _shared_connection = True
+
     def __init__(self) -> None:
         self._dialect = MEMORY_DIALECT
         self._guard = _NestGuard()
@@ -183,13 +240,16 @@ class MemoryStore(_SqliteBase):
     def url(self) -> str:
         return "memory://"
 
-    @contextmanager
-    def _begin(self, *, write: bool) -> Iterator[SqliteTx]:
-        with self._guard.enter(), self._lock:
-            if self._conn is None:
-                raise StoreError("the store is closed")
-            with _run(self._conn, self._dialect, write=write) as tx:
-                yield tx
+    # One connection for everything: the lock is held from checkout to checkin.
+    def _checkout(self, *, write: bool) -> sqlite3.Connection:  # noqa: ARG002
+        self._lock.acquire()
+        if self._conn is None:
+            self._lock.release()
+            raise StoreError("the store is closed")
+        return self._conn
+
+    def _checkin(self, conn: sqlite3.Connection, *, write: bool) -> None:  # noqa: ARG002
+        self._lock.release()
 
     def close(self) -> None:
         with self._lock:
@@ -218,18 +278,25 @@ def _prepare_file(path: Path) -> None:
 
 
 class SqliteStore(_SqliteBase):
-    """``sqlite:///path``: the embedded default, WAL, one connection per active thread."""
+    """``sqlite:///path``: the embedded default, WAL, one connection per active thread.
+
+    Reads and writes use separate idle pools: a read connection is opened with
+    ``PRAGMA query_only = ON`` once and keeps it, so ``read()`` costs BEGIN, the queries and
+    COMMIT, not two extra PRAGMA statements per transaction (the provider's hot path is one
+    point read per request).
+    """
 
     def __init__(self, path: Path) -> None:
         self._dialect = SQLITE_DIALECT
         self._guard = _NestGuard()
         self._path = path
         self._lock = threading.Lock()
-        self._idle: list[sqlite3.Connection] = []
+        # Index 0: write connections, index 1: read-only ones (query_only set at open).
+        self._idle: tuple[list[sqlite3.Connection], list[sqlite3.Connection]] = ([], [])
         self._closed = False
         try:
             _prepare_file(path)
-            self._release(self._connect())  # fail now, not on first use, if unusable
+            self._checkin(self._connect(read_only=False), write=True)  # fail now if unusable
         except sqlite3.Error as e:
             raise StoreError(f"sqlite: cannot open {path}: {e}") from e
         except OSError as e:
@@ -243,7 +310,7 @@ class SqliteStore(_SqliteBase):
     def path(self) -> Path:
         return self._path
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, read_only: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(
             self._path,
             isolation_level=None,
@@ -252,43 +319,38 @@ class SqliteStore(_SqliteBase):
         )
         try:
             _configure(conn, wal=True)
+            if read_only:
+                conn.execute("PRAGMA query_only = ON")
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _acquire(self) -> sqlite3.Connection:
+    def _checkout(self, *, write: bool) -> sqlite3.Connection:
+        read_only = not write
         with self._lock:
             if self._closed:
                 raise StoreError("the store is closed")
-            if self._idle:
-                return self._idle.pop()
+            idle = self._idle[read_only]
+            if idle:
+                return idle.pop()
         try:
-            return self._connect()
+            return self._connect(read_only=read_only)
         except sqlite3.Error as e:
             raise StoreError(f"sqlite: cannot open {self._path}: {e}") from e
 
-    def _release(self, conn: sqlite3.Connection) -> None:
+    def _checkin(self, conn: sqlite3.Connection, *, write: bool) -> None:
         with self._lock:
             if self._closed:
                 conn.close()
             else:
-                self._idle.append(conn)
-
-    @contextmanager
-    def _begin(self, *, write: bool) -> Iterator[SqliteTx]:
-        with self._guard.enter():
-            conn = self._acquire()
-            try:
-                with _run(conn, self._dialect, write=write) as tx:
-                    yield tx
-            finally:
-                self._release(conn)
+                self._idle[not write].append(conn)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            idle, self._idle = self._idle, []
+            idle = [*self._idle[0], *self._idle[1]]
+            self._idle = ([], [])
         for conn in idle:
             conn.close()
 
