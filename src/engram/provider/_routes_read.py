@@ -10,8 +10,11 @@
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Send
+from starlette.types import Scope as AsgiScope
 
 from engram.context import (
     CATEGORIES,
@@ -25,7 +28,7 @@ from engram.core.canonical import JsonValue
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest
 from engram.provider._services import Services
-from engram.provider._wire import JSON, check_version_header, json_response
+from engram.provider._wire import JSON, check_version_header, check_version_value, json_response
 
 CLAIMED_TIER = 3
 _PRIVATE = {"Cache-Control": "no-store"}
@@ -79,16 +82,50 @@ def well_known_keys(request: Request) -> Response:
     return json_response({"keys": keys}, headers=_PUBLIC)
 
 
-async def get_context(request: Request) -> Response:
-    check_version_header(request)
-    services = _services(request)
-    # The hot path: one store read (token + state version), then the per-worker cache.
-    grant, version = await services.read(services.authorize_with_state, request, Permission.READ)
-    scope = resolve_scope(request.query_params.get("scope"))
-    body = services.signer.cached(grant.subject_id, scope, version)
-    if body is None:
-        body = await run_in_threadpool(services.signer.export, grant.subject_id, scope, version)
-    return Response(body, media_type=JSON, headers=_PRIVATE)
+class _ContextExport:
+    """``GET /v1/context`` as a plain ASGI app: the provider's hottest route.
+
+    It does what a Starlette endpoint would (version header, then authentication with the
+    subject's state version in one store read, then the scope, then the per-worker cache of
+    signed response bytes) but reads the two headers it needs straight from the ASGI scope and
+    sends the cached bytes without building ``Request``/``Response`` objects, which cost more
+    than the rest of a cache hit. Errors are raised as usual and mapped by the app's handlers.
+    """
+
+    async def __call__(self, scope: AsgiScope, _receive: Receive, send: Send) -> None:
+        authorization: str | None = None
+        asked_version: str | None = None
+        for name, value in scope["headers"]:  # the first of a repeated header wins, as in Starlette
+            if name == b"authorization":
+                if authorization is None:
+                    authorization = value.decode("latin-1")
+            elif name == b"engram-version" and asked_version is None:
+                asked_version = value.decode("latin-1")
+        check_version_value(asked_version)
+        services: Services = scope["app"].state.services
+        grant, version = await services.read(
+            services.authorize_header_with_state,
+            authorization,
+            Permission.READ,
+            scope.setdefault("state", {}),
+        )
+        query = scope["query_string"]
+        export_scope = resolve_scope(QueryParams(query).get("scope") if query else None)
+        body = services.signer.cached(grant.subject_id, export_scope, version)
+        if body is None:
+            body = await run_in_threadpool(
+                services.signer.export, grant.subject_id, export_scope, version
+            )
+        headers = [
+            (b"cache-control", b"no-store"),
+            (b"content-length", str(len(body)).encode("ascii")),
+            (b"content-type", b"application/json"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+get_context = _ContextExport()
 
 
 def get_diff(request: Request) -> Response:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -25,7 +25,7 @@ from engram.core.clock import Clock
 from engram.errors import EngramError, Forbidden, UserNotFound
 from engram.provider._config import ProviderConfig
 from engram.provider._signer import ExportSigner
-from engram.provider._wire import JSON, bearer_token
+from engram.provider._wire import JSON, bearer_from_header, bearer_token
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
 
@@ -51,15 +51,16 @@ class Services:
             raise Forbidden(f"this token lacks the {permission.value!r} permission")
         return grant
 
-    def authorize_with_state(
-        self, request: Request, permission: Permission
+    def authorize_header_with_state(
+        self, authorization: str | None, permission: Permission, state: dict[str, Any]
     ) -> tuple[TokenGrant, int]:
-        """:meth:`authorize` and the subject's state version in one store read;
+        """:meth:`authorize` and the subject's state version in one store read, from the raw
+        ``Authorization`` value; records the subject in the ASGI ``state`` for the access log.
         UserNotFound when the subject was erased."""
         grant, version = authenticate_token_with_state(
-            self.store, self.clock, bearer_token(request)
+            self.store, self.clock, bearer_from_header(authorization)
         )
-        request.state.subject_id = grant.subject_id
+        state["subject_id"] = grant.subject_id
         if not grant.allows(permission):
             raise Forbidden(f"this token lacks the {permission.value!r} permission")
         if version is None:

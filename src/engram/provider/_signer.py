@@ -37,7 +37,7 @@ _ACTIVE_KEY_RECHECK = timedelta(seconds=60)
 @dataclass(frozen=True)
 class _Cached:
     body: bytes
-    expires_at: datetime
+    refresh_at: datetime  # expires_at - export_refresh_margin: re-sign from this instant on
 
 
 class ExportSigner:
@@ -76,12 +76,9 @@ class ExportSigner:
 
     def cached(self, subject_id: str, scope: Scope, version: int) -> bytes | None:
         """The cached signed export for this state, if it still has enough life left."""
-        with self._lock:
-            hit = self._cache.get((subject_id, scope.name, version))
-        if (
-            hit is not None
-            and self._clock.now() < hit.expires_at - self._config.export_refresh_margin
-        ):
+        # A dict read is atomic under the GIL; the lock guards only the OrderedDict's updates.
+        hit = self._cache.get((subject_id, scope.name, version))
+        if hit is not None and self._clock.now() < hit.refresh_at:
             return hit.body
         return None
 
@@ -109,7 +106,7 @@ class ExportSigner:
         )
         body = self._sign(document, info.kid, expires_at)
         with self._lock:
-            self._cache[cache_key] = _Cached(body, expires_at)
+            self._cache[cache_key] = _Cached(body, expires_at - self._config.export_refresh_margin)
             self._cache.move_to_end(cache_key)
             while len(self._cache) > self._config.export_cache_entries:
                 self._cache.popitem(last=False)

@@ -53,7 +53,12 @@ def error_response(error: EngramError) -> Response:
 
 def bearer_token(request: Request) -> str:
     """The raw bearer token, or Unauthorized when missing or not a Bearer credential."""
-    header = request.headers.get("authorization")
+    return bearer_from_header(request.headers.get("authorization"))
+
+
+def bearer_from_header(header: str | None) -> str:
+    """:func:`bearer_token` from the ``Authorization`` header's value (``None`` when absent),
+    for routes that read the ASGI scope directly."""
     if not header:
         raise Unauthorized("token missing or invalid")
     scheme, _, token = header.partition(" ")
@@ -64,7 +69,11 @@ def bearer_token(request: Request) -> str:
 
 def check_version_header(request: Request) -> None:
     """An ``Engram-Version`` request header, when sent, must name a version we serve."""
-    asked = request.headers.get(VERSION_HEADER)
+    check_version_value(request.headers.get(VERSION_HEADER))
+
+
+def check_version_value(asked: str | None) -> None:
+    """:func:`check_version_header` from the header's value (``None`` when absent)."""
     if asked is not None and asked.strip() != ENGRAM_VERSION:
         raise UnsupportedVersion(f"engram_version {asked.strip()!r} not supported; use 0.1")
 
@@ -90,8 +99,10 @@ async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
 
 __all__ = [
     "JSON",
+    "bearer_from_header",
     "bearer_token",
     "check_version_header",
+    "check_version_value",
     "error_body",
     "error_response",
     "json_object",
