@@ -45,18 +45,30 @@ class FixedClock:
         self.current = self.current + delta
 
 
-def format_instant(moment: datetime) -> str:
-    """``2026-01-01T10:00:00Z`` (UTC, whole seconds; sub-second parts are dropped)."""
+def _utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("naive datetime: engram only handles timezone-aware instants")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
+
+
+# Fields are formatted by hand rather than with strftime("%Y"), which glibc writes without
+# zero padding for years before 1000 ("999-01-01"): RFC 3339 wants four digits, and the
+# precise form must sort as text.
+
+
+def format_instant(moment: datetime) -> str:
+    """``2026-01-01T10:00:00Z`` (UTC, whole seconds; sub-second parts are dropped)."""
+    m = _utc(moment)
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 def format_instant_precise(moment: datetime) -> str:
     """``2026-01-01T10:00:00.123456Z``: for ordering keys such as diff cursors."""
-    if moment.tzinfo is None:
-        raise ValueError("naive datetime: engram only handles timezone-aware instants")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    m = _utc(moment)
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        f".{m.microsecond:06d}Z"
+    )
 
 
 def parse_instant(text: str) -> datetime:
