@@ -17,7 +17,7 @@ from datetime import timedelta
 from engram.context import _repo
 from engram.context._beliefs import ensure_schema
 from engram.context._model import Permission, TokenGrant, TokenInfo
-from engram.core.clock import Clock, format_instant_precise, parse_instant
+from engram.core.clock import Clock, parse_instant
 from engram.core.encoding import b64url_encode
 from engram.errors import InvalidRequest, ResourceNotFound, TokenExpired, Unauthorized
 from engram.store import Store
@@ -98,14 +98,11 @@ def authenticate_token_with_state(
         row = _repo.token_and_state(tx, hash_token(raw))
     if row is None or row["revoked_at"] is not None:
         raise Unauthorized("token missing or invalid")
-    # Stored instants are format_instant_precise text, so text order is time order.
-    if format_instant_precise(clock.now()) >= row["expires_at"]:
+    expires_at = _instant(row["expires_at"])
+    if clock.now() >= expires_at:
         raise TokenExpired("token has expired")
     grant = TokenGrant(
-        row["token_id"],
-        row["subject_id"],
-        _permissions(row["permissions"]),
-        parse_instant(row["expires_at"]),
+        row["token_id"], row["subject_id"], _permissions(row["permissions"]), expires_at
     )
     version = row["state_version"]
     return grant, None if version is None else int(version)
@@ -114,6 +111,10 @@ def authenticate_token_with_state(
 @functools.lru_cache(maxsize=64)
 def _permissions(text: str) -> frozenset[Permission]:
     return _repo.parse_permissions(text)
+
+
+# A token's stored expiry parsed once, not on every request (datetimes are immutable).
+_instant = functools.lru_cache(maxsize=4096)(parse_instant)
 
 
 def list_tokens(store: Store, subject_id: str) -> list[TokenInfo]:

@@ -51,16 +51,20 @@ class SqliteTx:
     def dialect(self) -> Dialect:
         return self._dialect
 
-    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+    def _run(self, sql: str, params: Params) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and every row (all fetched, so a DML ``RETURNING`` runs to the end)."""
         try:
             cursor = self._conn.execute(sql, _params(params))
             description = cursor.description
             if description is None:
-                return []
-            columns = [d[0] for d in description]
-            return [dict(zip(columns, row)) for row in cursor.fetchall()]  # noqa: B905
+                return [], []
+            return [d[0] for d in description], cursor.fetchall()
         except sqlite3.Error as e:
             raise StoreError(f"sqlite: {e}") from e
+
+    def execute(self, sql: str, params: Params = ()) -> list[Row]:
+        columns, rows = self._run(sql, params)
+        return [dict(zip(columns, row)) for row in rows]  # noqa: B905 - one width per cursor
 
     def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
         try:
@@ -69,12 +73,12 @@ class SqliteTx:
             raise StoreError(f"sqlite: {e}") from e
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
-        rows = self.execute(sql, params)
-        return rows[0] if rows else None
+        columns, rows = self._run(sql, params)
+        return dict(zip(columns, rows[0])) if rows else None  # noqa: B905
 
     def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.one(sql, params)
-        return next(iter(row.values())) if row else None
+        _, rows = self._run(sql, params)
+        return rows[0][0] if rows else None
 
 
 def _configure(conn: sqlite3.Connection, *, wal: bool) -> None:
