@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from engram.context import ensure_schema
+from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError
 from engram.provider import _routes_read as read
@@ -30,7 +31,7 @@ from engram.provider._middleware import ProviderMiddleware
 from engram.provider._openapi import openapi_document
 from engram.provider._services import Services
 from engram.provider._signer import ExportSigner
-from engram.provider._wire import JSON, error_body, error_response, json_response
+from engram.provider._wire import JSON, error_body, error_response
 from engram.provider.review import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
@@ -107,10 +108,11 @@ def create_app(
         signer=ExportSigner(store, clock, config),
         idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
     )
-    spec = openapi_document(config)
+    # The document is fixed for the app's life: encode it once, not per request.
+    spec = canonicalize(openapi_document(config))
 
     async def openapi(_: Request) -> Response:
-        return json_response(spec)
+        return Response(spec, media_type=JSON)
 
     own_routes = [
         Route("/healthz", read.healthz, methods=["GET"]),

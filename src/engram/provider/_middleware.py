@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import secrets
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,18 +28,23 @@ ACCESS_LOG = logging.getLogger("engram.provider.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def _raw_header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope.get("headers", []):
         if key == name:
-            return str(value.decode("latin-1"))
+            return bytes(value)
     return None
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    value = _raw_header(scope, name)
+    return None if value is None else value.decode("latin-1")
+
+
 def _caller_key(scope: Scope) -> str:
-    auth = _header(scope, b"authorization")
+    auth = _raw_header(scope, b"authorization")
     if auth:
         # The bucket is keyed on a hash: the raw token is never kept in memory tables.
-        return "t:" + hashlib.sha256(auth.encode("latin-1")).hexdigest()[:32]
+        return "t:" + hashlib.sha256(auth).hexdigest()[:32]
     client = scope.get("client")
     return "a:" + (str(client[0]) if client else "unknown")
 
@@ -58,7 +63,8 @@ class ProviderMiddleware:
             return
         started = time.perf_counter()
         offered = _header(scope, b"x-request-id")
-        request_id = offered if offered and _REQUEST_ID.match(offered) else uuid.uuid4().hex
+        # token_hex(16) has uuid4().hex's shape (32 lowercase hex digits) at a third of the cost.
+        request_id = offered if offered and _REQUEST_ID.match(offered) else secrets.token_hex(16)
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         status = 500
