@@ -4,6 +4,7 @@ subject or a change to the subject's state, and the route answers like every oth
 
 from __future__ import annotations
 
+import gzip
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +13,8 @@ from provider_harness import Provider
 
 from engram.context import Permission, erase_subject, issue_token, list_tokens, revoke_token
 from engram.core.canonical import parse_strict
+from engram.core.keys import PublicKey
+from engram.core.signing import verify_document
 
 
 def _export(provider: Provider, token: str | None = None, query: str = "") -> bytes:
@@ -114,7 +117,8 @@ def test_a_token_without_read_is_forbidden_and_logged_with_its_subject(
 @pytest.mark.req("engram.provider.scope-registry")
 def test_the_export_answers_with_its_headers_and_honours_the_scope(provider: Provider) -> None:
     full = provider.client.get(
-        "/v1/context", headers=provider.headers(**{"X-Request-Id": "export-1"})
+        "/v1/context",
+        headers=provider.headers(**{"X-Request-Id": "export-1", "Accept-Encoding": "identity"}),
     )
     professional = _doc(_export(provider, query="?scope=professional"))
     bad = provider.client.get("/v1/context?scope=Nope", headers=provider.headers())
@@ -123,6 +127,7 @@ def test_the_export_answers_with_its_headers_and_honours_the_scope(provider: Pro
     assert full.headers["content-type"] == "application/json"
     assert full.headers["cache-control"] == "no-store"
     assert full.headers["content-length"] == str(len(full.content))
+    assert "content-encoding" not in full.headers
     assert full.headers["x-request-id"] == "export-1"
     assert _doc(full.content)["scope"] == "full"
     assert professional["scope"] == "professional"
@@ -130,3 +135,48 @@ def test_the_export_answers_with_its_headers_and_honours_the_scope(provider: Pro
     assert not categories & {"health", "financial"}
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_scope")
     assert unauthenticated.status_code == 401  # authentication comes before the scope
+
+
+@pytest.mark.req("engram.provider.export-cache", "engram.context.p3.signature-verifies")
+@pytest.mark.parametrize(
+    ("accept_encoding", "gzipped"),
+    [
+        ("gzip", True),
+        ("deflate, gzip;q=0.5", True),
+        ("br;q=1.0, *;q=0.1", True),
+        ("gzip;q=0", False),
+        ("gzip;q=0, *", False),
+        ("identity", False),
+        ("deflate", False),
+    ],
+)
+def test_a_client_that_accepts_gzip_gets_the_same_signed_bytes_compressed(
+    provider: Provider, accept_encoding: str, gzipped: bool
+) -> None:
+    plain = provider.client.get(
+        "/v1/context", headers=provider.headers(**{"Accept-Encoding": "identity"})
+    )
+    url = f"{provider.client.base_url}/v1/context"
+    headers = provider.headers(**{"Accept-Encoding": accept_encoding})
+    with provider.client.stream("GET", url, headers=headers) as response:
+        raw = b"".join(response.iter_raw())
+
+    assert response.status_code == 200
+    assert response.headers["vary"] == "Accept-Encoding"
+    assert plain.headers["vary"] == "Accept-Encoding"
+    assert response.headers["content-length"] == str(len(raw))
+    if gzipped:
+        assert response.headers["content-encoding"] == "gzip"
+        assert len(raw) < len(plain.content)
+        assert gzip.decompress(raw) == plain.content  # the signature covers these bytes
+    else:
+        assert "content-encoding" not in response.headers
+        assert raw == plain.content
+    export = _doc(plain.content)
+    key = PublicKey.from_b64url(_key_for(provider, export["kid"]))
+    verify_document(export, key)
+
+
+def _key_for(provider: Provider, kid: str) -> str:
+    keys = provider.client.get("/.well-known/engram-keys").json()["keys"]
+    return str(next(k["public_key"] for k in keys if k["kid"] == kid))

@@ -28,7 +28,13 @@ from engram.core.canonical import JsonValue
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest
 from engram.provider._services import Services
-from engram.provider._wire import JSON, check_version_header, check_version_value, json_response
+from engram.provider._wire import (
+    JSON,
+    accepts_gzip,
+    check_version_header,
+    check_version_value,
+    json_response,
+)
 
 CLAIMED_TIER = 3
 _PRIVATE = {"Cache-Control": "no-store"}
@@ -87,20 +93,26 @@ class _ContextExport:
 
     It does what a Starlette endpoint would (version header, then authentication with the
     subject's state version in one store read, then the scope, then the per-worker cache of
-    signed response bytes) but reads the two headers it needs straight from the ASGI scope and
+    signed response bytes) but reads the headers it needs straight from the ASGI scope and
     sends the cached bytes without building ``Request``/``Response`` objects, which cost more
     than the rest of a cache hit. Errors are raised as usual and mapped by the app's handlers.
+    A client that accepts gzip gets the bytes compressed once when the export was signed; the
+    signature is over the decoded bytes, which are the same either way.
     """
 
     async def __call__(self, scope: AsgiScope, _receive: Receive, send: Send) -> None:
         authorization: str | None = None
         asked_version: str | None = None
+        accept_encoding: str | None = None
         for name, value in scope["headers"]:  # the first of a repeated header wins, as in Starlette
             if name == b"authorization":
                 if authorization is None:
                     authorization = value.decode("latin-1")
-            elif name == b"engram-version" and asked_version is None:
-                asked_version = value.decode("latin-1")
+            elif name == b"engram-version":
+                if asked_version is None:
+                    asked_version = value.decode("latin-1")
+            elif name == b"accept-encoding" and accept_encoding is None:
+                accept_encoding = value.decode("latin-1")
         check_version_value(asked_version)
         services: Services = scope["app"].state.services
         grant, version = await services.read(
@@ -111,15 +123,22 @@ class _ContextExport:
         )
         query = scope["query_string"]
         export_scope = resolve_scope(QueryParams(query).get("scope") if query else None)
-        body = services.signer.cached(grant.subject_id, export_scope, version)
-        if body is None:
-            body = await run_in_threadpool(
+        signed = services.signer.cached(grant.subject_id, export_scope, version)
+        if signed is None:
+            signed = await run_in_threadpool(
                 services.signer.export, grant.subject_id, export_scope, version
             )
-        headers = [
+        if accepts_gzip(accept_encoding):
+            body = signed.gzipped
+            headers = [(b"content-encoding", b"gzip")]
+        else:
+            body = signed.body
+            headers = []
+        headers += [
             (b"cache-control", b"no-store"),
             (b"content-length", str(len(body)).encode("ascii")),
             (b"content-type", b"application/json"),
+            (b"vary", b"Accept-Encoding"),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})

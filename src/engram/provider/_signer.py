@@ -14,6 +14,7 @@ Any change to the subject bumps ``state_version`` in the store, so no worker ser
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -35,8 +36,17 @@ _ACTIVE_KEY_RECHECK = timedelta(seconds=60)
 
 
 @dataclass(frozen=True)
-class _Cached:
+class SignedExport:
+    """A signed export's response bytes, and the same bytes gzip-compressed once when signed
+    (about 7x smaller for 200 beliefs) for clients that send ``Accept-Encoding: gzip``."""
+
     body: bytes
+    gzipped: bytes
+
+
+@dataclass(frozen=True)
+class _Cached:
+    export: SignedExport
     refresh_at: datetime  # expires_at - export_refresh_margin: re-sign from this instant on
 
 
@@ -74,22 +84,22 @@ class ExportSigner:
         self.keys.note_signed(kid, expires_at)
         return canonicalize(signed)
 
-    def cached(self, subject_id: str, scope: Scope, version: int) -> bytes | None:
+    def cached(self, subject_id: str, scope: Scope, version: int) -> SignedExport | None:
         """The cached signed export for this state, if it still has enough life left."""
         # A dict read is atomic under the GIL; the lock guards only the OrderedDict's updates.
         hit = self._cache.get((subject_id, scope.name, version))
         if hit is not None and self._clock.now() < hit.refresh_at:
-            return hit.body
+            return hit.export
         return None
 
-    def export(self, subject_id: str, scope: Scope, version: int | None = None) -> bytes:
+    def export(self, subject_id: str, scope: Scope, version: int | None = None) -> SignedExport:
         """The signed export as response bytes (from the cache when it can be);
         UserNotFound if the subject has no record."""
         if version is None:
             version = state_version(self._store, subject_id)
-        body = self.cached(subject_id, scope, version)
-        if body is not None:
-            return body
+        hit = self.cached(subject_id, scope, version)
+        if hit is not None:
+            return hit
         now = self._clock.now()
         cache_key = (subject_id, scope.name, version)
         info, _ = self.active_key()
@@ -105,12 +115,15 @@ class ExportSigner:
             self._config.injection_budget,
         )
         body = self._sign(document, info.kid, expires_at)
+        # mtime=0: the same signed bytes always compress to the same gzip bytes.
+        signed = SignedExport(body, gzip.compress(body, compresslevel=6, mtime=0))
+        refresh_at = expires_at - self._config.export_refresh_margin
         with self._lock:
-            self._cache[cache_key] = _Cached(body, expires_at - self._config.export_refresh_margin)
+            self._cache[cache_key] = _Cached(signed, refresh_at)
             self._cache.move_to_end(cache_key)
             while len(self._cache) > self._config.export_cache_entries:
                 self._cache.popitem(last=False)
-        return body
+        return signed
 
     def diff(self, subject_id: str, scope: Scope, since: datetime) -> bytes:
         """The signed diff since ``since`` (not cached: it depends on ``since``)."""
@@ -128,4 +141,4 @@ class ExportSigner:
         return [k.to_wire() for k in self.keys.published(self._clock.now())]
 
 
-__all__ = ["ExportSigner"]
+__all__ = ["ExportSigner", "SignedExport"]

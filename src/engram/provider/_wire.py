@@ -6,6 +6,7 @@ Error responses always carry the spec's shape ``{"error": {"code", "message", "s
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from starlette.requests import Request
@@ -67,6 +68,40 @@ def bearer_from_header(header: str | None) -> str:
     return token.strip()
 
 
+def accepts_gzip(accept_encoding: str | None) -> bool:
+    """Whether an ``Accept-Encoding`` value allows gzip (RFC 9110 section 12.5.3): ``gzip`` (or
+    ``x-gzip``) with a q-value above 0, else ``*`` with one; absent means identity only."""
+    if not accept_encoding:
+        return False
+    if len(accept_encoding) > 200:  # not worth a cache slot; parse it once here
+        return _accepts_gzip(accept_encoding)
+    return _accepts_gzip_cached(accept_encoding)
+
+
+def _accepts_gzip(value: str) -> bool:
+    star = False
+    for item in value.split(","):
+        name, _, params = item.partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            key, _, number = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(number.strip())
+                except ValueError:
+                    q = 0.0
+        coding = name.strip().lower()
+        if coding in ("gzip", "x-gzip"):
+            return q > 0
+        if coding == "*":
+            star = q > 0
+    return star
+
+
+# Clients send the same few values on every request.
+_accepts_gzip_cached = functools.lru_cache(maxsize=128)(_accepts_gzip)
+
+
 def check_version_header(request: Request) -> None:
     """An ``Engram-Version`` request header, when sent, must name a version we serve."""
     check_version_value(request.headers.get(VERSION_HEADER))
@@ -99,6 +134,7 @@ async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
 
 __all__ = [
     "JSON",
+    "accepts_gzip",
     "bearer_from_header",
     "bearer_token",
     "check_version_header",
