@@ -90,7 +90,9 @@ class _FaultTransport(httpx.AsyncBaseTransport):
         body = await response.aread()
         # Responses are judged by what the runner asked for, not what reached the provider.
         status, body = self._response(request, response.status_code, body)
-        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        # aread() decoded the body: its old length and Content-Encoding no longer describe it.
+        dropped = ("content-length", "content-encoding")
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in dropped]
         return httpx.Response(status, headers=headers, content=body, request=forwarded)
 
     def _request(self, request: httpx.Request) -> httpx.Request:

@@ -231,7 +231,10 @@ class _FlipOneByte(httpx.AsyncBaseTransport):
         body = await response.aread()
         if request.url.path == "/v1/context":
             body = body.replace(b"Europe", b"Furope", 1)
-        return httpx.Response(response.status_code, headers=response.headers, content=body)
+        # aread() decoded the body: its old length and Content-Encoding no longer describe it.
+        dropped = ("content-length", "content-encoding")
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in dropped]
+        return httpx.Response(response.status_code, headers=headers, content=body)
 
 
 @pytest.mark.req("engram.mcp.context-resource")
