@@ -9,12 +9,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from provider_harness import Provider
+from provider_harness import Provider, make_provider
 
 from engram.context import Permission, erase_subject, issue_token, list_tokens, revoke_token
 from engram.core.canonical import parse_strict
 from engram.core.keys import PublicKey
 from engram.core.signing import verify_document
+from engram.provider import ProviderConfig
+from engram.store import Store
 
 
 def _export(provider: Provider, token: str | None = None, query: str = "") -> bytes:
@@ -180,3 +182,19 @@ def test_a_client_that_accepts_gzip_gets_the_same_signed_bytes_compressed(
 def _key_for(provider: Provider, kid: str) -> str:
     keys = provider.client.get("/.well-known/engram-keys").json()["keys"]
     return str(next(k["public_key"] for k in keys if k["kid"] == kid))
+
+
+@pytest.mark.req("engram.provider.export-cache")
+def test_the_cache_drops_the_least_recently_used_export(memory_store: Store) -> None:
+    provider = make_provider(
+        memory_store, ProviderConfig(public_url="https://provider.test", export_cache_entries=2)
+    )
+    with provider.client:
+        full = _export(provider)
+        professional = _export(provider, query="?scope=professional")
+        assert _export(provider) == full  # a hit: "full" is now the most recently used
+        provider.clock.advance(timedelta(minutes=1))
+        _export(provider, query="?scope=identity")  # a third entry evicts "professional"
+
+        assert _export(provider) == full
+        assert _export(provider, query="?scope=professional") != professional  # signed anew

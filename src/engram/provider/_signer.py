@@ -86,8 +86,11 @@ class ExportSigner:
 
     def cached(self, subject_id: str, scope: Scope, version: int) -> SignedExport | None:
         """The cached signed export for this state, if it still has enough life left."""
-        # A dict read is atomic under the GIL; the lock guards only the OrderedDict's updates.
-        hit = self._cache.get((subject_id, scope.name, version))
+        key = (subject_id, scope.name, version)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)  # least recently used is dropped first
         if hit is not None and self._clock.now() < hit.refresh_at:
             return hit.export
         return None
