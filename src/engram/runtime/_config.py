@@ -47,7 +47,11 @@ class RuntimeConfig:
     user_agent: str = "engram-runtime"
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.provider_url)
+        try:
+            parts = urlsplit(self.provider_url)
+            parts.port  # noqa: B018 - a port that is not a number in range raises here, not later
+        except ValueError as e:
+            raise InvalidRequest(f"provider_url {self.provider_url!r} is not a URL: {e}") from e
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidRequest(f"provider_url must be an http(s) URL, not {self.provider_url!r}")
         if parts.query or parts.fragment:

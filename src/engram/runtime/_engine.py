@@ -67,15 +67,21 @@ class Discovery:
             return default
         if value.startswith("/") and not value.startswith("//"):
             return value
-        if _origin(value) == _origin(self.provider_url):
+        origin = _origin(value)
+        if origin is not None and origin == _origin(self.provider_url):
             return value
         return default
 
 
-def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    port = parts.port or (443 if scheme == "https" else 80)
+def _origin(url: str) -> tuple[str, str] | None:
+    """(scheme, host:port) of ``url``; None when the URL cannot be parsed (a bad port), which
+    matches no origin, so an endpoint a provider advertises that way is not followed."""
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return None
     return scheme, f"{(parts.hostname or '').lower()}:{port}"
 
 
