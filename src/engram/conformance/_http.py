@@ -2,7 +2,9 @@
 
 The conformance package does not use ``engram.runtime`` (DESIGN.md): a bug the SDK hides must not
 hide from the probe. Responses are parsed with the strict I-JSON parser, so a provider that
-emits duplicate members or non-finite numbers fails on the wire rather than being coerced.
+emits duplicate members or non-finite numbers fails on the wire rather than being coerced. A
+provider that cannot be reached raises :class:`engram.errors.RemoteError`
+(docs/spec/conformance-bundle.md, "Provider runner").
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import httpx
 
 from engram.core.canonical import parse_strict
-from engram.errors import EngramError
+from engram.errors import EngramError, RemoteError
 
 USER_AGENT = "engram-conformance"
 
@@ -54,9 +56,17 @@ class ProbeClient:
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         url = self.base_url.rstrip("/") + path
-        response = await self.http.request(
-            method, url, headers=headers, params=params, json=json_body
-        )
+        try:
+            response = await self.http.request(
+                method, url, headers=headers, params=params, json=json_body
+            )
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            # No answer is not a disposition of any requirement: the run stops here, and
+            # nothing (no report, no bundle) claims to describe a host that was not observed.
+            raise RemoteError(
+                f"cannot reach the provider at {self.base_url} ({method} {path}): "
+                f"{type(e).__name__} {e}".rstrip()
+            ) from e
         body: Any = None
         problem: str | None = None
         if response.content:

@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -71,6 +72,15 @@ class ProviderRunOptions:
     admin_token: str | None = None
     delete_hook: tuple[str, ...] | None = None
     timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        try:
+            parts = urlsplit(self.url)
+            parts.port  # noqa: B018 - a port that is not a number in range raises here
+        except ValueError as e:
+            raise InvalidRequest(f"the provider URL {self.url!r} is not a URL: {e}") from e
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InvalidRequest(f"the provider URL must be an http(s) URL, not {self.url!r}")
 
 
 @dataclass

@@ -32,7 +32,7 @@ from engram.conformance._results import (
 from engram.core.canonical import parse_strict
 from engram.core.encoding import b64url_decode
 from engram.core.keys import PublicKey
-from engram.errors import EngramError
+from engram.errors import EngramError, RemoteError
 
 
 class Outcome(StrEnum):
@@ -75,8 +75,11 @@ def read_discovery(source: str, transport: httpx.BaseTransport | None = None) ->
     """A discovery document from a URL (a provider base URL or the document's own) or a file."""
     if source.startswith(("http://", "https://")):
         url = source if "/.well-known/" in source else source.rstrip("/") + "/.well-known/engram"
-        with httpx.Client(transport=transport, timeout=10.0) as http:
-            response = http.get(url, headers={"Accept": "application/json"})
+        try:
+            with httpx.Client(transport=transport, timeout=10.0) as http:
+                response = http.get(url, headers={"Accept": "application/json"})
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            raise RemoteError(f"GET {url}: {type(e).__name__} {e}".rstrip()) from e
         if response.status_code != 200:
             raise OSError(f"GET {url}: HTTP {response.status_code}")
         return parse_strict(response.content)
