@@ -8,14 +8,13 @@ engram-ote-v1-and-mcp §3.2. ``engram_recall`` → :func:`engram.memory.recall`,
 are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
 as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
 
-The engine holds an in-process retrieval index that is not safe to mutate from two threads, and
-the SDK runs synchronous tools on worker threads: one lock serialises engine calls.
+The SDK runs synchronous tools on worker threads; the engine is safe to share between them (it
+guards its in-process retrieval index with its own lock, and writes are store transactions).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -27,6 +26,7 @@ from engram.errors import EngramError, InvalidRequest, RemoteError
 from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
 from engram.mcp._seat import SeatSource
 from engram.memory import (
+    MCP_REFUSAL,
     SIGNALS,
     Distiller,
     MemoryEngine,
@@ -48,10 +48,7 @@ MAX_EPISODES = 50
 MAX_PROVENANCE_BYTES = 16_384
 MAX_ID = 200
 
-ATTESTED_REFUSAL = (
-    "{signal} outcomes are refused over MCP: sealed_* and human_* evidence is recorded only by "
-    "`engram outcome --attestation <ssh-signature>` against the seat's trust anchor"
-)
+ATTESTED_REFUSAL = MCP_REFUSAL  # the engine refuses them on the mcp channel, before any lookup
 
 Ring = Annotated[
     str,
@@ -86,13 +83,11 @@ class EngramTools:
         self.engine = engine
         self.seat = seat
         self.distiller = distiller
-        self._lock = threading.Lock()
 
     def _call(self, tool: str, fn: Callable[[], T]) -> T:
-        """Run one engine call under the lock; engram errors become tool errors."""
+        """Run one engine call; engram errors become tool errors."""
         try:
-            with self._lock:
-                return fn()
+            return fn()
         except EngramError as e:
             if e.http_status >= 500 and not isinstance(e, RemoteError):
                 # Store and key failures stay in the server log; the model gets the code only.
@@ -254,10 +249,7 @@ class EngramTools:
         ] = None,
     ) -> OutcomeOut:
         """Record evidence about a memory: a Beta(α, β) update, one event per decision_id."""
-        known = SIGNALS.get(signal)
-        if known is not None and known.attested:
-            # Refused before anything is looked up, whatever the memory id.
-            raise ToolError("forbidden: " + ATTESTED_REFUSAL.format(signal=signal))
+        # sealed_* / human_*: the engine refuses them on this channel before any lookup.
         result = self._call(
             "engram_outcome",
             lambda: outcome(

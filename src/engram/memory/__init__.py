@@ -39,7 +39,7 @@ from engram.memory._models import (
     StatusReport,
     Verdict,
 )
-from engram.memory._outcomes import complete, outcome
+from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
 from engram.memory._portable import (
     ImportResult,
     RingMigration,
@@ -63,6 +63,7 @@ __all__ = [
     "ATTESTATION_NAMESPACE",
     "BLOCKED",
     "LOCAL_ENGINE",
+    "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",
     "Anchor",

@@ -10,6 +10,7 @@ repositories under one HOME never share an M2 memory.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +43,10 @@ class MemoryEngine:
     """A seat's view of one store: its manifest, clock, optional remote stages and index.
 
     Build one with :func:`open_engine`; hold it for the life of a process so recall reuses the
-    in-memory index (it reloads only what other writers added).
+    in-memory index (it reloads only what other writers added). One engine may be shared by
+    threads (the MCP server runs tools on worker threads, ``engram serve`` answers /mcp from
+    many): ``lock`` guards the index, which recall loads and reads; writes go through store
+    transactions and need no lock here.
     """
 
     store: Store
@@ -51,10 +55,12 @@ class MemoryEngine:
     embedder: Embedder | None = None
     reranker: CrossEncoder | None = None
     index: RetrievalIndex = field(init=False)
+    lock: threading.RLock = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.store.migrate(MEMORY_COMPONENT)
         self.index = RetrievalIndex(self.embedder.engine if self.embedder else None)
+        self.lock = threading.RLock()
 
     def anchor(self) -> Anchor | None:
         """The trust anchor, or None when none is configured or the file is absent/empty."""

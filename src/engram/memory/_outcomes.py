@@ -39,6 +39,10 @@ from engram.memory._models import CompleteResult, Memory, OutcomeResult, Verdict
 from engram.store import Row, Tx
 
 Channel = Literal["cli", "mcp", "api"]
+MCP_REFUSAL = (
+    "{signal} outcomes are refused over MCP: sealed_* and human_* evidence is recorded only by "
+    "`engram outcome --attestation <ssh-signature>` against the seat's trust anchor"
+)
 
 
 def _mounted(engine: MemoryEngine, memory: Memory) -> None:
@@ -89,6 +93,9 @@ def outcome(
     ``mcp`` channel refuses outright).
     """
     sig = signal_named(signal)
+    if sig.attested and channel == "mcp":
+        # Before anything is looked up: the refusal never depends on the memory id.
+        raise Forbidden(MCP_REFUSAL.format(signal=signal))
     if not isinstance(decision_id, str) or not 1 <= len(decision_id) <= 200:
         raise InvalidRequest("decision_id: expected a string of 1 to 200 characters")
     d_alpha, d_beta = deltas(sig, weight)
@@ -99,11 +106,6 @@ def outcome(
     _mounted(engine, memory)
     attestor = None
     if sig.attested:
-        if channel == "mcp":
-            raise Forbidden(
-                f"{signal} outcomes are refused over MCP: record them with "
-                "`engram outcome --attestation <ssh-signature>`"
-            )
         if attestation is None:
             raise Forbidden(
                 f"{signal} needs an attestation: an OpenSSH signature checked "
@@ -121,6 +123,9 @@ def outcome(
         raise InvalidRequest(f"{signal} is not an attested signal; drop --attestation")
     now = engine.now()
     with engine.store.transaction() as tx:
+        # Lock the memory's row first: two writers with one decision_id (threads, processes,
+        # PostgreSQL's READ COMMITTED) then queue here and the second finds the first's event.
+        _repo.lock_memory(tx, memory_id)
         existing = _repo.event(tx, memory_id, decision_id)
         if existing is not None:
             same = (
@@ -254,4 +259,4 @@ def complete(
     return CompleteResult("open" if anchor is not None else BLOCKED, apply, tuple(verdicts))
 
 
-__all__ = ["Channel", "complete", "outcome"]
+__all__ = ["MCP_REFUSAL", "Channel", "complete", "outcome"]

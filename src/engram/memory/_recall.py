@@ -6,12 +6,14 @@ slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_ope
 
 Stages: (1) BM25 over the in-process index, smoothed with the neighbouring memories of the same
 thread (a conversation, an episode) because an answer often sits next to the words that find it;
-(2) local-hash-128 cosine; (3) dense cosine when an embedder is configured; (4) weighted
-reciprocal-rank fusion of the stage rankings; (5) the optional cross-encoder reorders the first
-``candidates_k`` (plus ``guaranteed_dense_k`` dense hits that fusion left out); (6) MMR; (7) the
-token budget, split across mounts by ``budget_share_pct`` (the unassigned share is a pool any
-mount may use). Remote failures degrade to the local stages when ``fail_open`` is true and say
-so in ``stages``; otherwise they raise RemoteError. Decisions: ``docs/spec/memory-retrieval.md``.
+(2) local-hash-128 cosine; (3) dense cosine when an embedder is configured; (4) fusion by
+score (lexical over its best, plus weighted cosines; rank fusion lost on LoCoMo); (5) the
+optional cross-encoder reorders the first ``candidates_k`` (plus ``guaranteed_dense_k`` dense
+hits that fusion left out); (6) MMR; (7) the token budget, split across mounts by
+``budget_share_pct`` (the unassigned share is a pool any mount may use). Remote failures
+degrade to the local stages when ``fail_open`` is true and say so in ``stages``; otherwise
+they raise RemoteError. The index is read and loaded under ``engine.lock``, so one engine
+serves many threads. Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 from engram.errors import Forbidden, InvalidRequest, RemoteError
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
+from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._text import local_vector, terms
 
@@ -235,6 +238,41 @@ def _mmr(
     return [order[i] for i in chosen] + order[depth:]
 
 
+def _slate(
+    engine: MemoryEngine, query: str, k: int, mounts: Sequence[Mount], tuning: Tuning
+) -> tuple[list[tuple[str, int]], dict[int, dict[str, float]], dict[str, str], int]:
+    """The ranked, budgeted slate as (memory id, index position) pairs; call under engine.lock."""
+    engine.index.sync(engine.store)
+    stages: dict[str, str] = {}
+    order, parts, dense = fused_ranking(engine, query, [m.ring_id for m in mounts], stages, tuning)
+    order = _rerank(engine, query, order, dense, stages, parts)
+    reranked = stages.get("rerank") == "ok"
+    fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
+    order = _mmr(engine, order, fused_of, tuning)
+
+    spec = engine.spec
+    budget = spec.seat.keyspace_budget_tokens
+    left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
+    pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
+    ring_codes = {code: rid for rid, code in engine.index.ring_codes.items()}
+    picked: list[tuple[str, int]] = []
+    used = 0
+    for doc in order:
+        if len(picked) == k:
+            break
+        ring_id = ring_codes[int(engine.index.ring_of.data[doc])]
+        cost = int(engine.index.tokens.data[doc])
+        if left.get(ring_id, 0) >= cost:
+            left[ring_id] -= cost
+        elif pool >= cost:
+            pool -= cost
+        else:
+            continue
+        picked.append((engine.index.ids[doc], doc))
+        used += cost
+    return picked, parts, stages, used
+
+
 def recall(
     engine: MemoryEngine,
     query: str,
@@ -256,43 +294,21 @@ def recall(
         if missing:
             raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
         mounts = [m for m in chosen if m is not None]
-    engine.index.sync(engine.store)
-    stages: dict[str, str] = {}
-    order, parts, dense = fused_ranking(engine, query, [m.ring_id for m in mounts], stages, tuning)
-    order = _rerank(engine, query, order, dense, stages, parts)
-    reranked = stages.get("rerank") == "ok"
-    fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
-    order = _mmr(engine, order, fused_of, tuning)
-
-    budget = spec.seat.keyspace_budget_tokens
-    left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
-    pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
-    ring_codes = {code: rid for rid, code in engine.index.ring_codes.items()}
-    picked: list[int] = []
-    used = 0
-    for doc in order:
-        if len(picked) == k:
-            break
-        ring_id = ring_codes[int(engine.index.ring_of.data[doc])]
-        cost = int(engine.index.tokens.data[doc])
-        if left.get(ring_id, 0) >= cost:
-            left[ring_id] -= cost
-        elif pool >= cost:
-            pool -= cost
-        else:
-            continue
-        picked.append(doc)
-        used += cost
+    with engine.lock:  # the index is shared by every thread using this engine
+        picked_ids, parts, stages, used = _slate(engine, query, k, mounts, tuning)
     with engine.store.read() as tx:
-        found: dict[str, Memory] = _repo.get_memories(tx, [engine.index.ids[d] for d in picked])
+        found: dict[str, Memory] = _repo.get_memories(tx, [m for m, _ in picked_ids])
     hits = tuple(
-        RecallHit(found[engine.index.ids[d]], parts[d]["fused"], parts[d])
-        for d in picked
-        if engine.index.ids[d] in found
+        RecallHit(found[mid], parts[d]["fused"], parts[d]) for mid, d in picked_ids if mid in found
     )
     degraded = any(v.startswith("degraded") for v in stages.values())
     return RecallResult(
-        query, hits, {s: stages.get(s, "disabled") for s in STAGES}, degraded, budget, used
+        query,
+        hits,
+        {s: stages.get(s, "disabled") for s in STAGES},
+        degraded,
+        spec.seat.keyspace_budget_tokens,
+        used,
     )
 
 

@@ -199,6 +199,11 @@ def insert_event(tx: Tx, e: dict[str, Any]) -> None:
     )
 
 
+def lock_memory(tx: Tx, memory_id: str) -> None:
+    """Take the memory row lock for the rest of ``tx`` (SQLite holds the write lock already)."""
+    tx.execute("UPDATE memory_items SET updated_at = updated_at WHERE id = ?", (memory_id,))
+
+
 def set_posterior(tx: Tx, memory_id: str, alpha: float, beta: float, now: str) -> None:
     tx.execute(
         "UPDATE memory_items SET alpha = ?, beta = ?, updated_at = ? WHERE id = ?",
@@ -233,6 +238,7 @@ __all__ = [
     "insert_memories",
     "insert_vectors",
     "json_text",
+    "lock_memory",
     "memories_in_rings",
     "memory_from_row",
     "set_posterior",
