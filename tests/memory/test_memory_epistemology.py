@@ -3,6 +3,8 @@ the graduation rule, on every backend."""
 
 from __future__ import annotations
 
+import base64
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +28,7 @@ from engram.memory import (
     record,
     status,
 )
+from engram.store import Store
 
 
 def attest(
@@ -335,3 +338,111 @@ def test_reverify_fraction_tags_a_share_of_first_try_rubric_accepts(
         assert not outcome(engine, m.id, "rubric_accept", "second").reverify  # not a first try
     assert 20 <= tagged <= 60  # about 20 % of 200, deterministically
     assert status(engine).attestation["reverify_tagged"] == tagged
+
+
+@pytest.mark.req("engram.memory.outcome-attested-cli-only")
+def test_the_mcp_channel_refuses_attested_signals_before_looking_up_the_memory(
+    engine: MemoryEngine,
+) -> None:
+    # Not "not found": the refusal must not depend on (or reveal) which memory ids exist.
+    with pytest.raises(Forbidden, match="refused over MCP"):
+        outcome(engine, "mem:" + "0" * 64, "sealed_test_pass", "d", channel="mcp")
+
+
+@pytest.mark.req("engram.memory.attestation-refuses-forged")
+def test_a_signature_with_a_tampered_algorithm_name_is_refused_not_a_crash(
+    make_engine: Callable[..., MemoryEngine],
+    attestor: tuple[Path, str],
+    tmp_path: Path,
+) -> None:
+    engine = make_engine(ANCHOR)
+    m = record(engine, "tamper target", "fact").memory
+    key, _ = attestor
+    good = ssh_sign(
+        key,
+        attestation_message(m.id, "t1", "sealed_test_pass", 1.0),
+        ATTESTATION_NAMESPACE,
+        tmp_path,
+    )
+    lines = good.strip().splitlines()
+    blob = base64.b64decode("".join(lines[1:-1]))
+    # The second "ssh-ed25519" names the signature's algorithm (the first, the public key's).
+    at = blob.index(b"ssh-ed25519", blob.index(b"ssh-ed25519") + 1)
+    bad = blob[:at] + b"ssh-ed25518" + blob[at + 11 :]
+    armored = "\n".join([lines[0], base64.b64encode(bad).decode(), lines[-1]]) + "\n"
+    with pytest.raises(SignatureInvalid, match="malformed signature"):
+        outcome(engine, m.id, "sealed_test_pass", "t1", attestation=armored, channel="cli")
+    assert get_memory(engine, m.id).alpha == 1.0  # type: ignore[union-attr]
+
+
+def _seat_with(any_store: Store, tmp_path: Path, **epistemology: float) -> MemoryEngine:
+    """An anchored engine on the test's store with some [epistemology] values replaced."""
+    text = manifest_text(ANCHOR)
+    for key, value in epistemology.items():
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+    spec = parse_manifest(text, str(tmp_path / "ote.toml"), tmp_path)
+    return open_engine(any_store, spec, FixedClock())
+
+
+@pytest.mark.req("engram.memory.graduation-rule")
+def test_credible_z_sets_how_sure_the_lower_bound_must_be(
+    any_store: Store, attestor: tuple[Path, str], tmp_path: Path
+) -> None:
+    strict = _seat_with(any_store, tmp_path)  # credible_z = 1.96
+    loose = _seat_with(any_store, tmp_path, credible_z=0.5)
+    m = record(strict, "eight sealed passes", "invariant").memory
+    key, _ = attestor
+    _graduate_ready(strict, m.id, key, tmp_path, 8)
+    # Beta(9, 1) for both posteriors: lcb 0.72 at z = 1.96, 0.85 at z = 0.5 (threshold 0.78).
+    assert complete(strict, m.id, apply=False).verdicts[0].status_after == "candidate"
+    verdict = complete(loose, m.id).verdicts[0]
+    assert verdict.strong_lcb == pytest.approx(lower_bound(9, 1, 0.5))
+    assert verdict.status_after == "graduated"
+
+
+@pytest.mark.req("engram.memory.graduation-rule")
+def test_a_high_lower_bound_without_graduation_min_samples_does_not_graduate(
+    any_store: Store, attestor: tuple[Path, str], tmp_path: Path
+) -> None:
+    engine = _seat_with(any_store, tmp_path, graduation_min_samples=30.0)
+    m = record(engine, "not enough samples yet", "invariant").memory
+    key, _ = attestor
+    _graduate_ready(engine, m.id, key, tmp_path, 22)
+    verdict = complete(engine, m.id).verdicts[0]
+    assert verdict.strong_lcb >= 0.78
+    assert verdict.full_lcb >= 0.78
+    assert verdict.strong_samples == verdict.full_samples == 22
+    assert verdict.status_after == "candidate"
+    assert "sample minimum" in verdict.reason
+
+
+@pytest.mark.req("engram.memory.graduation-rule")
+def test_attested_passes_do_not_graduate_a_memory_whose_full_posterior_fails(
+    make_engine: Callable[..., MemoryEngine], attestor: tuple[Path, str], tmp_path: Path
+) -> None:
+    engine = make_engine(ANCHOR)
+    m = record(engine, "sealed green, gates red", "invariant").memory
+    key, _ = attestor
+    _graduate_ready(engine, m.id, key, tmp_path, 22)
+    for i in range(40):
+        outcome(engine, m.id, "tests_fail", f"red-{i}")
+    verdict = complete(engine, m.id).verdicts[0]
+    assert verdict.strong_lcb >= 0.78  # B_strong alone would graduate
+    assert verdict.full_lcb < 0.78
+    assert verdict.status_after == "candidate"
+
+
+@pytest.mark.req("engram.memory.graduation-rule")
+def test_an_anchored_complete_demotes_a_graduate_that_no_longer_meets_the_rule(
+    make_engine: Callable[..., MemoryEngine], attestor: tuple[Path, str], tmp_path: Path
+) -> None:
+    engine = make_engine(ANCHOR)
+    m = record(engine, "was right, then wrong", "invariant").memory
+    key, _ = attestor
+    _graduate_ready(engine, m.id, key, tmp_path, 22)
+    assert complete(engine, m.id).verdicts[0].status_after == "graduated"
+    for i in range(6):
+        attest(engine, key, m.id, f"fail-{i}", "sealed_test_fail", tmp_path)
+    verdict = complete(engine, m.id).verdicts[0]
+    assert (verdict.status_before, verdict.status_after) == ("graduated", "candidate")
+    assert get_memory(engine, m.id).status == "candidate"  # type: ignore[union-attr]

@@ -147,8 +147,21 @@ def verify_attestation(
     """
     try:
         key = sshsig.check_signature(message, signature, namespace=NAMESPACE)
-    except (sshsig.InvalidSignature, ValueError, NotImplementedError, IndexError) as e:
-        raise SignatureInvalid(f"attestation does not verify: {e}") from e
+    except (
+        sshsig.InvalidSignature,
+        ValueError,
+        NotImplementedError,
+        IndexError,
+        # sshsig checks the signature blob's algorithm name with ``assert``: a tampered name
+        # would otherwise escape as a crash instead of a refusal.
+        AssertionError,
+    ) as e:
+        reason = str(e) or (
+            "malformed signature"
+            if isinstance(e, AssertionError)
+            else "the signature does not match the message"
+        )
+        raise SignatureInvalid(f"attestation does not verify: {reason}") from e
     presented = key.openssh_str()
     for s in anchor.signers:
         if s.key != presented:
