@@ -16,6 +16,7 @@ reaches at least 50 % of the baseline's requests/s with p99 under 20 ms.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
 import shutil
@@ -46,6 +47,8 @@ class Load:
     rps: float
     p50_ms: float
     p99_ms: float
+    requests: int
+    server_cpu_us: float = math.nan  # worker CPU time per request (user + system)
 
 
 def _seed(db: Path) -> str:
@@ -124,7 +127,8 @@ def _wrk(url: str, token: str, seconds: int, encoding: str) -> Load:
     if "Non-2xx" in out:
         raise SystemExit(f"wrk saw errors:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    return Load(rps, _percentile(out, 50), _percentile(out, 99))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return Load(rps, _percentile(out, 50), _percentile(out, 99), requests)
 
 
 def _percentile(wrk_output: str, pct: int) -> float:
@@ -153,6 +157,7 @@ async def _generate(url: str, token: str, seconds: int, encoding: str) -> Load:
         len(latencies) / seconds,
         latencies[len(latencies) // 2],
         latencies[int(len(latencies) * 0.99) - 1],
+        len(latencies),
     )
 
 
@@ -160,6 +165,28 @@ def _load(url: str, token: str, seconds: int, encoding: str = "identity") -> Loa
     if shutil.which("wrk"):
         return _wrk(url, token, seconds, encoding)
     return asyncio.run(_generate(url, token, seconds, encoding))
+
+
+def _server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by the uvicorn workers, the children of ``pid``;
+    NaN where /proc is missing. Unlike requests/s, this does not depend on how much CPU the
+    load generator, which shares the cores, leaves the server."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        total = 0
+        for child in children:
+            fields = Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14, 15)
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return math.nan
+
+
+def _measured(server: subprocess.Popen[str], url: str, token: str, seconds: int, enc: str) -> Load:
+    before = _server_cpu(server.pid)
+    load = _load(url, token, seconds, enc)
+    load.server_cpu_us = (_server_cpu(server.pid) - before) / max(load.requests, 1) * 1e6
+    return load
 
 
 # (label, path, Accept-Encoding). The baseline's body is 15 bytes and never compressed, so its
@@ -191,7 +218,8 @@ def main(*, rounds: int = 3, seconds: int = 8) -> dict[str, float]:
             loads: dict[str, list[Load]] = {label: [] for label, _, _ in CONTENDERS}
             for _ in range(rounds):
                 for label, path, encoding in CONTENDERS:
-                    loads[label].append(_load(f"{base}{path}", token, seconds, encoding))
+                    url = f"{base}{path}"
+                    loads[label].append(_measured(server, url, token, seconds, encoding))
         finally:
             server.send_signal(signal.SIGINT)
             server.wait(timeout=30)
@@ -203,26 +231,44 @@ def main(*, rounds: int = 3, seconds: int = 8) -> dict[str, float]:
     # The load generator shares the cores with the server (and with anything else running):
     # the load average says how busy the machine was, the baseline's p99 what that did to tails.
     print(f"1-minute load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    print(f"{'endpoint':<34}{'requests/s':>12}{'p50 ms':>10}{'p99 ms':>10}{'ratio':>8}")
-    medians: dict[str, tuple[float, float, float]] = {}
+    print(
+        f"{'endpoint':<34}{'requests/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>7}"
+        f"{'server CPU us/req':>19}{'CPU ratio':>10}"
+    )
+    medians: dict[str, tuple[float, float, float, float]] = {}
     for label, runs in loads.items():
         medians[label] = (
             statistics.median(x.rps for x in runs),
             statistics.median(x.p50_ms for x in runs),
             statistics.median(x.p99_ms for x in runs),
+            statistics.median(x.server_cpu_us for x in runs),
         )
-    baseline_rps = medians[CONTENDERS[0][0]][0]
-    for label, (rps, p50, p99) in medians.items():
-        print(f"{label:<34}{rps:>12.0f}{p50:>10.2f}{p99:>10.2f}{rps / baseline_rps:>8.2f}")
+    baseline_rps, _, _, baseline_cpu = medians[CONTENDERS[0][0]]
+    for label, (rps, p50, p99, cpu) in medians.items():
+        print(
+            f"{label:<34}{rps:>12.0f}{p50:>9.2f}{p99:>9.2f}{rps / baseline_rps:>7.2f}"
+            f"{cpu:>19.0f}{baseline_cpu / cpu:>10.2f}"
+        )
+    # CPU ratio: the baseline's worker CPU per request over this one's, i.e. the requests/s
+    # ratio the server would reach if the load generator did not share its two cores.
+    baseline_runs = loads[CONTENDERS[0][0]]
     for label, runs in loads.items():
         rounds_text = ", ".join(f"{x.rps:.0f}/s p99 {x.p99_ms:.1f} ms" for x in runs)
         print(f"  rounds, {label.strip()}: {rounds_text}")
+        if runs is not baseline_runs:
+            # Each round's ratio compares loads seconds apart, under much the same background.
+            ratios = [x.rps / b.rps for x, b in zip(runs, baseline_runs, strict=True)]
+            print(f"    ratio per round: {', '.join(f'{r:.2f}' for r in ratios)}")
     figures: dict[str, float] = {}
-    for (label, _, encoding), key in zip(
-        CONTENDERS, ("baseline", "export", "export_gzip"), strict=True
-    ):
-        rps, p50, p99 = medians[label]
-        figures |= {f"{key}_rps": rps, f"{key}_p50_ms": p50, f"{key}_p99_ms": p99}
+    keys = ("baseline", "export", "export_gzip")
+    for (label, _, encoding), key in zip(CONTENDERS, keys, strict=True):
+        rps, p50, p99, cpu = medians[label]
+        figures |= {
+            f"{key}_rps": rps,
+            f"{key}_p50_ms": p50,
+            f"{key}_p99_ms": p99,
+            f"{key}_server_cpu_us": cpu,
+        }
         if key != "baseline":
             ratio = rps / baseline_rps
             figures[f"{key}_ratio"] = ratio
