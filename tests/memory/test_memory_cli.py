@@ -223,3 +223,18 @@ def test_distill_turns_episodes_into_a_known_process(seat: Seat, tmp_path: Path)
     assert again["memory"]["id"] == memory["id"]  # deterministic
     invariant = seat.json("distill", "--kind", "invariant", *episodes)
     assert invariant["memory"]["text"].startswith("Invariant: ")
+
+
+@pytest.mark.req("engram.memory.cli-record-batch")
+def test_record_from_draws_a_progress_bar_on_stderr_and_keeps_stdout_clean(
+    seat: Seat, tmp_path: Path
+) -> None:
+    source = tmp_path / "many.jsonl"
+    source.write_text(
+        "".join(dumps_text({"text": f"runbook step {i}", "kind": "fact"}) + "\n" for i in range(50))
+    )
+    seat.env["TTY_COMPATIBLE"] = "1"  # what a terminal is: rich draws the bar
+    done = seat.run("record", "--from", str(source))
+    assert "recording" in done.stderr
+    assert "100%" in done.stderr
+    assert done.stdout == "recorded 50 new of 50 memories (dense: disabled)\n"
