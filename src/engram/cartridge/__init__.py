@@ -52,7 +52,7 @@ from engram.cartridge._rom import Rom, load_rom
 from engram.cartridge._scrub import Finding, scan
 from engram.cartridge._transfer import ImportPlan, plan_import
 from engram.cartridge._trust import TRUST_ORDER, TrustRegistry, TrustState, load_trust_registry
-from engram.cartridge._verify import TrustReport, verify
+from engram.cartridge._verify import TrustReport, verify, verify_rom
 
 __all__ = [
     "ACTIVATION_FILE",
@@ -101,5 +101,6 @@ __all__ = [
     "strip",
     "validate_record",
     "verify",
+    "verify_rom",
     "write_save",
 ]

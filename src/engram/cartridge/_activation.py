@@ -18,9 +18,8 @@ from engram.cartridge._build import write_save
 from engram.cartridge._container import Cartridge
 from engram.cartridge._errors import UntrustedCartridge
 from engram.cartridge._harness import Agreement, HostCapabilities, negotiate
-from engram.cartridge._rom import load_rom
 from engram.cartridge._trust import TrustRegistry, TrustState
-from engram.cartridge._verify import TrustReport, verify
+from engram.cartridge._verify import TrustReport, verify_rom
 from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, format_instant
 
@@ -56,9 +55,9 @@ def activate(
 ) -> Activation:
     """Run the §8.5 handshake; record the activation in SAVE only if it succeeds."""
     with Cartridge.open(path) as cartridge:
-        report = verify(cartridge, registry=registry, own_keyids=own_keyids)
-        require_state(report, accept)
-        requirements = load_rom(cartridge).harness
+        report, rom = verify_rom(cartridge, registry=registry, own_keyids=own_keyids)
+    require_state(report, accept)
+    requirements = rom.harness
     agreement = negotiate(requirements, host)
     now = clock.now()
     record = {

@@ -75,6 +75,14 @@ def validate_record(
     ``in_cartridge`` adds the rules export guarantees (no identity on a transferable record, a
     field-learned record quarantined).
     """
+    return _validate(record, zone=zone, in_cartridge=in_cartridge, derived_fingerprint=None)
+
+
+def _validate(
+    record: object, *, zone: str, in_cartridge: bool, derived_fingerprint: str | None
+) -> dict[str, Any]:
+    """:func:`validate_record`; ``derived_fingerprint`` is one the caller just computed from
+    this record's own ``kind`` and ``text`` (export), so it is not hashed a second time."""
     if not isinstance(record, dict):
         raise CartridgeFormatError("a memory record is a JSON object")
     rid = record.get("id")
@@ -106,7 +114,7 @@ def validate_record(
     fingerprint = record["artifactFingerprint"]
     if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
         raise CartridgeFormatError(f"{where}: artifactFingerprint must be exactly 10 hex digits")
-    if fingerprint != artifact_fingerprint(kind, text):
+    if fingerprint != (derived_fingerprint or artifact_fingerprint(kind, text)):
         raise CartridgeFormatError(f"{where}: artifactFingerprint does not match its content")
     return record
 
@@ -170,9 +178,10 @@ def prepare_for_export(record: Mapping[str, Any]) -> dict[str, Any]:
     if tier == TRANSFERABLE:
         out.pop("identity", None)
     kind, text = out.get("kind"), out.get("text")
+    derived = None
     if isinstance(kind, str) and isinstance(text, str):
-        out["artifactFingerprint"] = artifact_fingerprint(kind, text)
-    return validate_record(out)
+        derived = out["artifactFingerprint"] = artifact_fingerprint(kind, text)
+    return _validate(out, zone="rom", in_cartridge=True, derived_fingerprint=derived)
 
 
 @dataclass

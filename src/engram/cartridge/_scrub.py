@@ -54,6 +54,40 @@ _RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
 )
 
 
+_NEEDLES: dict[str, tuple[bytes, ...]] = {
+    "private-key": (b"private key",),
+    "aws-access-key-id": (b"akia", b"asia"),
+    "aws-secret-key": (b"aws_secret_access_key",),
+    "github-token": (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+    "gitlab-token": (b"glpat-",),
+    "slack-token": (b"xox",),
+    "api-key-sk": (b"sk-",),
+    "google-api-key": (b"aiza",),
+    "stripe-key": (b"k_live_", b"k_test_"),
+    "jwt": (b"eyj",),
+    "authorization-header": (b"authorization",),
+    "secret-assignment": (
+        b"passw",
+        b"pwd",
+        b"secret",
+        b"api",
+        b"access",
+        b"auth",
+        b"client",
+        b"private",
+    ),
+    "url-credentials": (b"://",),
+    "absolute-home-path": (b"/home/", b"/users/", b"/root/"),
+    "windows-home-path": (b"users", b"documents and settings"),
+}
+"""For each rule, lowercase literals of which every match contains at least one.
+
+A rule's regular expression runs only over data whose ASCII-lowercased bytes contain one of its
+needles (a fast substring search); data holding none cannot match, so the gate finds exactly
+what the full scan would, in a fraction of the time on large memory baselines.
+"""
+
+
 @dataclass(frozen=True)
 class Finding:
     """One blocked match: where it is and which rule matched (never the matched bytes)."""
@@ -77,7 +111,10 @@ def scan(objects: Mapping[str, bytes]) -> list[Finding]:
 
 def _scan_one(path: str, data: bytes, *, name_only: bool) -> list[Finding]:
     found: list[Finding] = []
+    lowered = data.lower()
     for rule, pattern in _RULES:
+        if not any(needle in lowered for needle in _NEEDLES[rule]):
+            continue
         for match in pattern.finditer(data):
             line = 0 if name_only else data.count(b"\n", 0, match.start()) + 1
             found.append(Finding(path, line, rule))

@@ -22,9 +22,8 @@ from typing import Any
 from engram.cartridge._activation import DEFAULT_ACCEPT, require_state
 from engram.cartridge._container import Cartridge
 from engram.cartridge._records import FIELD_LEARNED, merge_records
-from engram.cartridge._rom import load_rom
 from engram.cartridge._trust import TrustRegistry, TrustState
-from engram.cartridge._verify import TrustReport, verify
+from engram.cartridge._verify import TrustReport, verify_rom
 from engram.core.canonical import JsonValue
 
 
@@ -61,9 +60,8 @@ def plan_import(
 
     ``existing`` yields the store's records as ``{"id", "artifactFingerprint"}`` mappings.
     """
-    report = verify(cartridge, registry=registry, own_keyids=own_keyids)
+    report, rom = verify_rom(cartridge, registry=registry, own_keyids=own_keyids)
     require_state(report, accept)
-    rom = load_rom(cartridge)
     projectable: list[dict[str, Any]] = []
     quarantined: list[str] = []
     for record in rom.records:

@@ -59,6 +59,21 @@ def verify(
     own_keyids: frozenset[str] = frozenset(),
 ) -> TrustReport:
     """The trust state of ``cartridge`` (see ``_trust`` for the order)."""
+    return verify_rom(cartridge, registry=registry, own_keyids=own_keyids)[0]
+
+
+def verify_rom(
+    cartridge: Cartridge,
+    *,
+    registry: TrustRegistry | None = None,
+    own_keyids: frozenset[str] = frozenset(),
+) -> tuple[TrustReport, Rom]:
+    """:func:`verify`, also returning the ROM it verified.
+
+    Callers that act on ROM content after verifying (import, activation) use this ROM rather
+    than reading the file again: the records they act on are then exactly the bytes whose trust
+    state was decided, even if the file changes afterwards, and the ROM is derived once.
+    """
     rom = load_rom(cartridge)
     check_vectors(cartridge, rom)
     signer: Signer | None = None
@@ -68,12 +83,12 @@ def verify(
         if envelope is not None:
             signer = check_envelope(envelope, rom.manifest, rom.manifest_hash)
     except CartridgeTampered as e:
-        return _report(rom, TrustState.TAMPERED, e.message, None)
+        return _report(rom, TrustState.TAMPERED, e.message, None), rom
     signed_by = None if signer is None else (signer.publisher_id, signer.keyid, signer.public_key)
     state, reason = classify(
         signed_by=signed_by, registry=registry or TrustRegistry.empty(), own_keyids=own_keyids
     )
-    return _report(rom, state, reason, None if signer is None else signer.keyid)
+    return _report(rom, state, reason, None if signer is None else signer.keyid), rom
 
 
 def _report(rom: Rom, state: TrustState, reason: str, keyid: str | None) -> TrustReport:
@@ -158,4 +173,4 @@ def check_vectors(cartridge: Cartridge, rom: Rom) -> None:
             )
 
 
-__all__ = ["TrustReport", "check_projections", "read_envelope", "verify"]
+__all__ = ["TrustReport", "check_projections", "read_envelope", "verify", "verify_rom"]

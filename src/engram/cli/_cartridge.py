@@ -28,12 +28,12 @@ from engram.cartridge import (
     artifact_fingerprint,
     build,
     collect_skills,
-    load_rom,
     load_trust_registry,
     plan_import,
     seal,
     strip,
     verify,
+    verify_rom,
 )
 from engram.cli._app import cli
 from engram.cli._db import database_option
@@ -167,8 +167,7 @@ def verify_command(
 def inspect_command(file: Path, as_json: bool) -> None:
     """Show a cartridge's identity, skills, memory, harness requirements and SAVE files."""
     with Cartridge.open(file) as cartridge:
-        report = verify(cartridge)
-        rom = load_rom(cartridge)
+        report, rom = verify_rom(cartridge)
         save = [n for n, e in cartridge.entries().items() if n.startswith("save/") and not e.is_dir]
     tiers = {t: sum(r["tier"] == t for r in rom.records) for t in (TRANSFERABLE, FIELD_LEARNED)}
     value = {
