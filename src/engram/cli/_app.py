@@ -1,4 +1,10 @@
-"""The root ``engram`` click group and the error boundary every command runs inside."""
+"""The root ``engram`` click group and the error boundary every command runs inside.
+
+Whatever goes wrong reaches the user as one line on stderr and a non-zero exit: engram errors as
+``error: <code>: <message>`` (2 for bad input, 1 otherwise), a bad command line (unknown option,
+missing argument, a FILE that does not exist) as ``error: usage: <message> (see: <command>
+--help)`` with exit 2, never a traceback (docs/spec/cli.md).
+"""
 
 from __future__ import annotations
 
@@ -32,8 +38,17 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 1
+    except click.exceptions.NoArgsIsHelpError as e:
+        e.show()  # a group run bare: its help is the answer, not an error line
+        return e.exit_code
+    except click.UsageError as e:
+        # click's own rendering is four lines (usage, hint, blank, error); ours is one, naming
+        # the command whose --help explains it.
+        command = e.ctx.command_path if e.ctx is not None else "engram"
+        click.echo(f"error: usage: {e.format_message()} (see: {command} --help)", err=True)
+        return e.exit_code
     except click.ClickException as e:
-        e.show()
+        click.echo(f"error: {e.format_message()}", err=True)
         return e.exit_code
     except click.exceptions.Exit as e:
         return e.exit_code
