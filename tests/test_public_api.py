@@ -1,0 +1,89 @@
+"""Every package's public surface is its ``__all__``: present, sorted the way ruff's RUF022
+sorts, naming only objects that exist, and leaving out nothing the package ``__init__`` binds
+publicly (STYLE.md habit 1). Walks the whole ``engram`` tree, so a new package is covered the
+day it is added; the per-area API tests (core, runtime, cartridge, ...) check more."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import engram
+
+
+def _packages() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(engram.__path__, "engram.")
+        if info.ispkg and not info.name.rsplit(".", 1)[-1].startswith("_")
+    )
+
+
+def _public_modules() -> list[str]:
+    """Modules without a leading underscore anywhere in their dotted path."""
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(engram.__path__, "engram.")
+        if not info.ispkg and not any(part.startswith("_") for part in info.name.split("."))
+    )
+
+
+def _ruf022_key(name: str) -> tuple[int, str]:
+    # ruff RUF022 ("isort-style"): SCREAMING_CASE, then CamelCase, then everything else.
+    if name.isupper():
+        return (0, name)
+    if name[:1].isupper():
+        return (1, name)
+    return (2, name)
+
+
+def _bound_publicly(module: ModuleType) -> set[str]:
+    """Public names a module's own source binds at top level (imports, defs, assignments)."""
+    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engram"):
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_the_walk_sees_every_layer() -> None:
+    packages = set(_packages())
+    assert {"engram.core", "engram.store", "engram.runtime", "engram.conformance"} <= packages
+    assert {"engram.cli", "engram.context", "engram.provider", "engram.memory"} <= packages
+
+
+@pytest.mark.req("engram.package.public-api")
+@pytest.mark.parametrize("name", _packages())
+def test_package_all_is_sorted_complete_and_resolvable(name: str) -> None:
+    package = importlib.import_module(name)
+    exported = getattr(package, "__all__", None)
+    assert isinstance(exported, list), f"{name} has no __all__ list"
+    assert exported == sorted(exported, key=_ruf022_key), f"{name}.__all__ is not sorted"
+    assert len(exported) == len(set(exported)), f"{name}.__all__ repeats a name"
+    unresolved = [n for n in exported if not hasattr(package, n)]
+    assert not unresolved, f"{name}.__all__ names what it does not have: {unresolved}"
+    left_out = sorted(_bound_publicly(package) - set(exported))
+    assert not left_out, f"{name} binds public names missing from __all__: {left_out}"
+
+
+@pytest.mark.req("engram.package.public-api")
+@pytest.mark.parametrize("name", _public_modules())
+def test_public_module_all_is_sorted_and_resolvable(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert isinstance(exported, list), f"{name} has no __all__ list"
+    assert exported == sorted(exported, key=_ruf022_key), f"{name}.__all__ is not sorted"
+    unresolved = [n for n in exported if not hasattr(module, n)]
+    assert not unresolved, f"{name}.__all__ names what it does not have: {unresolved}"
