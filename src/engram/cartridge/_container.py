@@ -264,6 +264,8 @@ def rewrite(
 @contextlib.contextmanager
 def _staged(target: Path, copy_from: Path | None) -> Iterator[tuple[sqlite3.Connection, Path]]:
     directory = target.resolve().parent
+    if not directory.is_dir():
+        raise CartridgeFormatError(f"cannot write a cartridge into {directory}: no such directory")
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     os.close(fd)
     temp = Path(temp_name)

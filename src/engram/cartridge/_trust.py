@@ -50,6 +50,7 @@ _PRIVATE_FIELD = re.compile(
     r"(?i)^(?:d|k|seed|secret|secretkey|secret_key|private|privatekey|private_key|sk)$"
 )
 _PRIVATE_TEXT = re.compile(r"PRIVATE KEY|ssh-ed25519-private|-----BEGIN OPENSSH")
+_PRIVATE_BYTES = re.compile(rb"PRIVATE KEY|-----BEGIN OPENSSH")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,12 @@ class TrustRegistry:
 
 def load_trust_registry(data: bytes) -> TrustRegistry:
     """Parse a registry file, refusing private material, bad bindings and unknown fields."""
+    if _PRIVATE_BYTES.search(data):
+        # Checked on the raw bytes first, so a private key file given as a registry is named
+        # for what it is (and never parsed or echoed) rather than reported as bad JSON.
+        raise TrustRegistryError(
+            "trust registry holds private key material: a registry publishes public keys only"
+        )
     try:
         document = parse_strict(data)
     except CanonicalJsonError as e:

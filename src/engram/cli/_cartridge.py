@@ -1,4 +1,4 @@
-"""``engram cartridge build | verify | inspect | strip | sign | export | import``.
+"""``engram cartridge build | verify | inspect | strip | sign | activate | export | import``.
 
 acx-cartridge-conformance §12 items 1-11; docs/spec/acx.md §11-§12. Each command parses, calls
 ``engram.cartridge`` and renders. ``export`` and ``import`` are also the seam between two domain
@@ -19,12 +19,16 @@ from typing import Any
 import click
 
 from engram.cartridge import (
+    ACTIVATION_FILE,
     DEFAULT_ACCEPT,
     FIELD_LEARNED,
+    ROLES,
     TRANSFERABLE,
     Cartridge,
+    HostCapabilities,
     TrustRegistry,
     TrustState,
+    activate,
     artifact_fingerprint,
     build,
     collect_skills,
@@ -77,7 +81,10 @@ def _own(paths: Iterable[Path]) -> frozenset[str]:
 def _harness(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
-    value = parse_strict(path.read_bytes())
+    try:
+        value = parse_strict(path.read_bytes())
+    except CanonicalJsonError as e:
+        raise InvalidRequest(f"{path}: {e.message}") from e
     if not isinstance(value, dict):
         raise InvalidRequest(f"{path}: a harness-requirements file is a JSON object")
     return value
@@ -205,6 +212,71 @@ def sign_command(file: Path, sign_key: Path) -> None:
     """Re-derive FILE's indexes from its live ROM bytes, scrub them, and sign the manifest."""
     result = seal(file, load_private_key(sign_key))
     click.echo(f"{file}: manifest sha256:{result.manifest_hash} signed by {result.keyid}")
+
+
+@cartridge_group.command("activate")
+@click.argument("file", type=_FILE)
+@click.option("--instance-id", required=True, help="This installation (kept in SAVE; never trust).")
+@click.option(
+    "--role", "roles", multiple=True, type=click.Choice(ROLES), help="A role the host has."
+)
+@click.option("--scope", "scopes", multiple=True, help="A capability scope the host grants.")
+@click.option("--tool", "tools", multiple=True, help="An MCP tool the host exposes.")
+@click.option("--mcp-revision", "revisions", multiple=True, help="An MCP revision the host speaks.")
+@click.option("--trust", "trust", type=_FILE, help="Trust registry (public keys only).")
+@click.option("--own-key", "own_keys", multiple=True, type=_KEY, help="This host's own key.")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    type=click.Choice(["legacy", "portable", "trusted", "local"]),
+    help="Trust states to accept (default: trusted, local). tampered is never accepted.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def activate_command(
+    file: Path,
+    instance_id: str,
+    roles: tuple[str, ...],
+    scopes: tuple[str, ...],
+    tools: tuple[str, ...],
+    revisions: tuple[str, ...],
+    trust: Path | None,
+    own_keys: tuple[Path, ...],
+    accept: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Run the activation handshake against what this host offers.
+
+    Only an agreement writes SAVE (save/activation.json); a refusal names every gap and leaves
+    the file byte for byte as it was.
+    """
+    done = activate(
+        file,
+        HostCapabilities.of(roles=roles, scopes=scopes, protocol_revisions=revisions, tools=tools),
+        instance_id=instance_id,
+        clock=SystemClock(),
+        registry=_registry(trust),
+        own_keyids=_own(own_keys),
+        accept={TrustState(a) for a in accept} or DEFAULT_ACCEPT,
+    )
+    terms = done.agreement
+    value = {
+        "state": done.report.state.value,
+        "manifestHash": "sha256:" + done.report.manifest_hash,
+        "roles": list(terms.roles),
+        "scopes": list(terms.scopes),
+        "mcpProtocolRevision": terms.protocol_revision,
+        "save": ACTIVATION_FILE,
+    }
+    _emit(
+        value,
+        as_json,
+        [
+            f"activated ({done.report.state.value}): roles {', '.join(terms.roles)}; scopes "
+            f"{', '.join(terms.scopes) or 'none'}; MCP {terms.protocol_revision}",
+            f"recorded in {ACTIVATION_FILE}",
+        ],
+    )
 
 
 def _codebase(ring_id: str) -> str:
