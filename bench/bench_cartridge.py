@@ -7,7 +7,7 @@ acx-cartridge-conformance §12: build+sign (prepare, scrub, write sqlar rows, re
 derive the manifest, sign), verify (open read-only, check the header and schema, hash every ROM
 byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
 records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes
-each memory's local vector).
+each memory's local vector); "import plan" is the cartridge half of import on its own.
 """
 
 from __future__ import annotations
@@ -77,6 +77,11 @@ def main(*, rounds: int = 5) -> list[Case]:
         with Cartridge.open(acx) as cartridge:
             assert verify(cartridge).state is TrustState.PORTABLE
 
+    def plan_only() -> None:
+        with Cartridge.open(acx) as cartridge:
+            plan = plan_import(cartridge, existing=[], accept={TrustState.PORTABLE})
+        assert len(plan.records) == COUNT
+
     counter = iter(range(1_000_000))
 
     def import_into_fresh_store() -> None:
@@ -116,6 +121,9 @@ def main(*, rounds: int = 5) -> list[Case]:
     cases = [
         Case(f"build+sign {COUNT:,}", [baseline, Contender("engram build+sign", build_and_sign)]),
         Case(f"verify {COUNT:,}", [baseline, Contender("engram verify", verify_only)]),
+        # The cartridge half of import alone (verify + trust decision + two-key merge plan), so
+        # the figure below it shows what the memory engine's write path adds.
+        Case(f"import plan {COUNT:,}", [baseline, Contender("engram verify+plan", plan_only)]),
         Case(
             f"import {COUNT:,}",
             [baseline, Contender("engram verify+merge+import", import_into_fresh_store)],
