@@ -115,11 +115,12 @@ def create_app(
         return Response(spec, media_type=JSON)
 
     own_routes = [
+        # Routes are matched in order: the export, the provider's hottest route, comes first.
+        Route("/v1/context", read.get_context, methods=["GET"]),
         Route("/healthz", read.healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/.well-known/engram", read.well_known, methods=["GET"]),
         Route("/.well-known/engram-keys", read.well_known_keys, methods=["GET"]),
-        Route("/v1/context", read.get_context, methods=["GET"]),
         Route("/v1/context/diff", read.get_diff, methods=["GET"]),
         Route("/v1/context/correct", write.post_correct, methods=["POST"]),
         Route("/v1/corrections", write.list_corrections_route, methods=["GET"]),
