@@ -28,6 +28,7 @@
     │   ├── MalformedExport          a signed document is not well-formed     malformed_export
     │   └── DigestMismatch           a content hash does not match            digest_mismatch
     ├── KeyFileError                 a key file is missing, unsafe or corrupt key_file_error
+    ├── MissingDependency            an extra is not installed                missing_dependency
     ├── StoreError                   the database failed                      -> 500 server_error
     ├── RemoteError                  a remote endpoint failed or was refused  -> 502 remote_error
     └── CapacityError                at capacity / rate limited               -> 429 / 503
@@ -180,6 +181,12 @@ class KeyFileError(EngramError):
     http_status = 500
 
 
+class MissingDependency(EngramError):
+    """A command needs a package the installed extras do not carry (e.g. engram[runtime])."""
+
+    code = "missing_dependency"
+
+
 class StoreError(EngramError):
     code = "server_error"
     http_status = 500
@@ -225,6 +232,7 @@ __all__ = [
     "KeyFileError",
     "MalformedExport",
     "ManifestError",
+    "MissingDependency",
     "NotFound",
     "RateLimited",
     "RemoteError",

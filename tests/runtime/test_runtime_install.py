@@ -57,3 +57,31 @@ def test_the_runtime_extra_installs_and_imports_without_server_dependencies(
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert probe.stdout.splitlines() == ["present: []", "loaded: []"]
+
+    # The `engram` command of that install runs what it can and names the extra for the rest.
+    engram = str(venv / "bin" / "engram")
+    canonical = subprocess.run(
+        [engram, "canonicalize", "-"],
+        input='{"b":1,"a":2}',
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (canonical.returncode, canonical.stdout) == (0, '{"a":2,"b":1}')
+    fetch_help = subprocess.run(
+        [engram, "context", "fetch", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert fetch_help.returncode == 0
+    assert "--provider" in fetch_help.stdout
+    serve = subprocess.run(
+        [engram, "serve", "--demo"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert serve.returncode == 1
+    assert serve.stderr.startswith("error: missing_dependency: `engram serve` needs the server")
+    assert "pip install 'engram[server]'" in serve.stderr
+    assert "Traceback" not in serve.stderr

@@ -8,15 +8,83 @@ missing argument, a FILE that does not exist) as ``error: usage: <message> (see:
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from engram import __version__
-from engram.errors import EngramError, InputError
+from engram.errors import EngramError, InputError, MissingDependency
+
+# Command name -> the private module that defines it. Modules are imported only when their
+# command runs (or help lists it), for two reasons: `engram mcp` and `engram context fetch`
+# start without importing the web server, numpy and the database drivers; and an
+# `engram[runtime]` install, which has none of those, still runs the commands it can
+# (canonicalize, context, chat) and says what to install for the rest.
+COMMAND_MODULES: dict[str, str] = {
+    "belief": "engram.cli._belief",
+    "canonicalize": "engram.cli._canonicalize",
+    "cartridge": "engram.cli._cartridge",
+    "chat": "engram.cli._chat",
+    "complete": "engram.cli._memory",
+    "conformance": "engram.cli._conformance",
+    "context": "engram.cli._context",
+    "correction": "engram.cli._correction",
+    "db": "engram.cli._db",
+    "default-ote": "engram.cli._ote",
+    "demo": "engram.cli._demo",
+    "distill": "engram.cli._memory",
+    "init": "engram.cli._ote",
+    "keys": "engram.cli._keys",
+    "mcp": "engram.cli._mcp",
+    "migrate": "engram.cli._ote",
+    "ote": "engram.cli._ote",
+    "outcome": "engram.cli._memory",
+    "recall": "engram.cli._memory",
+    "record": "engram.cli._memory",
+    "review-link": "engram.cli._review",
+    "serve": "engram.cli._serve",
+    "status": "engram.cli._memory",
+    "subject": "engram.cli._subject",
+    "token": "engram.cli._token",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose commands register themselves when their module is first imported."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as e:
+                if (e.name or "").partition(".")[0] == "engram":
+                    raise
+                return _needs_extra(cmd_name, e.name or "?")
+        return super().get_command(ctx, cmd_name)
+
+
+def _needs_extra(name: str, missing: str) -> click.Command:
+    """What stands in for a command whose dependencies are not installed: it says so."""
+    hint = "pip install 'engram[server]'"
+
+    def refuse() -> None:
+        raise MissingDependency(f"`engram {name}` needs the server extra ({hint}): no {missing}")
+
+    return click.Command(
+        name,
+        callback=refuse,
+        help=f"Not available in this install: {hint}.",
+        short_help=f"(needs {hint})",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="engram")
 def cli() -> None:
     """engram: signed context for AI agents, a memory engine, MCP tools and cartridges."""
@@ -64,4 +132,4 @@ def main() -> None:
     sys.exit(run_cli(cli))
 
 
-__all__ = ["cli", "fail", "main", "run_cli"]
+__all__ = ["COMMAND_MODULES", "LazyGroup", "cli", "fail", "main", "run_cli"]
