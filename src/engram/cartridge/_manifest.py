@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram.cartridge._skills import REVERSE_DNS
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
-from engram.errors import CanonicalJsonError, CartridgeFormatError
+from engram.core.canonical import JsonValue, canonicalize, parse_object
+from engram.errors import CartridgeFormatError
 
 CARTRIDGE_FILE = "rom/cartridge.json"
 HARNESS_FILE = "rom/harness/requirements.json"
@@ -135,13 +135,7 @@ def check_package_spec(spec: object) -> None:
 
 
 def parse_json_object(data: bytes, where: str) -> dict[str, Any]:
-    try:
-        value = parse_strict(data)
-    except CanonicalJsonError as e:
-        raise CartridgeFormatError(f"{where}: {e.message}") from e
-    if not isinstance(value, dict):
-        raise CartridgeFormatError(f"{where} must be a JSON object")
-    return value
+    return parse_object(data, what=where, error=CartridgeFormatError)
 
 
 def rom_object(

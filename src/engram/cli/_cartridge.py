@@ -42,7 +42,7 @@ from engram.cartridge import (
 from engram.cli._app import cli
 from engram.cli._db import database_option
 from engram.cli._memory import ote_option, seat_engine
-from engram.core.canonical import parse_strict
+from engram.core.canonical import parse_object, parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, load_private_key
@@ -81,13 +81,9 @@ def _own(paths: Iterable[Path]) -> frozenset[str]:
 def _harness(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
-    try:
-        value = parse_strict(path.read_bytes())
-    except CanonicalJsonError as e:
-        raise InvalidRequest(f"{path}: {e.message}") from e
-    if not isinstance(value, dict):
-        raise InvalidRequest(f"{path}: a harness-requirements file is a JSON object")
-    return value
+    return parse_object(
+        path.read_bytes(), what=f"harness requirements {path}", error=InvalidRequest
+    )
 
 
 def _emit(value: Any, as_json: bool, lines: Iterable[str]) -> None:

@@ -18,6 +18,7 @@ from engram.core.canonical import (
     canonicalize,
     check_i_json,
     digest_hex,
+    parse_object,
     parse_strict,
 )
 from engram.core.clock import (
@@ -90,6 +91,7 @@ __all__ = [
     "note_signed",
     "pae",
     "parse_instant",
+    "parse_object",
     "parse_strict",
     "plan_rotation",
     "published_keys",

@@ -23,7 +23,7 @@ import re
 from typing import Any, NoReturn, TypeAlias
 
 from engram.core import _jcs, _locate
-from engram.errors import CanonicalJsonError
+from engram.errors import CanonicalJsonError, EngramError
 
 JsonValue: TypeAlias = Any
 """A JSON value as Python sees it: dict, list, str, int, float, bool or None."""
@@ -119,7 +119,7 @@ def _check_string(text: str, where: str) -> None:
 def parse_strict(data: bytes | str) -> JsonValue:
     """Parse JSON text and refuse anything that is not I-JSON (RFC 7493).
 
-    RefusedError, each with its own ``reason``: invalid UTF-8, a byte-order mark, duplicate member
+    Refused, each with its own ``reason``: invalid UTF-8, a byte-order mark, duplicate member
     names, lone surrogates (escaped or raw), ``NaN``/``Infinity`` and numbers that overflow a
     double, integer literals beyond 2^53-1, and syntax errors. ``position`` is always the
     character offset (into the decoded text) where the first fault in document order begins.
@@ -152,6 +152,22 @@ def parse_strict(data: bytes | str) -> JsonValue:
         fault = _locate.first_fault(text)
         if fault is not None:
             raise CanonicalJsonError(fault.reason, fault.position, fault.detail)
+    return value
+
+
+def parse_object(data: bytes | str, *, what: str, error: type[EngramError]) -> dict[str, JsonValue]:
+    """:func:`parse_strict` for a document that must be a JSON object.
+
+    Each seam reports faults in its own error class (a malformed request body is bad input, a
+    malformed export from a provider is a verification failure), so the caller names the class
+    and what the document is; the message says which rule it broke.
+    """
+    try:
+        value = parse_strict(data)
+    except CanonicalJsonError as e:
+        raise error(f"{what} is not I-JSON: {e.message}") from e
+    if not isinstance(value, dict):
+        raise error(f"{what} is not a JSON object")
     return value
 
 
@@ -232,5 +248,6 @@ __all__ = [
     "canonicalize",
     "check_i_json",
     "digest_hex",
+    "parse_object",
     "parse_strict",
 ]

@@ -13,9 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from engram.context import ENGRAM_VERSION
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import JsonValue, canonicalize, parse_object
 from engram.errors import (
-    CanonicalJsonError,
     CapacityError,
     EngramError,
     InvalidRequest,
@@ -123,13 +122,7 @@ async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
         body.extend(chunk)
         if len(body) > max_bytes:
             raise InvalidRequest(f"request body larger than {max_bytes} bytes")
-    try:
-        value = parse_strict(bytes(body))
-    except CanonicalJsonError as e:
-        raise InvalidRequest(f"request body is not valid JSON: {e.message}") from e
-    if not isinstance(value, dict):
-        raise InvalidRequest("request body must be a JSON object")
-    return value
+    return parse_object(bytes(body), what="request body", error=InvalidRequest)
 
 
 __all__ = [

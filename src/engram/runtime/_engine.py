@@ -20,10 +20,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import JsonValue, canonicalize, parse_object
 from engram.core.clock import Clock, format_instant, parse_instant
 from engram.errors import (
-    CanonicalJsonError,
     CapacityError,
     EngramError,
     ExportExpired,
@@ -321,13 +320,7 @@ class Engine:
 
 
 def _object(body: bytes, what: str) -> dict[str, Any]:
-    try:
-        value = parse_strict(body)
-    except CanonicalJsonError as e:
-        raise RemoteError(f"the {what} is not I-JSON: {e.message}") from e
-    if not isinstance(value, dict):
-        raise RemoteError(f"the {what} is not a JSON object")
-    return value
+    return parse_object(body, what=f"the {what}", error=RemoteError)
 
 
 __all__ = ["Discovery", "Engine", "ProposedCorrection"]

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import JsonValue, parse_object, parse_strict
 from engram.core.clock import format_instant, parse_instant
 from engram.core.keys import PublicKey
 from engram.core.signing import verify_document
@@ -70,13 +70,7 @@ class Verified:
 
 def parse_document(body: bytes, what: str) -> dict[str, JsonValue]:
     """Parse a response body strictly (duplicates, NaN, lone surrogates refused)."""
-    try:
-        value = parse_strict(body)
-    except CanonicalJsonError as e:
-        raise MalformedExport(f"{what} is not I-JSON: {e.message}") from e
-    if not isinstance(value, dict):
-        raise MalformedExport(f"{what} is not a JSON object")
-    return value
+    return parse_object(body, what=what, error=MalformedExport)
 
 
 def parse_key_list(body: bytes) -> dict[str, PublishedKey]:
