@@ -13,7 +13,8 @@ hits that fusion left out); (6) MMR; (7) the token budget, split across mounts b
 ``budget_share_pct`` (the unassigned share is a pool any mount may use). Remote failures
 degrade to the local stages when ``fail_open`` is true and say so in ``stages``; otherwise
 they raise RemoteError. The index is read and loaded under ``engine.lock``, so one engine
-serves many threads. Decisions: ``docs/spec/memory-retrieval.md``.
+serves many threads; the remote calls (query embedding, cross-encoder) run outside it.
+Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ def _with_context(lex: np.ndarray, prev: np.ndarray, nxt: np.ndarray, tuning: Tu
     return out
 
 
+class _Unset:
+    """The type of UNSET: "not computed yet", distinct from None ("no dense vector")."""
+
+
+UNSET = _Unset()
+
+
 def _remote_query_vector(
     engine: MemoryEngine, query: str, stages: dict[str, str]
 ) -> np.ndarray | None:
@@ -104,12 +112,15 @@ def fused_ranking(
     tuning: Tuning = DEFAULT_TUNING,
     *,
     use: Sequence[str] = ("lexical", "local_vector", "dense"),
+    query_vector: np.ndarray | _Unset | None = UNSET,
 ) -> tuple[list[int], dict[int, dict[str, float]], np.ndarray | None]:
     """Fused candidate documents (index positions, best first) with per-stage raw scores.
 
     Fusion is by score: the lexical score (BM25 + thread context) divided by its best value,
     plus ``w_local`` x local cosine, plus ``w_dense`` x dense cosine. A weak stage then nudges
-    ties instead of outvoting a strong one, as rank fusion would.
+    ties instead of outvoting a strong one, as rank fusion would. ``query_vector`` is the dense
+    query vector when the caller already asked the embedder (``recall`` does, before taking
+    ``engine.lock``; None = no dense stage); left out, it is fetched here.
     """
     index = engine.index
     mask: np.ndarray | None = index.ring_mask(ring_ids)
@@ -147,7 +158,13 @@ def fused_ranking(
         columns["local_vector"] = loc
         stages["local_vector"] = "ok"
     dense_scores = None
-    qv = _remote_query_vector(engine, query, stages) if "dense" in use else None
+    qv: np.ndarray | None = None
+    if "dense" in use:
+        qv = (
+            _remote_query_vector(engine, query, stages)
+            if isinstance(query_vector, _Unset)
+            else query_vector
+        )
     if qv is not None:
         dense_scores = index.dense_scores(qv)
         if dense_scores is not None:
@@ -171,27 +188,74 @@ class _Parts(dict[int, dict[str, float]]):
         return value
 
 
-def _rerank(
+@dataclass
+class _Ranked:
+    """What recall takes out from under ``engine.lock``: the fused ranking, the cross-encoder's
+    candidates and their texts, and the index columns MMR and the budget read.
+
+    The columns are the index's own arrays as they were: the index only appends rows (a
+    rebuild replaces the arrays), so positions in ``order`` stay valid after the lock is gone.
+    """
+
+    order: list[int]
+    parts: dict[int, dict[str, float]]
+    head: list[int]  # cross-encoder candidates (empty when the stage is disabled)
+    head_texts: list[str]
+    ids: list[str]
+    local: np.ndarray
+    ring_of: np.ndarray
+    tokens: np.ndarray
+    ring_of_code: dict[int, str]
+
+
+def _rank(
     engine: MemoryEngine,
     query: str,
-    order: list[int],
-    dense: np.ndarray | None,
+    mounts: Sequence[Mount],
+    query_vector: np.ndarray | None,
     stages: dict[str, str],
-    parts: dict[int, dict[str, float]],
-) -> list[int]:
+    tuning: Tuning,
+) -> _Ranked:
+    """The local stages and the cross-encoder's candidate texts; call under engine.lock."""
+    index = engine.index
+    index.sync(engine.store)
+    order, parts, dense = fused_ranking(
+        engine, query, [m.ring_id for m in mounts], stages, tuning, query_vector=query_vector
+    )
+    head: list[int] = []
+    texts: list[str] = []
     cfg = engine.spec.retrieval.reranker
     if engine.reranker is None or not cfg.enabled:
         stages["rerank"] = "disabled"
+    else:
+        head = order[: cfg.candidates_k]
+        if dense is not None and cfg.guaranteed_dense_k > 0:
+            # The best dense hits get a seat at the cross-encoder even if fusion ranked them low.
+            best_dense = np.argsort(-dense, kind="stable")[: cfg.guaranteed_dense_k].tolist()
+            head += [d for d in best_dense if d not in head and dense[d] > -1.0]
+        with engine.store.read() as tx:
+            found = _repo.get_memories(tx, [index.ids[d] for d in head])
+        texts = [found[index.ids[d]].text for d in head]
+    return _Ranked(
+        order,
+        parts,
+        head,
+        texts,
+        index.ids,
+        index.local.view(),
+        index.ring_of.view(),
+        index.tokens.view(),
+        {code: rid for rid, code in index.ring_codes.items()},
+    )
+
+
+def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str, str]) -> list[int]:
+    """Reorder the candidates by the cross-encoder (a remote call: never under engine.lock)."""
+    order, head = ranked.order, ranked.head
+    if engine.reranker is None or stages.get("rerank") == "disabled":
         return order
-    head = order[: cfg.candidates_k]
-    if dense is not None and cfg.guaranteed_dense_k > 0:
-        # The best dense hits get a seat at the cross-encoder even if fusion ranked them low.
-        best_dense = np.argsort(-dense, kind="stable")[: cfg.guaranteed_dense_k].tolist()
-        head += [d for d in best_dense if d not in head and dense[d] > -1.0]
-    with engine.store.read() as tx:
-        texts = _repo.get_memories(tx, [engine.index.ids[d] for d in head])
     try:
-        scores = engine.reranker.rerank(query, [texts[engine.index.ids[d]].text for d in head])
+        scores = engine.reranker.rerank(query, ranked.head_texts)
     except RemoteError as e:
         if not engine.spec.retrieval.fail_open:
             raise
@@ -199,13 +263,13 @@ def _rerank(
         return order
     stages["rerank"] = "ok"
     for d, s in zip(head, scores, strict=True):
-        parts[d]["rerank"] = s
+        ranked.parts[d]["rerank"] = s
     reranked = [d for _, d in sorted(zip(scores, head, strict=True), key=lambda p: -p[0])]
     return reranked + [d for d in order if d not in set(head)]
 
 
 def _mmr(
-    engine: MemoryEngine, order: list[int], relevance_of: dict[int, float] | None, tuning: Tuning
+    local: np.ndarray, order: list[int], relevance_of: dict[int, float] | None, tuning: Tuning
 ) -> list[int]:
     """Maximal marginal relevance over the head of the ranking (local vectors as similarity).
 
@@ -216,7 +280,7 @@ def _mmr(
     if depth <= 1 or tuning.mmr_lambda >= 1.0:
         return order
     head = np.asarray(order[:depth], dtype=np.int64)
-    vecs = engine.index.local.view()[head]
+    vecs = local[head]
     sims = vecs @ vecs.T
     relevance: np.ndarray
     if relevance_of is None:
@@ -239,38 +303,47 @@ def _mmr(
 
 
 def _slate(
-    engine: MemoryEngine, query: str, k: int, mounts: Sequence[Mount], tuning: Tuning
-) -> tuple[list[tuple[str, int]], dict[int, dict[str, float]], dict[str, str], int]:
-    """The ranked, budgeted slate as (memory id, index position) pairs; call under engine.lock."""
-    engine.index.sync(engine.store)
-    stages: dict[str, str] = {}
-    order, parts, dense = fused_ranking(engine, query, [m.ring_id for m in mounts], stages, tuning)
-    order = _rerank(engine, query, order, dense, stages, parts)
+    engine: MemoryEngine,
+    query: str,
+    k: int,
+    mounts: Sequence[Mount],
+    tuning: Tuning,
+    stages: dict[str, str],
+) -> tuple[list[tuple[str, int]], dict[int, dict[str, float]], int]:
+    """The ranked, budgeted slate as (memory id, index position) pairs.
+
+    Only the local stages run under ``engine.lock``; the dense query vector is fetched before
+    it and the cross-encoder called after it, so a slow endpoint stalls only its own recall.
+    """
+    query_vector = _remote_query_vector(engine, query, stages)
+    with engine.lock:  # the index is shared by every thread using this engine
+        ranked = _rank(engine, query, mounts, query_vector, stages, tuning)
+    order = _rerank(engine, query, ranked, stages)
+    parts = ranked.parts
     reranked = stages.get("rerank") == "ok"
     fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
-    order = _mmr(engine, order, fused_of, tuning)
+    order = _mmr(ranked.local, order, fused_of, tuning)
 
     spec = engine.spec
     budget = spec.seat.keyspace_budget_tokens
     left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
     pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
-    ring_codes = {code: rid for rid, code in engine.index.ring_codes.items()}
     picked: list[tuple[str, int]] = []
     used = 0
     for doc in order:
         if len(picked) == k:
             break
-        ring_id = ring_codes[int(engine.index.ring_of.data[doc])]
-        cost = int(engine.index.tokens.data[doc])
+        ring_id = ranked.ring_of_code[int(ranked.ring_of[doc])]
+        cost = int(ranked.tokens[doc])
         if left.get(ring_id, 0) >= cost:
             left[ring_id] -= cost
         elif pool >= cost:
             pool -= cost
         else:
             continue
-        picked.append((engine.index.ids[doc], doc))
+        picked.append((ranked.ids[doc], doc))
         used += cost
-    return picked, parts, stages, used
+    return picked, parts, used
 
 
 def recall(
@@ -294,8 +367,8 @@ def recall(
         if missing:
             raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
         mounts = [m for m in chosen if m is not None]
-    with engine.lock:  # the index is shared by every thread using this engine
-        picked_ids, parts, stages, used = _slate(engine, query, k, mounts, tuning)
+    stages: dict[str, str] = {}
+    picked_ids, parts, used = _slate(engine, query, k, mounts, tuning, stages)
     with engine.store.read() as tx:
         found: dict[str, Memory] = _repo.get_memories(tx, [m for m, _ in picked_ids])
     hits = tuple(
