@@ -24,7 +24,7 @@ from engram.memory._manifest import RING_PREFIX, RINGS
 from engram.memory._models import MemoryRecord
 from engram.memory._schema import MEMORY_COMPONENT
 from engram.memory._seed import BUILTIN_M0, LEGACY_M0
-from engram.memory._text import LOCAL_DIMS, LOCAL_ENGINE, local_vector, token_cost, vector_to_blob
+from engram.memory._text import LOCAL_DIMS, LOCAL_ENGINE, local_vectors, token_cost, vector_to_blob
 from engram.store import Row, Store
 
 _EVENT_KEYS = (
@@ -127,49 +127,60 @@ def _check_record(raw: Any, where: str) -> tuple[dict[str, Any], list[dict[str, 
 
 
 def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any]]) -> ImportResult:
-    """Merge exported memories into this store in one transaction (all or nothing)."""
+    """Merge exported memories into this store in one transaction (all or nothing).
+
+    Which memories are already present is asked once per 500 ids, the new ones are inserted
+    with one statement each for rows and vectors (their local vectors hashed in one batch),
+    then the events are merged record by record.
+    """
     store.migrate(MEMORY_COMPONENT)
     checked = [_check_record(r, f"records[{i}]") for i, r in enumerate(records)]
     imported = present = added = held = 0
     with store.transaction() as tx:
         _repo.bump(tx)
+        known = _repo.existing_ids(tx, [m["id"] for m, _ in checked])
+        new: list[dict[str, Any]] = []
+        for m, _ in checked:
+            if m["id"] in known:
+                present += 1  # in the store already, or earlier in this batch
+                continue
+            known.add(m["id"])
+            new.append(m)
+        rows: list[tuple[Any, ...]] = []
+        for m in new:
+            status = "held_import" if m["status"] in ("graduated", "held_import") else "candidate"
+            held += status == "held_import"
+            rows.append(
+                (
+                    m["id"],
+                    m["ring"],
+                    m["ring_id"],
+                    m["kind"],
+                    m["text"],
+                    _repo.json_text(list(m.get("entities", []))),
+                    _repo.json_text(m.get("provenance", {})),
+                    m["thread"],
+                    m["seat_id"],
+                    token_cost(m["text"]),
+                    1.0,
+                    1.0,
+                    status,
+                    None,
+                    "import",
+                    m["created_at"],
+                )
+            )
+        _repo.insert_memories(tx, rows)
+        vectors = local_vectors([m["text"] for m in new])
+        _repo.insert_vectors(
+            tx,
+            [
+                (m["id"], LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(vec))
+                for m, vec in zip(new, vectors, strict=True)
+            ],
+        )
+        imported = len(new)
         for m, events in checked:
-            is_new = _repo.get_memory(tx, m["id"]) is None
-            if is_new:
-                status = (
-                    "held_import" if m["status"] in ("graduated", "held_import") else ("candidate")
-                )
-                held += status == "held_import"
-                _repo.insert_memories(
-                    tx,
-                    [
-                        (
-                            m["id"],
-                            m["ring"],
-                            m["ring_id"],
-                            m["kind"],
-                            m["text"],
-                            _repo.json_text(list(m.get("entities", []))),
-                            _repo.json_text(m.get("provenance", {})),
-                            m["thread"],
-                            m["seat_id"],
-                            token_cost(m["text"]),
-                            1.0,
-                            1.0,
-                            status,
-                            None,
-                            "import",
-                            m["created_at"],
-                        )
-                    ],
-                )
-                _repo.insert_vectors(
-                    tx,
-                    [(m["id"], LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(local_vector(m["text"])))],
-                )
-                imported += 1
-            else:
-                present += 1
             for e in events:
                 if _repo.event(tx, m["id"], e["decision_id"]) is not None:
                     continue

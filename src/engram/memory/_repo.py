@@ -42,9 +42,12 @@ def to_memory(row: Row) -> Memory:
     )
 
 
+_COLUMN_NAMES = tuple(c.strip() for c in MEMORY_COLUMNS.split(","))
+
+
 def memory_from_row(row: Sequence[Any]) -> Memory:
     """A Memory from an insert row in MEMORY_COLUMNS order (no round trip to the database)."""
-    return to_memory(dict(zip([c.strip() for c in MEMORY_COLUMNS.split(",")], row, strict=True)))
+    return to_memory(dict(zip(_COLUMN_NAMES, row, strict=True)))
 
 
 def bump(tx: Tx, *, rebuilt: bool = False) -> None:
@@ -219,6 +222,11 @@ def set_status(tx: Tx, memory_id: str, status: str, graduated_at: str | None, no
 
 
 def json_text(value: Any) -> str:
+    # Most memories carry no provenance and many no entities: skip the encoder for those.
+    if type(value) is dict and not value:
+        return "{}"
+    if type(value) is list and not value:
+        return "[]"
     return dumps_text(value)
 
 

@@ -78,46 +78,58 @@ def _feature(name: str) -> tuple[int, float]:
 
 
 @lru_cache(maxsize=200_000)
-def _word_features(word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """A word's own features, cached: its stem (1.0) and its character trigrams (0.35 each)."""
-    names = [("w:" + _stem(word), 1.0)]
+def _word_features(word: str) -> tuple[tuple[int, ...], tuple[float, ...], str]:
+    """A word's own features, cached: its stem (1.0) and its character trigrams (0.35 each),
+    as (buckets, signed weights, stem); the stem is kept for the bigrams."""
+    stem = _stem(word)
+    names = [("w:" + stem, 1.0)]
     padded = f"#{word}#"
     names += [("c:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2)]
     buckets = [_feature(n) for n, _ in names]
-    return tuple(b for b, _ in buckets), tuple(
-        sign * w for (_, sign), (_, w) in zip(buckets, names, strict=True)
+    return (
+        tuple(b for b, _ in buckets),
+        tuple(sign * w for (_, sign), (_, w) in zip(buckets, names, strict=True)),
+        stem,
     )
 
 
-def _text_features(text: str) -> tuple[list[int], list[float]]:
-    """Feature buckets and signed weights of a text: words, trigrams and stem bigrams (0.5)."""
-    ws = [w for w in words(text) if w not in STOPWORDS]
-    index: list[int] = []
-    value: list[float] = []
-    for w in ws:
-        i, v = _word_features(w)
-        index.extend(i)
-        value.extend(v)
-    stems = [_stem(w) for w in ws]
+def _features_into(text: str, index: list[int], value: list[float]) -> None:
+    """Append a text's feature buckets and signed weights: words, trigrams, stem bigrams.
+
+    The order of the pairs is part of the engine: ``np.bincount`` adds each bucket's weights in
+    this order, and float sums in another order could differ in the last bit.
+    """
+    stems: list[str] = []
+    for w in _WORD.findall(text.lower().replace("'", "")):
+        if w in STOPWORDS:
+            continue
+        i, v, stem = _word_features(w)
+        index += i
+        value += v
+        stems.append(stem)
+    # Stem bigrams (0.5), hashed inline: most are seen once, so a cache would only cost.
+    crc32 = zlib.crc32
     for a, b in itertools.pairwise(stems):
-        bucket, sign = _feature("b:" + a + " " + b)
-        index.append(bucket)
-        value.append(sign * 0.5)
-    return index, value
+        h = crc32(f"b:{a} {b}".encode())
+        index.append(h % LOCAL_DIMS)
+        value.append(0.5 if h & 0x80000000 else -0.5)
 
 
 def local_vectors(texts: Sequence[str]) -> np.ndarray:
     """``local-hash-128`` vectors of many texts at once (rows float32, unit length or zero)."""
     index: list[int] = []
     value: list[float] = []
-    for row, text in enumerate(texts):
-        i, v = _text_features(text)
-        offset = row * LOCAL_DIMS
-        index.extend(x + offset for x in i)
-        value.extend(v)
+    counts: list[int] = []
+    for text in texts:
+        before = len(index)
+        _features_into(text, index, value)
+        counts.append(len(index) - before)
+    flat_index = np.asarray(index, dtype=np.int64)
+    # Row r's buckets move to r * LOCAL_DIMS + bucket, so one bincount builds every row.
+    flat_index += np.repeat(np.arange(len(texts), dtype=np.int64) * LOCAL_DIMS, counts)
     flat = np.bincount(
-        np.asarray(index, dtype=np.int64),
-        weights=np.asarray(value),
+        flat_index,
+        weights=np.asarray(value, dtype=np.float64),
         minlength=len(texts) * LOCAL_DIMS,
     )
     out = flat.reshape(len(texts), LOCAL_DIMS).astype(np.float32)

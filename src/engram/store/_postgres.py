@@ -25,7 +25,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from engram.errors import StoreError
 from engram.store import _migrate
 from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row
-from engram.store._sql import advisory_lock, normalise_params, redact_url, scrub, to_pyformat
+from engram.store._sql import (
+    advisory_lock,
+    normalise_params,
+    normalise_rows,
+    redact_url,
+    scrub,
+    to_pyformat,
+)
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 10
@@ -62,7 +69,7 @@ class PostgresTx:
     def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
         try:
             with self._conn.cursor() as cursor:
-                cursor.executemany(to_pyformat(sql), [normalise_params(r) for r in rows])
+                cursor.executemany(to_pyformat(sql), normalise_rows(rows))
         except psycopg.Error as e:
             raise self._error(e) from e
 

@@ -11,7 +11,7 @@ passes on SQLite passes on PostgreSQL.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -76,6 +76,33 @@ def normalise_params(params: Params) -> tuple[Any, ...]:
     return tuple(_normalise(value) for value in params)
 
 
+def normalise_rows(rows: Sequence[Params]) -> Sequence[Params]:
+    """:func:`normalise_params` for every row of an ``execute_many``, at C speed when no value
+    needs converting (the usual bulk insert: text, numbers, bytes and NULLs).
+
+    The types are collected column by column (``zip(*rows)`` and ``map(type, ...)`` run in C)
+    instead of value by value in Python; if any value is not of a plain type (a bool, a
+    datetime, a memoryview, a subclass) or the rows differ in length, every row is normalised
+    as before, so what is bound never changes.
+    """
+    if not isinstance(rows, list | tuple):
+        rows = list(rows)  # one pass over an iterator, not two
+    if not rows:
+        return []
+    width = len(rows[0])
+    if all(len(row) == width for row in rows):
+        types: set[type] = set()
+        for column in zip(*rows, strict=True):
+            types.update(map(type, column))
+        if types <= PLAIN_TYPES:
+            return rows
+    return [normalise_params(row) for row in rows]
+
+
+# Values every driver binds as they are: normalise_params returns them unchanged.
+PLAIN_TYPES = frozenset({str, int, float, bytes, type(None)})
+
+
 def _normalise(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
@@ -123,4 +150,12 @@ def advisory_lock(tx: Tx, name: str) -> None:
     tx.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':' || ?))", (name,))
 
 
-__all__ = ["advisory_lock", "normalise_params", "redact_url", "scrub", "to_pyformat"]
+__all__ = [
+    "PLAIN_TYPES",
+    "advisory_lock",
+    "normalise_params",
+    "normalise_rows",
+    "redact_url",
+    "scrub",
+    "to_pyformat",
+]

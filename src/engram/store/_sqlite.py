@@ -35,7 +35,7 @@ from engram.store._base import (
     Params,
     Row,
 )
-from engram.store._sql import normalise_params
+from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -68,7 +68,7 @@ class SqliteTx:
 
     def execute_many(self, sql: str, rows: Sequence[Params]) -> None:
         try:
-            self._conn.executemany(sql, [normalise_params(r) for r in rows])
+            self._conn.executemany(sql, normalise_rows(rows))
         except sqlite3.Error as e:
             raise StoreError(f"sqlite: {e}") from e
 
@@ -95,12 +95,9 @@ def _params(params: Params) -> Params:
     """``normalise_params`` unless every value already binds as is (the usual case: ids and
     text), which skips building a new tuple on every point read."""
     for value in params:
-        if type(value) not in _PLAIN:
+        if type(value) not in PLAIN_TYPES:
             return normalise_params(params)
     return params
-
-
-_PLAIN = frozenset({str, int, float, bytes, type(None)})
 
 
 class _NestGuard:
