@@ -68,6 +68,25 @@ def test_the_manifest_is_found_upwards_or_named_by_ote_or_engram_ote(
     assert "no seat manifest" in missing.exception.message
 
 
+@pytest.mark.req("engram.memory.cli-manifest-discovery", "engram.memory.status-report")
+def test_status_says_which_manifest_is_in_use_and_how_it_was_found(
+    seat: Seat, tmp_path: Path
+) -> None:
+    deep = seat.root / "src"
+    deep.mkdir()
+    found = (seat.root / ".engram" / "ote.toml").resolve()
+    assert parse_strict(seat.run("status", "--json", cwd=deep).stdout)["seat"] == {
+        "origin": ".engram/ote.toml",
+        "path": str(found),
+    }
+    other = tmp_path / "other.toml"
+    other.write_text(manifest_text())
+    named = seat.json("status", "--ote", str(other))["seat"]
+    assert named == {"origin": "--ote", "path": str(other.resolve())}
+    seat.env["ENGRAM_OTE"] = str(other)
+    assert f"(manifest {other.resolve()}, from ENGRAM_OTE)" in seat.run("status").output
+
+
 @pytest.mark.req("engram.memory.cli-record-batch", "engram.memory.cli-recall-batch")
 def test_record_from_jsonl_in_one_transaction_and_recall_batch_prints_one_line_per_query(
     seat: Seat,

@@ -22,18 +22,18 @@ from engram.cli._db import database_option, open_database
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
-from engram.errors import InvalidRequest, ManifestError
+from engram.errors import InvalidRequest
 from engram.memory import (
     ATTESTATION_NAMESPACE,
     ChatDistiller,
     MemoryEngine,
-    OteSpec,
     RecordInput,
+    SeatSource,
     attestation_message,
     complete,
     distill,
-    find_manifest,
-    load_manifest,
+    load_seat,
+    locate_seat,
     open_engine,
     outcome,
     recall,
@@ -56,21 +56,16 @@ def ote_option(command: F) -> F:
     )(command)
 
 
-def resolve_manifest(ote: Path | None) -> OteSpec:
+def resolve_seat(ote: Path | None) -> SeatSource:
     """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
-    path = ote or (Path(os.environ["ENGRAM_OTE"]) if os.environ.get("ENGRAM_OTE") else None)
-    path = path or find_manifest(Path.cwd())
-    if path is None:
-        raise ManifestError(
-            "no seat manifest: pass --ote FILE, set ENGRAM_OTE, or run "
-            "`engram init` to write .engram/ote.toml"
-        )
-    return load_manifest(path)
+    return locate_seat(ote, os.environ, Path.cwd())
 
 
 @contextmanager
-def seat_engine(ote: Path | None, database: str | None) -> Iterator[MemoryEngine]:
-    spec = resolve_manifest(ote)
+def seat_engine(
+    ote: Path | None, database: str | None, seat: SeatSource | None = None
+) -> Iterator[MemoryEngine]:
+    spec = load_seat(seat or resolve_seat(ote))
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
@@ -391,11 +386,12 @@ def complete_command(
 @database_option
 def status_command(as_json: bool, ote: Path | None, database: str | None) -> None:
     """Ring counts, graduation, attestation anchor, oracle split and vector coverage."""
-    with seat_engine(ote, database) as engine:
+    seat = resolve_seat(ote)
+    with seat_engine(ote, database, seat) as engine:
         report = status(engine)
 
     def human() -> None:
-        click.echo(f"seat: {report.seat_id}")
+        click.echo(f"seat: {report.seat_id} (manifest {seat.path}, from {seat.origin})")
         for r in report.rings:
             click.echo(
                 f"  {r['ring']} {r['ring_id']} ({r['access']}, {r['budget_share_pct']}%): "
@@ -422,4 +418,4 @@ def status_command(as_json: bool, ote: Path | None, database: str | None) -> Non
             f"dense: {dense}"
         )
 
-    emit(report.to_json(), as_json, human)
+    emit({**report.to_json(), "seat": seat.to_json()}, as_json, human)

@@ -17,9 +17,9 @@ from engram.mcp._context import (
     context_document,
 )
 from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, BearerAuth, McpHttp, http_endpoint
-from engram.mcp._seat import SeatSource, load_seat, locate_seat
 from engram.mcp._server import INSTRUCTIONS, SERVER_NAME, TOOL_NAMES, create_server
 from engram.mcp._tools import ATTESTED_REFUSAL, EngramTools, model_signals
+from engram.memory import SeatSource, load_seat, locate_seat
 
 __all__ = [
     "ATTESTED_REFUSAL",

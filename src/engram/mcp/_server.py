@@ -25,9 +25,8 @@ from engram.mcp._context import (
     ContextSource,
     context_document,
 )
-from engram.mcp._seat import SeatSource
 from engram.mcp._tools import EngramTools, tool_descriptions
-from engram.memory import Distiller, MemoryEngine
+from engram.memory import Distiller, MemoryEngine, SeatSource
 
 SERVER_NAME = "engram"
 TOOL_NAMES = (

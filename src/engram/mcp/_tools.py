@@ -24,13 +24,13 @@ from pydantic import Field
 from engram.core.canonical import canonicalize
 from engram.errors import EngramError, InvalidRequest, RemoteError
 from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
-from engram.mcp._seat import SeatSource
 from engram.memory import (
     MCP_REFUSAL,
     SIGNALS,
     Distiller,
     MemoryEngine,
     RecordResult,
+    SeatSource,
     complete,
     distill,
     outcome,

@@ -55,6 +55,7 @@ from engram.memory._remote import (
     RemoteReranker,
     remote_stages,
 )
+from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
 from engram.memory._seed import InitResult, default_manifest_text, init_repository
 from engram.memory._status import status
 from engram.memory._text import LOCAL_ENGINE, local_vector
@@ -87,6 +88,8 @@ __all__ = [
     "RemoteEmbedder",
     "RemoteReranker",
     "RingMigration",
+    "SeatOrigin",
+    "SeatSource",
     "StatusReport",
     "Tuning",
     "Verdict",
@@ -101,7 +104,9 @@ __all__ = [
     "init_repository",
     "load_anchor",
     "load_manifest",
+    "load_seat",
     "local_vector",
+    "locate_seat",
     "lower_bound",
     "memory_id",
     "migrate_rings",

@@ -1,9 +1,10 @@
-"""Which seat manifest the MCP server speaks for, and where it was found.
+"""Which seat manifest is in use, and where it was found.
 
-engram-ote-v1-and-mcp §3.2 (``engram mcp``) with the seat-resolution order of
-``docs/spec/mcp.md`` "Seat": ``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest
-``.engram/ote.toml`` at or above the working directory. ``engram_status`` reports the answer, so
-an agent (or its operator) can tell which manifest governs what it records.
+engram-ote-v1-and-mcp §3.2 with the seat-resolution order of ``docs/spec/mcp.md`` "Seat":
+``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` at or above the
+working directory. Every memory command and ``engram mcp`` resolve the seat this one way, and
+both ``engram status`` and the ``engram_status`` tool report the answer, so an agent (or its
+operator) can tell which manifest governs what it records.
 
 The environment is passed in as a mapping: only the CLI reads the real one.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from engram.errors import ManifestError
-from engram.memory import OteSpec, find_manifest, load_manifest
+from engram.memory._manifest import OteSpec, find_manifest, load_manifest
 
 SeatOrigin = Literal["--ote", "ENGRAM_OTE", ".engram/ote.toml"]
 
