@@ -3,6 +3,8 @@
 ``any_store`` is parametrised over ``memory``, ``sqlite`` and ``postgresql``; ``memory_store``,
 ``sqlite_store`` and ``postgres_store`` pick one backend; ``postgres_url`` and ``any_database_url``
 give a URL (for code that opens its own store, in this process or a subprocess).
+``engram_shell`` runs the real ``engram`` command in a subprocess, as a user would from a shell;
+``closed_port`` is a loopback port nobody listens on.
 
 PostgreSQL: the server named by ``ENGRAM_TEST_POSTGRES_URL`` (default
 ``postgresql://postgres@127.0.0.1:5432/postgres``). One throwaway database ``engram_test_<hex>``
@@ -18,8 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import socket
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -169,3 +174,30 @@ def any_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite://{tmp_path / 'engram.db'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+EngramShell = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def engram_shell() -> EngramShell:
+    """``engram ARGS...`` as a real subprocess of this interpreter, output captured as text."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "from engram.cli import main; main()", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    return run
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -4,9 +4,8 @@ exit, no report or bundle for a host that was never observed, never a traceback
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,34 +19,19 @@ from engram.core.keys import PrivateKey, save_private_key
 from engram.errors import InvalidRequest
 from engram.store import Store
 
-
-def engram(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real command, as a user runs it from the shell."""
-    return subprocess.run(
-        [sys.executable, "-c", "from engram.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# The `engram_shell` fixture (tests/conftest.py): `engram ARGS...` in a subprocess.
+Shell = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.mark.req("engram.conformance.runner.unreachable-host")
 def test_an_unreachable_provider_stops_the_run_in_one_line_and_writes_no_bundle(
-    tmp_path: Path,
+    tmp_path: Path, engram_shell: Shell, closed_port: int
 ) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
+    url = f"http://127.0.0.1:{closed_port}"
     key = tmp_path / "bundle-key.pem"
     save_private_key(key, PrivateKey.generate())
     bundle = tmp_path / "bundle.json"
-    run = engram(
+    run = engram_shell(
         "conformance", "provider", url, "--token", "eng_secret", "--admin-token", "eng_admin",
         "--bundle", str(bundle), "--sign-key", str(key), "--build-id", "abc123",
     )  # fmt: skip
@@ -64,10 +48,12 @@ def test_an_unreachable_provider_stops_the_run_in_one_line_and_writes_no_bundle(
 
 @pytest.mark.req("engram.conformance.runner.unreachable-host")
 @pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999", "127.0.0.1:8420"])
-def test_a_provider_url_that_is_not_a_url_is_refused_before_any_probe(url: str) -> None:
+def test_a_provider_url_that_is_not_a_url_is_refused_before_any_probe(
+    url: str, engram_shell: Shell
+) -> None:
     with pytest.raises(InvalidRequest):
         ProviderRunOptions(url, "eng_token")
-    run = engram("conformance", "provider", url, "--token", "eng_secret")
+    run = engram_shell("conformance", "provider", url, "--token", "eng_secret")
     assert run.returncode == 2
     assert run.stderr.startswith("error: invalid_request: the provider URL ")
     assert run.stderr.count("\n") == 1
@@ -76,7 +62,7 @@ def test_a_provider_url_that_is_not_a_url_is_refused_before_any_probe(url: str) 
 @pytest.mark.req("engram.conformance.bundle.three-outcomes")
 @pytest.mark.parametrize("where", ["closed-port", "bad-url"])
 async def test_verify_names_an_unreachable_discovery_host_as_no_discovery(
-    memory_store: Store, tmp_path: Path, where: str
+    memory_store: Store, tmp_path: Path, where: str, engram_shell: Shell, closed_port: int
 ) -> None:
     clock = FixedClock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
     provider = FaultyProvider(memory_store, clock)
@@ -86,8 +72,8 @@ async def test_verify_names_an_unreachable_discovery_host_as_no_discovery(
     bundle = tmp_path / "bundle.json"
     bundle.write_text(dumps_text(build_bundle(report, host, provider.signing_key()), indent=2))
 
-    discovery = f"http://127.0.0.1:{closed_port()}" if where == "closed-port" else "http://[::1"
-    run = engram("conformance", "verify", str(bundle), "--discovery", discovery)
+    discovery = f"http://127.0.0.1:{closed_port}" if where == "closed-port" else "http://[::1"
+    run = engram_shell("conformance", "verify", str(bundle), "--discovery", discovery)
     assert run.returncode == 1
     assert run.stdout.startswith(f"no-discovery: no discovery document was read (GET {discovery}")
     assert run.stdout.count("\n") == 1

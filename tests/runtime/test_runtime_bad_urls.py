@@ -4,9 +4,8 @@ ignored with an engram error, never a bare ``ValueError`` or a traceback (docs/s
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import sys
+from collections.abc import Callable
 
 import pytest
 from runtime_harness import RealProvider
@@ -15,23 +14,8 @@ from engram.core.canonical import parse_strict
 from engram.errors import InvalidRequest
 from engram.runtime import RuntimeConfig
 
-
-def engram(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real command, as a user runs it from the shell."""
-    return subprocess.run(
-        [sys.executable, "-c", "from engram.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# The `engram_shell` fixture (tests/conftest.py): `engram ARGS...` in a subprocess.
+Shell = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.mark.req("engram.runtime.bad-url-refused")
@@ -60,8 +44,10 @@ async def test_an_endpoint_with_a_bad_port_in_discovery_is_ignored() -> None:
 
 @pytest.mark.req("engram.runtime.cli-fetch", "engram.runtime.bad-url-refused")
 @pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999"])
-def test_context_fetch_with_a_malformed_url_is_one_line_and_exit_2(url: str) -> None:
-    run = engram("context", "fetch", "--provider", url, "--token", "eng_secret")
+def test_context_fetch_with_a_malformed_url_is_one_line_and_exit_2(
+    url: str, engram_shell: Shell
+) -> None:
+    run = engram_shell("context", "fetch", "--provider", url, "--token", "eng_secret")
     assert run.returncode == 2
     assert run.stderr.startswith("error: invalid_request: provider_url ")
     assert run.stderr.count("\n") == 1
@@ -69,9 +55,11 @@ def test_context_fetch_with_a_malformed_url_is_one_line_and_exit_2(url: str) -> 
 
 
 @pytest.mark.req("engram.runtime.cli-fetch")
-def test_context_fetch_from_an_unreachable_provider_is_one_line_and_exit_1() -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
-    run = engram("context", "fetch", "--provider", url, "--token", "eng_secret")
+def test_context_fetch_from_an_unreachable_provider_is_one_line_and_exit_1(
+    engram_shell: Shell, closed_port: int
+) -> None:
+    url = f"http://127.0.0.1:{closed_port}"
+    run = engram_shell("context", "fetch", "--provider", url, "--token", "eng_secret")
     assert run.returncode == 1
     assert run.stderr.startswith(f"error: remote_error: cannot reach the provider at {url}")
     assert run.stderr.count("\n") == 1
