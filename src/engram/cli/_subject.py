@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from engram.cli._app import cli
-from engram.context import create_subject, erase_subject, list_subjects
+from engram.context import create_subject, ensure_schema, erase_subject, list_subjects
 from engram.core.canonical import JsonValue
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
@@ -34,7 +34,14 @@ def database_url(db: str | None) -> str:
 
 
 def open_cli_store(db: str | None) -> Store:
-    return open_store(database_url(db))
+    """The store, its context tables brought up to date (the CLI is a composition root)."""
+    store = open_store(database_url(db))
+    try:
+        ensure_schema(store)
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def db_option(command: F) -> F:

@@ -20,8 +20,17 @@ from engram.store import Store
 
 
 def ensure_schema(store: Store) -> None:
-    """Create or upgrade the context tables (idempotent; every entry point may call it)."""
+    """Create or upgrade the context tables: for composition roots (start-up, the CLI, tests).
+
+    Domain calls never migrate; they :func:`require_schema` and refuse a schema that is behind.
+    """
     store.migrate(CONTEXT_COMPONENT)
+
+
+def require_schema(store: Store) -> None:
+    """Refuse, naming ``engram db migrate``, unless the context tables are current (a set
+    lookup after the first check on a store object)."""
+    store.require(CONTEXT_COMPONENT)
 
 
 def create_subject(store: Store, clock: Clock, display_name: str, timezone: str) -> Subject:
@@ -30,7 +39,7 @@ def create_subject(store: Store, clock: Clock, display_name: str, timezone: str)
     zone = _validate.timezone(timezone)
     now = clock.now()
     subject = Subject(str(uuid.uuid4()), name, zone, now, now, 1)
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.insert_subject(tx, subject)
     return subject
@@ -38,13 +47,13 @@ def create_subject(store: Store, clock: Clock, display_name: str, timezone: str)
 
 def get_subject(store: Store, subject_id: str) -> Subject:
     """The subject, or UserNotFound."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         return _repo.require_subject(tx, subject_id)
 
 
 def list_subjects(store: Store) -> list[Subject]:
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         return _repo.list_subjects(tx)
 
@@ -52,7 +61,7 @@ def list_subjects(store: Store) -> list[Subject]:
 def erase_subject(store: Store, clock: Clock, subject_id: str) -> None:
     """Forget a subject: beliefs, corrections and history are deleted; its tokens then answer
     ``404 user_not_found`` (the record is gone) until they expire."""
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         _repo.erase_subject(tx, subject_id, clock.now())
@@ -75,7 +84,7 @@ def add_belief(
     src = _validate.text("source", source, _validate.MAX_SOURCE)
     now = clock.now()
     belief = Belief(str(uuid.uuid4()), subject_id, category, text, conf, src, now, now, 1)
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         _repo.insert_belief(tx, belief)
@@ -86,7 +95,7 @@ def add_belief(
 
 def get_belief(store: Store, subject_id: str, belief_id: str) -> Belief:
     """A live belief of the subject, or BeliefNotFound (deleted beliefs are not found)."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         belief = _repo.find_belief(tx, subject_id, belief_id)
@@ -97,7 +106,7 @@ def get_belief(store: Store, subject_id: str, belief_id: str) -> Belief:
 
 def list_beliefs(store: Store, subject_id: str) -> list[Belief]:
     """The subject's live beliefs, oldest first."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         return _repo.live_beliefs(tx, subject_id)
@@ -107,7 +116,7 @@ def delete_belief(store: Store, clock: Clock, subject_id: str, belief_id: str) -
     """Tombstone a belief: its content and history values are erased, pending corrections of it
     are rejected, and diffs report it as deleted. Returns the tombstone."""
     now = clock.now()
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         belief = _repo.find_belief(tx, subject_id, belief_id)
@@ -127,7 +136,7 @@ def delete_belief(store: Store, clock: Clock, subject_id: str, belief_id: str) -
 def belief_history(store: Store, subject_id: str, belief_id: str) -> list[EvolutionEntry]:
     """Every change of one belief, newest first (deleted beliefs keep their history, with the
     values erased); BeliefNotFound if the id was never a belief of this subject."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         if _repo.find_belief(tx, subject_id, belief_id) is None:
@@ -146,4 +155,5 @@ __all__ = [
     "get_subject",
     "list_beliefs",
     "list_subjects",
+    "require_schema",
 ]

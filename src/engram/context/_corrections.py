@@ -17,7 +17,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from engram.context import _repo, _validate
-from engram.context._beliefs import ensure_schema
+from engram.context._beliefs import require_schema
 from engram.context._model import Belief, ChangeKind, Correction, CorrectionStatus
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound, ConflictError, InvalidRequest, ResourceNotFound
@@ -68,7 +68,7 @@ def propose_correction(
         status=CorrectionStatus.PENDING,
         reason=reason.strip(),
     )
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         existing = _repo.find_belief(tx, subject_id, bid)
@@ -100,7 +100,7 @@ def confirm_correction(
     is no longer pending, BeliefNotFound if its belief was deleted meanwhile.
     """
     now = clock.now()
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
@@ -153,7 +153,7 @@ def reject_correction(
 ) -> Correction:
     """The subject refuses a pending correction; the belief is untouched."""
     now = clock.now()
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
@@ -166,7 +166,7 @@ def reject_correction(
 
 
 def get_correction(store: Store, subject_id: str, correction_id: str) -> Correction:
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         correction = _repo.find_correction(tx, subject_id, correction_id)
@@ -179,7 +179,7 @@ def list_corrections(
     store: Store, subject_id: str, status: CorrectionStatus | None = None
 ) -> list[Correction]:
     """The subject's corrections, newest first, optionally of one status."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         return _repo.list_corrections(tx, subject_id, status)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from engram.context import _repo
-from engram.context._beliefs import ensure_schema
+from engram.context._beliefs import require_schema
 from engram.context._model import Permission, TokenGrant, TokenInfo
 from engram.core.clock import Clock, parse_instant
 from engram.core.encoding import b64url_encode
@@ -72,7 +72,7 @@ def issue_token(
         revoked_at=None,
         label=label[:100],
     )
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         _repo.insert_token(tx, hash_token(raw), info)
@@ -119,7 +119,7 @@ _instant = functools.lru_cache(maxsize=4096)(parse_instant)
 
 def list_tokens(store: Store, subject_id: str) -> list[TokenInfo]:
     """The subject's tokens (never their secret), oldest first."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         return _repo.tokens_for(tx, subject_id)
@@ -127,7 +127,7 @@ def list_tokens(store: Store, subject_id: str) -> list[TokenInfo]:
 
 def revoke_token(store: Store, clock: Clock, subject_id: str, token_id: str) -> None:
     """Revoke one token at once; later requests with it are ``401 unauthorized``."""
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         if not _repo.revoke_token(tx, subject_id, token_id, clock.now()):
             raise ResourceNotFound(f"no active token {token_id!r} for this subject")

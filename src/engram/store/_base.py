@@ -139,7 +139,19 @@ class Store(Protocol):
         """Apply pending migrations of the components; return (component, version, name) applied.
 
         Idempotent and safe to call concurrently from several processes (a lock serialises it).
+        For composition roots only (start-up, ``engram db migrate``, the CLI's store openers);
+        a component this store object already migrated or checked costs no transaction.
         """
+        ...
+
+    def require(self, *components: Component) -> None:
+        """Refuse (StoreError naming ``engram db migrate``) unless every component's schema is
+        exactly the version the code knows. Reads the versions once per store object."""
+        ...
+
+    def forget_schema(self) -> None:
+        """Drop what :meth:`migrate` and :meth:`require` remember, so the next check reads the
+        database again (another process may have migrated it)."""
         ...
 
     def schema_versions(self) -> dict[str, int]:

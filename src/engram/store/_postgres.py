@@ -90,6 +90,7 @@ class PostgresStore:
         password = urlsplit(url).password
         self._secrets: tuple[str, ...] = (password, unquote(password)) if password else ()
         self._local = threading.local()
+        self._schema = _migrate.SchemaMemo()
         try:
             # One direct connection first: an unreachable server fails now with the driver's
             # own reason, instead of as a pool timeout on first use.
@@ -173,7 +174,13 @@ class PostgresStore:
             yield tx
 
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
-        return _migrate.migrate(self._locked, POSTGRES_DIALECT, components)
+        return _migrate.migrate(self._locked, POSTGRES_DIALECT, components, self._schema)
+
+    def require(self, *components: Component) -> None:
+        _migrate.require(self._schema, self.schema_versions, self.url, components)
+
+    def forget_schema(self) -> None:
+        self._schema.forget()
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:

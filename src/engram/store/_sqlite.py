@@ -188,12 +188,17 @@ class _Transaction:
 class _SqliteBase:
     _dialect: Dialect
     _guard: _NestGuard
+    _schema: _migrate.SchemaMemo
     # True when reads and writes share one connection (query_only is switched per read).
     _shared_connection = False
 
     @property
     def dialect(self) -> Dialect:
         return self._dialect
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
 
     def _checkout(self, *, write: bool) -> sqlite3.Connection:
         """A connection for this thread's transaction (StoreError when closed)."""
@@ -211,7 +216,13 @@ class _SqliteBase:
 
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
         # BEGIN IMMEDIATE is the migration lock: one writer at a time across processes.
-        return _migrate.migrate(self.transaction, self._dialect, components)
+        return _migrate.migrate(self.transaction, self._dialect, components, self._schema)
+
+    def require(self, *components: Component) -> None:
+        _migrate.require(self._schema, self.schema_versions, self.url, components)
+
+    def forget_schema(self) -> None:
+        self._schema.forget()
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
@@ -231,6 +242,7 @@ class MemoryStore(_SqliteBase):
     def __init__(self) -> None:
         self._dialect = MEMORY_DIALECT
         self._guard = _NestGuard()
+        self._schema = _migrate.SchemaMemo()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             ":memory:", isolation_level=None, check_same_thread=False
@@ -290,6 +302,7 @@ class SqliteStore(_SqliteBase):
     def __init__(self, path: Path) -> None:
         self._dialect = SQLITE_DIALECT
         self._guard = _NestGuard()
+        self._schema = _migrate.SchemaMemo()
         self._path = path
         self._lock = threading.Lock()
         # Index 0: write connections, index 1: read-only ones (query_only set at open).
