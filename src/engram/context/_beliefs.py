@@ -16,7 +16,7 @@ from engram.context._registry import check_category
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
-from engram.store import Store
+from engram.store import Store, Tx, writing
 
 
 def ensure_schema(store: Store) -> None:
@@ -27,10 +27,10 @@ def ensure_schema(store: Store) -> None:
     store.migrate(CONTEXT_COMPONENT)
 
 
-def require_schema(store: Store) -> None:
-    """Refuse, naming ``engram db migrate``, unless the context tables are current (a set
-    lookup after the first check on a store object)."""
-    store.require(CONTEXT_COMPONENT)
+def require_schema(store: Store, tx: Tx | None = None) -> None:
+    """Refuse, naming ``engram db migrate``, unless the context tables are current (a dict
+    lookup after the first check on a store object; read through ``tx`` when given)."""
+    store.require(CONTEXT_COMPONENT, tx=tx)
 
 
 def create_subject(store: Store, clock: Clock, display_name: str, timezone: str) -> Subject:
@@ -75,21 +75,24 @@ def add_belief(
     statement: str,
     confidence: float = 0.8,
     source: str = "user",
+    *,
+    tx: Tx | None = None,
 ) -> Belief:
     """Record a belief about the subject; it is authoritative at once (the subject or an admin
-    states it directly, unlike a runtime's correction)."""
+    states it directly, unlike a runtime's correction). With ``tx`` it joins the caller's
+    transaction (which commits it)."""
     check_category(category)
     text = _validate.text("statement", statement, _validate.MAX_STATEMENT)
     conf = _validate.confidence(confidence)
     src = _validate.text("source", source, _validate.MAX_SOURCE)
     now = clock.now()
     belief = Belief(str(uuid.uuid4()), subject_id, category, text, conf, src, now, now, 1)
-    require_schema(store)
-    with store.transaction() as tx:
-        _repo.require_subject(tx, subject_id)
-        _repo.insert_belief(tx, belief)
-        _repo.append_evolution(tx, subject_id, belief.id, 1, ChangeKind.CREATED, None, text, now)
-        _repo.touch_subject(tx, subject_id, now)
+    require_schema(store, tx)
+    with writing(store, tx) as w:
+        _repo.require_subject(w, subject_id)
+        _repo.insert_belief(w, belief)
+        _repo.append_evolution(w, subject_id, belief.id, 1, ChangeKind.CREATED, None, text, now)
+        _repo.touch_subject(w, subject_id, now)
     return belief
 
 
@@ -112,12 +115,15 @@ def list_beliefs(store: Store, subject_id: str) -> list[Belief]:
         return _repo.live_beliefs(tx, subject_id)
 
 
-def delete_belief(store: Store, clock: Clock, subject_id: str, belief_id: str) -> Belief:
+def delete_belief(
+    store: Store, clock: Clock, subject_id: str, belief_id: str, *, tx: Tx | None = None
+) -> Belief:
     """Tombstone a belief: its content and history values are erased, pending corrections of it
-    are rejected, and diffs report it as deleted. Returns the tombstone."""
+    are rejected, and diffs report it as deleted. Returns the tombstone. ``tx``: join the
+    caller's transaction."""
     now = clock.now()
-    require_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         belief = _repo.find_belief(tx, subject_id, belief_id)
         if belief is None or belief.is_deleted:

@@ -21,7 +21,7 @@ from engram.context._beliefs import require_schema
 from engram.context._model import Belief, ChangeKind, Correction, CorrectionStatus
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound, ConflictError, InvalidRequest, ResourceNotFound
-from engram.store import Store, Tx
+from engram.store import Store, Tx, writing
 
 NEW_BELIEF_CATEGORY = "general"
 """Category of a belief created by confirming a correction of an id the provider never issued."""
@@ -41,11 +41,13 @@ def propose_correction(
     runtime_id: str,
     timestamp: datetime | None = None,
     reason: str = "",
+    *,
+    tx: Tx | None = None,
 ) -> Correction:
     """Record a runtime's proposed correction as pending; nothing about the belief changes.
 
     ``timestamp`` is when the runtime saw the correction (default: now); ``reason`` is an
-    optional note for the subject.
+    optional note for the subject. With ``tx`` it joins the caller's transaction.
     """
     if not isinstance(reason, str) or len(reason) > _validate.MAX_STATEMENT:
         raise InvalidRequest(
@@ -68,8 +70,8 @@ def propose_correction(
         status=CorrectionStatus.PENDING,
         reason=reason.strip(),
     )
-    require_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         existing = _repo.find_belief(tx, subject_id, bid)
         if existing is not None and existing.is_deleted:
@@ -90,18 +92,19 @@ def _pending(tx: Tx, subject_id: str, correction_id: str) -> Correction:
 
 
 def confirm_correction(
-    store: Store, clock: Clock, subject_id: str, correction_id: str
+    store: Store, clock: Clock, subject_id: str, correction_id: str, *, tx: Tx | None = None
 ) -> Correction:
     """The subject accepts a pending correction: it becomes authoritative now.
 
     The belief gets the new statement as a new version (confidence 1.0, source
     ``user_confirmed_correction``) and a ``corrected`` evolution entry; a correction of an id the
     provider never issued creates a new ``general`` belief. Raises ConflictError if the correction
-    is no longer pending, BeliefNotFound if its belief was deleted meanwhile.
+    is no longer pending, BeliefNotFound if its belief was deleted meanwhile. ``tx``: join the
+    caller's transaction.
     """
     now = clock.now()
-    require_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
         belief = _repo.find_belief(tx, subject_id, correction.belief_id)
@@ -149,12 +152,13 @@ def confirm_correction(
 
 
 def reject_correction(
-    store: Store, clock: Clock, subject_id: str, correction_id: str
+    store: Store, clock: Clock, subject_id: str, correction_id: str, *, tx: Tx | None = None
 ) -> Correction:
-    """The subject refuses a pending correction; the belief is untouched."""
+    """The subject refuses a pending correction; the belief is untouched. ``tx``: join the
+    caller's transaction."""
     now = clock.now()
-    require_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
         if not _repo.resolve_correction(tx, correction.id, CorrectionStatus.REJECTED, now, None):

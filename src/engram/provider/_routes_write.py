@@ -36,6 +36,7 @@ from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UnsupportedVersion
 from engram.provider._services import Services
 from engram.provider._wire import check_version_header, json_object, json_response
+from engram.store import Tx
 
 _BELIEF_FIELDS = {"category", "statement", "confidence", "source"}
 
@@ -88,7 +89,7 @@ async def post_correct(request: Request) -> Response:
     reason = _optional(body, "reason") or ""
     timestamp = None if stamp is None else parse_instant(stamp)
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         correction = propose_correction(
             services.store,
             services.clock,
@@ -98,6 +99,7 @@ async def post_correct(request: Request) -> Response:
             runtime_id,
             timestamp,
             reason,
+            tx=tx,
         )
         return 202, {**correction.to_wire(), "correction_id": correction.id}
 
@@ -130,9 +132,9 @@ async def _decide(request: Request, confirm: bool) -> Response:
     services, grant, _ = await _prelude(request, Permission.CONFIRM, with_body=False)
     cid: str = request.path_params["cid"]
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         decide = confirm_correction if confirm else reject_correction
-        return 200, decide(services.store, services.clock, grant.subject_id, cid).to_wire()
+        return 200, decide(services.store, services.clock, grant.subject_id, cid, tx=tx).to_wire()
 
     return await run_in_threadpool(services.idempotent, request, grant, {"id": cid}, handle)
 
@@ -172,7 +174,7 @@ async def post_belief(request: Request) -> Response:
     source = _optional(body, "source") or "admin_api"
     confidence = body.get("confidence", 0.8)
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         belief = add_belief(
             services.store,
             services.clock,
@@ -181,6 +183,7 @@ async def post_belief(request: Request) -> Response:
             statement,
             confidence,  # the domain checks it is a number in [0, 1]
             source,
+            tx=tx,
         )
         return 201, belief.to_wire()
 

@@ -22,11 +22,11 @@ from engram.context import (
 )
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
-from engram.errors import EngramError, Forbidden, UserNotFound
+from engram.errors import Forbidden, UserNotFound
 from engram.provider._config import ProviderConfig
 from engram.provider._signer import ExportSigner
 from engram.provider._wire import JSON, bearer_from_header, bearer_token
-from engram.store import Store
+from engram.store import Store, Tx
 from engram.store.idempotency import IdempotencyStore
 
 REPLAY_HEADER = "Idempotent-Replayed"
@@ -79,41 +79,27 @@ class Services:
         request: Request,
         grant: TokenGrant,
         body: JsonValue,
-        handle: Callable[[], tuple[int, JsonValue]],
+        handle: Callable[[Tx | None], tuple[int, JsonValue]],
     ) -> Response:
         """Run ``handle`` once per ``Idempotency-Key`` (openwop-conformance-v2, "Production
         profile"): a retry with the same key and body gets the first answer byte for byte; the
-        same key with another body is ``422 idempotency_conflict``. Without the header the
-        request simply runs."""
+        same key with another body is ``422 idempotency_conflict``. ``handle`` gets the
+        transaction that also holds the key's claim and its stored answer, so the three commit
+        together (one write transaction per POST). Without the header the request simply runs
+        in a transaction of its own (``handle(None)``)."""
         key = request.headers.get("idempotency-key")
         if key is None:
-            status, value = handle()
+            status, value = handle(None)
             return Response(canonicalize(value), status_code=status, media_type=JSON)
         scope = f"{request.method} {request.url.path} {grant.subject_id}"
-        digest = digest_hex(body)
-        stored = self.idempotency.begin(scope, key, digest, self.clock.now())
-        if stored is not None:
-            return Response(
-                stored.body,
-                status_code=stored.status,
-                media_type=JSON,
-                headers={REPLAY_HEADER: "true"},
-            )
-        try:
-            status, value = handle()
-        except EngramError as e:
-            if e.http_status >= 500:
-                self.idempotency.abandon(scope, key)
-            else:
-                # A refused request changed nothing: keep the refusal so a retry gets it too.
-                self.idempotency.complete(scope, key, e.http_status, canonicalize(e.to_wire()))
-            raise
-        except BaseException:
-            self.idempotency.abandon(scope, key)
-            raise
-        payload = canonicalize(value)
-        self.idempotency.complete(scope, key, status, payload)
-        return Response(payload, status_code=status, media_type=JSON)
+
+        def encoded(tx: Tx) -> tuple[int, bytes]:
+            status, value = handle(tx)
+            return status, canonicalize(value)
+
+        outcome = self.idempotency.run_once(scope, key, digest_hex(body), self.clock.now(), encoded)
+        headers = {REPLAY_HEADER: "true"} if outcome.replayed else None
+        return Response(outcome.body, status_code=outcome.status, media_type=JSON, headers=headers)
 
 
 __all__ = ["REPLAY_HEADER", "Services"]

@@ -18,6 +18,7 @@ from engram.store._base import (
     Row,
     Store,
     Tx,
+    writing,
 )
 from engram.store._migrate import AppliedMigration, applied_migrations
 from engram.store._open import database_url_from_env, engram_home, open_store
@@ -42,4 +43,5 @@ __all__ = [
     "engram_home",
     "open_store",
     "redact_url",
+    "writing",
 ]

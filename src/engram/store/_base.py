@@ -28,7 +28,7 @@ Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -144,9 +144,10 @@ class Store(Protocol):
         """
         ...
 
-    def require(self, *components: Component) -> None:
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
         """Refuse (StoreError naming ``engram db migrate``) unless every component's schema is
-        exactly the version the code knows. Reads the versions once per store object."""
+        exactly the version the code knows. Reads the versions once per store object (through
+        ``tx`` when the caller already holds a transaction)."""
         ...
 
     def forget_schema(self) -> None:
@@ -161,6 +162,13 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+def writing(store: Store, tx: Tx | None = None) -> AbstractContextManager[Tx]:
+    """``tx`` itself when the caller holds a transaction (it commits), else a new one of
+    ``store``: how a domain write joins its caller's transaction (an idempotent POST commits
+    its claim, the write and the stored answer together)."""
+    return nullcontext(tx) if tx is not None else store.transaction()
+
+
 __all__ = [
     "MEMORY_DIALECT",
     "POSTGRES_DIALECT",
@@ -173,4 +181,5 @@ __all__ = [
     "Row",
     "Store",
     "Tx",
+    "writing",
 ]

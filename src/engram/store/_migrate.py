@@ -125,18 +125,24 @@ class SchemaMemo:
 
 def require(
     memo: SchemaMemo,
-    versions: Callable[[], dict[str, int]],
+    read: Callable[[], AbstractContextManager[Tx]],
     url: str,
     components: Sequence[Component],
+    tx: Tx | None = None,
 ) -> None:
     """Refuse to run on a schema that is behind (or ahead of) ``components``.
 
-    One read of the applied versions the first time per store object, nothing afterwards.
+    One read of the applied versions the first time per store object, nothing afterwards;
+    through ``tx`` when the caller holds one (a second transaction on the thread is refused).
     """
     missing = memo.missing(components)
     if not missing:
         return
-    applied = versions()
+    if tx is not None:
+        applied = versions_in(tx)
+    else:
+        with read() as own:
+            applied = versions_in(own)
     for component in missing:
         current = applied.get(component.name, 0)
         _refuse_newer(component, current)
@@ -211,6 +217,17 @@ def _migrate(
     return applied
 
 
+def versions_in(tx: Tx) -> dict[str, int]:
+    """Every component's applied version; empty when the bookkeeping tables do not exist."""
+    if tx.dialect.is_sqlite:
+        exists = tx.scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SCHEMA_TABLE,)
+        )
+    else:
+        exists = tx.scalar("SELECT to_regclass(?)", (SCHEMA_TABLE,))
+    return read_versions(tx) if exists else {}
+
+
 def read_versions(tx: Tx) -> dict[str, int]:
     """Every component's applied version (the tables are known to exist)."""
     rows = tx.execute("SELECT component, version FROM engram_schema ORDER BY component")
@@ -253,4 +270,5 @@ __all__ = [
     "read_history",
     "read_versions",
     "require",
+    "versions_in",
 ]

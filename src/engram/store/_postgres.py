@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.errors import StoreError
 from engram.store import _migrate
-from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row
+from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row, Tx
 from engram.store._sql import (
     advisory_lock,
     normalise_params,
@@ -176,17 +176,15 @@ class PostgresStore:
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
         return _migrate.migrate(self._locked, POSTGRES_DIALECT, components, self._schema)
 
-    def require(self, *components: Component) -> None:
-        _migrate.require(self._schema, self.schema_versions, self.url, components)
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
+        _migrate.require(self._schema, self.read, self.url, components, tx)
 
     def forget_schema(self) -> None:
         self._schema.forget()
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
-            if tx.scalar("SELECT to_regclass(?)", (_migrate.SCHEMA_TABLE,)) is None:
-                return {}
-            return _migrate.read_versions(tx)
+            return _migrate.versions_in(tx)
 
     def close(self) -> None:
         self._pool.close()

@@ -34,6 +34,7 @@ from engram.store._base import (
     Dialect,
     Params,
     Row,
+    Tx,
 )
 from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows
 
@@ -218,20 +219,15 @@ class _SqliteBase:
         # BEGIN IMMEDIATE is the migration lock: one writer at a time across processes.
         return _migrate.migrate(self.transaction, self._dialect, components, self._schema)
 
-    def require(self, *components: Component) -> None:
-        _migrate.require(self._schema, self.schema_versions, self.url, components)
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
+        _migrate.require(self._schema, self.read, self.url, components, tx)
 
     def forget_schema(self) -> None:
         self._schema.forget()
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
-            if not tx.scalar(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                (_migrate.SCHEMA_TABLE,),
-            ):
-                return {}
-            return _migrate.read_versions(tx)
+            return _migrate.versions_in(tx)
 
 
 class MemoryStore(_SqliteBase):
