@@ -24,6 +24,7 @@ from engram.context._corrections import (
     list_corrections,
     list_pending_corrections,
     propose_correction,
+    recent_decisions,
     reject_correction,
 )
 from engram.context._demo import DEMO_NAME, ensure_demo, seed_demo
@@ -110,6 +111,7 @@ __all__ = [
     "list_tokens",
     "parse_permissions",
     "propose_correction",
+    "recent_decisions",
     "reject_correction",
     "render_injection",
     "resolve_scope",

@@ -194,11 +194,21 @@ def list_pending_corrections(store: Store, subject_id: str) -> list[Correction]:
     return list_corrections(store, subject_id, CorrectionStatus.PENDING)
 
 
+def recent_decisions(store: Store, subject_id: str, limit: int) -> list[Correction]:
+    """The ``limit`` most recently received corrections the subject decided, newest first (the
+    review page's "Recent decisions"; the export carries the same query's first 20)."""
+    require_schema(store)
+    with store.read() as tx:
+        _repo.require_subject(tx, subject_id)
+        return _repo.recent_decisions(tx, subject_id, limit)
+
+
 __all__ = [
     "confirm_correction",
     "get_correction",
     "list_corrections",
     "list_pending_corrections",
     "propose_correction",
+    "recent_decisions",
     "reject_correction",
 ]
