@@ -61,9 +61,11 @@ from engram.context._schema import CONTEXT_COMPONENT
 from engram.context._tokens import (
     authenticate_token,
     authenticate_token_with_state,
+    authorize,
     issue_token,
     list_tokens,
     parse_permissions,
+    require_permission,
     revoke_token,
 )
 
@@ -91,6 +93,7 @@ __all__ = [
     "add_belief",
     "authenticate_token",
     "authenticate_token_with_state",
+    "authorize",
     "belief_history",
     "build_diff",
     "build_export",
@@ -114,6 +117,7 @@ __all__ = [
     "recent_decisions",
     "reject_correction",
     "render_injection",
+    "require_permission",
     "resolve_scope",
     "revoke_token",
     "seed_demo",

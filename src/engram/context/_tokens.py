@@ -19,7 +19,7 @@ from engram.context._beliefs import require_schema
 from engram.context._model import Permission, TokenGrant, TokenInfo
 from engram.core.clock import Clock, parse_instant
 from engram.core.encoding import b64url_encode
-from engram.errors import InvalidRequest, ResourceNotFound, TokenExpired, Unauthorized
+from engram.errors import Forbidden, InvalidRequest, ResourceNotFound, TokenExpired, Unauthorized
 from engram.store import Store
 
 TOKEN_PREFIX = "eng_"  # noqa: S105 - a public prefix, not a secret
@@ -108,6 +108,23 @@ def authenticate_token_with_state(
     return grant, None if version is None else int(version)
 
 
+def require_permission(grant: TokenGrant, permission: Permission) -> None:
+    """The one token rule: Forbidden unless ``grant`` allows ``permission`` (``admin`` allows
+    everything). Every adapter (HTTP routes, ``/mcp``, the review page) asks this."""
+    if not grant.allows(permission):
+        raise Forbidden(f"this token lacks the {permission.value!r} permission")
+
+
+def authorize(
+    store: Store, clock: Clock, raw: str, permission: Permission
+) -> tuple[TokenGrant, int | None]:
+    """Authenticate ``raw`` and check ``permission``: the grant and the subject's state version
+    (None when the subject was erased). Unauthorized, TokenExpired or Forbidden otherwise."""
+    grant, version = authenticate_token_with_state(store, clock, raw)
+    require_permission(grant, permission)
+    return grant, version
+
+
 @functools.lru_cache(maxsize=64)
 def _permissions(text: str) -> frozenset[Permission]:
     return _repo.parse_permissions(text)
@@ -139,9 +156,11 @@ __all__ = [
     "TOKEN_PREFIX",
     "authenticate_token",
     "authenticate_token_with_state",
+    "authorize",
     "hash_token",
     "issue_token",
     "list_tokens",
     "parse_permissions",
+    "require_permission",
     "revoke_token",
 ]

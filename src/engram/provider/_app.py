@@ -11,20 +11,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp
 
-from engram.context import ensure_schema
+from engram.context import Permission, ensure_schema
 from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError
-from engram.provider import _routes_read as read
+from engram.provider import _routes_read as routes_read
 from engram.provider import _routes_write as write
+from engram.provider._auth import AuthGuard
 from engram.provider._config import ProviderConfig
 from engram.provider._limits import ConcurrencyGate, RateLimiter
 from engram.provider._middleware import ProviderMiddleware
@@ -85,19 +88,38 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     )
 
 
+Protected = tuple[str, ASGIApp, Permission]
+"""An extra route behind the provider's auth: (path, ASGI app, the permission it needs)."""
+
+
+def _guarded(endpoint: Callable[[Request], Any], permission: Permission) -> AuthGuard:
+    """A Request -> Response endpoint (sync or async) behind the AuthGuard."""
+    return AuthGuard(request_response(endpoint), permission)
+
+
+def _limiter(config: ProviderConfig, clock: Clock) -> RateLimiter:
+    return RateLimiter(
+        clock, config.rate_limit_per_minute, config.rate_limit_burst, config.rate_limit_keys
+    )
+
+
 def create_app(
     config: ProviderConfig,
     store: Store,
     clock: Clock | None = None,
     *,
     routes: Sequence[BaseRoute] = (),
+    protected: Sequence[Protected] = (),
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
 ) -> Starlette:
-    """The provider app over ``store`` (migrated here); ``clock`` defaults to the wall clock.
+    """The provider app over ``store`` (migrated here: it is a composition root); ``clock``
+    defaults to the wall clock.
 
-    ``routes`` and ``lifespan`` let the CLI add other adapters beside the provider's own routes
-    (``engram serve`` adds the MCP endpoint at ``/mcp``); they sit inside the same middleware
-    (request id, limits, access log) and error handlers, and do their own authentication.
+    ``routes``, ``protected`` and ``lifespan`` let the CLI add other adapters beside the
+    provider's own routes: ``protected`` ones (``engram serve`` adds the MCP endpoint at
+    ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
+    authenticate themselves; all share the middleware (request id, limits, access log) and the
+    error handlers.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -107,6 +129,7 @@ def create_app(
         config=config,
         signer=ExportSigner(store, clock, config),
         idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
+        token_limiter=_limiter(config, clock),
     )
     # The document is fixed for the app's life: encode it once, not per request.
     spec = canonicalize(openapi_document(config))
@@ -114,33 +137,46 @@ def create_app(
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)
 
+    def guarded(
+        method: str, path: str, endpoint: Callable[[Request], Any], permission: Permission
+    ) -> Route:
+        return Route(path, _guarded(endpoint, permission), methods=[method])
+
+    read, correct, confirm, admin = (
+        Permission.READ,
+        Permission.CORRECT,
+        Permission.CONFIRM,
+        Permission.ADMIN,
+    )
     own_routes = [
         # Routes are matched in order: the export, the provider's hottest route, comes first.
-        Route("/v1/context", read.get_context, methods=["GET"]),
-        Route("/healthz", read.healthz, methods=["GET"]),
+        Route("/v1/context", AuthGuard(routes_read.get_context, read), methods=["GET"]),
+        Route("/healthz", routes_read.healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/.well-known/engram", read.well_known, methods=["GET"]),
-        Route("/.well-known/engram-keys", read.well_known_keys, methods=["GET"]),
-        Route("/v1/context/diff", read.get_diff, methods=["GET"]),
-        Route("/v1/context/correct", write.post_correct, methods=["POST"]),
-        Route("/v1/corrections", write.list_corrections_route, methods=["GET"]),
-        Route("/v1/corrections/{cid}", write.get_correction_route, methods=["GET"]),
-        Route("/v1/corrections/{cid}/confirm", write.confirm_route, methods=["POST"]),
-        Route("/v1/corrections/{cid}/reject", write.reject_route, methods=["POST"]),
-        Route("/v1/beliefs", write.list_beliefs_route, methods=["GET"]),
-        Route("/v1/beliefs", write.post_belief, methods=["POST"]),
-        Route("/v1/beliefs/{bid}", write.delete_belief_route, methods=["DELETE"]),
-        Route("/v1/beliefs/{bid}/history", write.belief_history_route, methods=["GET"]),
+        Route("/.well-known/engram", routes_read.well_known, methods=["GET"]),
+        Route("/.well-known/engram-keys", routes_read.well_known_keys, methods=["GET"]),
+        guarded("GET", "/v1/context/diff", routes_read.get_diff, read),
+        guarded("POST", "/v1/context/correct", write.post_correct, correct),
+        guarded("GET", "/v1/corrections", write.list_corrections_route, confirm),
+        guarded("GET", "/v1/corrections/{cid}", write.get_correction_route, confirm),
+        guarded("POST", "/v1/corrections/{cid}/confirm", write.confirm_route, confirm),
+        guarded("POST", "/v1/corrections/{cid}/reject", write.reject_route, confirm),
+        guarded("GET", "/v1/beliefs", write.list_beliefs_route, read),
+        guarded("POST", "/v1/beliefs", write.post_belief, admin),
+        guarded("DELETE", "/v1/beliefs/{bid}", write.delete_belief_route, admin),
+        guarded("GET", "/v1/beliefs/{bid}/history", write.belief_history_route, read),
         *review_routes(services),
     ]
+    extra = [Route(path, AuthGuard(app, permission)) for path, app, permission in protected]
     app = Starlette(
-        routes=[*own_routes, *routes],
+        routes=[*own_routes, *extra, *routes],
         lifespan=lifespan,
         middleware=[
             Middleware(
                 ProviderMiddleware,
                 gate=ConcurrencyGate(config.max_concurrent),
-                limiter=RateLimiter(clock, config.rate_limit_per_minute, config.rate_limit_burst),
+                limiter=_limiter(config, clock),
+                trusted_proxies=config.trusted_proxies,
             )
         ],
         exception_handlers={
@@ -153,4 +189,4 @@ def create_app(
     return app
 
 
-__all__ = ["create_app"]
+__all__ = ["Protected", "create_app"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from engram.errors import InvalidRequest
+from engram.provider._auth import Network, parse_trusted_proxies
 
 MAX_EXPORT_TTL = timedelta(hours=24)
 
@@ -30,9 +31,16 @@ class ProviderConfig:
     key_lifetime: timedelta = timedelta(days=90)
     # Requests served at once per worker; beyond it: 503 + Retry-After (no queue).
     max_concurrent: int = 64
-    # Token bucket per bearer token (or per client address without one): refill rate and burst.
+    # Token buckets, one per token id (authenticated) and one per client address (public
+    # routes and failed authentications): refill rate and burst.
     rate_limit_per_minute: int = 1200
     rate_limit_burst: int = 200
+    # Callers remembered per table (addresses, token ids); a full table of callers still
+    # spending refuses newcomers rather than forgetting one (engram.provider._limits).
+    rate_limit_keys: int = 10_000
+    # Proxies whose X-Forwarded-For names the client (addresses or CIDR networks); none by
+    # default, when the header is ignored because any caller can write it.
+    trusted_proxies: tuple[Network, ...] = ()
     # Maximum characters of system_prompt_injection.
     injection_budget: int = 4000
     # Largest accepted request body.
@@ -53,7 +61,12 @@ class ProviderConfig:
             raise InvalidRequest("export refresh margin must be shorter than the export TTL")
         if self.key_lifetime <= self.export_ttl:
             raise InvalidRequest("signing key lifetime must exceed the export TTL")
-        for name in ("max_concurrent", "rate_limit_per_minute", "rate_limit_burst"):
+        for name in (
+            "max_concurrent",
+            "rate_limit_per_minute",
+            "rate_limit_burst",
+            "rate_limit_keys",
+        ):
             if getattr(self, name) < 1:
                 raise InvalidRequest(f"{name} must be at least 1")
         if self.injection_budget < 600 or self.max_body_bytes < 1024:
@@ -87,13 +100,24 @@ class ProviderConfig:
             max_concurrent=integer("ENGRAM_MAX_CONCURRENT", d.max_concurrent),
             rate_limit_per_minute=integer("ENGRAM_RATE_LIMIT_PER_MINUTE", d.rate_limit_per_minute),
             rate_limit_burst=integer("ENGRAM_RATE_LIMIT_BURST", d.rate_limit_burst),
+            rate_limit_keys=integer("ENGRAM_RATE_LIMIT_KEYS", d.rate_limit_keys),
             injection_budget=integer("ENGRAM_INJECTION_BUDGET", d.injection_budget),
             max_body_bytes=integer("ENGRAM_MAX_BODY_BYTES", d.max_body_bytes),
             idempotency_retention=seconds(
                 "ENGRAM_IDEMPOTENCY_RETENTION_SECONDS", d.idempotency_retention
             ),
             export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
+            trusted_proxies=_proxies(environ.get("ENGRAM_TRUSTED_PROXIES", "")),
         )
+
+
+def _proxies(raw: str) -> tuple[Network, ...]:
+    try:
+        return parse_trusted_proxies(raw)
+    except ValueError as e:
+        raise InvalidRequest(
+            f"ENGRAM_TRUSTED_PROXIES must list addresses or CIDR networks, got {raw!r}"
+        ) from e
 
 
 def _int(name: str, raw: str) -> int:

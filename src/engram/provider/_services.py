@@ -1,5 +1,9 @@
 """What every route needs: the store, the clock, settings, the signer, idempotency, auth.
 
+Routes never authenticate themselves: :class:`~engram.provider._auth.AuthGuard` calls
+:meth:`Services.authorize` and leaves the grant in ``request.state.grant`` (see
+:func:`grant_of`).
+
 One :class:`Services` instance lives on ``app.state.services``. Its methods are synchronous
 (they hit the store) and are run in Starlette's thread pool, never on the event loop.
 """
@@ -14,18 +18,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import (
-    Permission,
-    TokenGrant,
-    authenticate_token,
-    authenticate_token_with_state,
-)
+from engram.context import Permission, TokenGrant, authorize
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
-from engram.errors import Forbidden, UserNotFound
 from engram.provider._config import ProviderConfig
+from engram.provider._limits import RateLimiter
 from engram.provider._signer import ExportSigner
-from engram.provider._wire import JSON, bearer_from_header, bearer_token
+from engram.provider._wire import JSON
 from engram.store import Store, Tx
 from engram.store.idempotency import IdempotencyStore
 
@@ -41,31 +40,24 @@ class Services:
     config: ProviderConfig
     signer: ExportSigner
     idempotency: IdempotencyStore
+    # Authenticated requests are limited per token id, after authentication.
+    token_limiter: RateLimiter
 
-    def authorize(self, request: Request, permission: Permission) -> TokenGrant:
-        """The caller's grant if its token allows ``permission``; records the subject for the
-        access log. Unauthorized / TokenExpired / Forbidden otherwise."""
-        grant = authenticate_token(self.store, self.clock, bearer_token(request))
-        request.state.subject_id = grant.subject_id
-        if not grant.allows(permission):
-            raise Forbidden(f"this token lacks the {permission.value!r} permission")
-        return grant
-
-    def authorize_header_with_state(
-        self, authorization: str | None, permission: Permission, state: dict[str, Any]
-    ) -> tuple[TokenGrant, int]:
-        """:meth:`authorize` and the subject's state version in one store read, from the raw
-        ``Authorization`` value; records the subject in the ASGI ``state`` for the access log.
-        UserNotFound when the subject was erased."""
-        grant, version = authenticate_token_with_state(
-            self.store, self.clock, bearer_from_header(authorization)
-        )
+    def authorize_now(
+        self, raw: str, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
+        """The one token rule (:func:`engram.context.authorize`) for ``raw``, then the token's
+        rate bucket; records the subject in the ASGI ``state`` for the access log."""
+        grant, version = authorize(self.store, self.clock, raw, permission)
         state["subject_id"] = grant.subject_id
-        if not grant.allows(permission):
-            raise Forbidden(f"this token lacks the {permission.value!r} permission")
-        if version is None:
-            raise UserNotFound(f"no Engram record for subject {grant.subject_id!r}")
+        self.token_limiter.check(grant.token_id)
         return grant, version
+
+    async def authorize(
+        self, raw: str, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
+        """:meth:`authorize_now`, off the event loop when it needs a network round trip."""
+        return await self.read(self.authorize_now, raw, permission, state)
 
     async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a short store read: inline on SQLite (a point read takes microseconds, less than
@@ -102,4 +94,10 @@ class Services:
         return Response(outcome.body, status_code=outcome.status, media_type=JSON, headers=headers)
 
 
-__all__ = ["REPLAY_HEADER", "Services"]
+def grant_of(request: Request) -> TokenGrant:
+    """The grant :class:`~engram.provider._auth.AuthGuard` authenticated for this request."""
+    grant: TokenGrant = request.state.grant
+    return grant
+
+
+__all__ = ["REPLAY_HEADER", "Services", "grant_of"]
