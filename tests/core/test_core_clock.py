@@ -62,3 +62,10 @@ def test_a_naive_datetime_is_refused_and_a_malformed_text_is_invalid_request() -
         format_instant_precise(datetime(2026, 1, 1))
     with pytest.raises(InvalidRequest):
         parse_instant("999-01-01T00:00:00Z")
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"])
+def test_an_offset_that_leaves_the_year_range_is_invalid_request_not_overflow(text: str) -> None:
+    # Found by schemathesis against GET /v1/context/diff?since=...: it answered 500.
+    with pytest.raises(InvalidRequest, match="not a valid date-time"):
+        parse_instant(text)

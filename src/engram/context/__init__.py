@@ -18,6 +18,7 @@ from engram.context._beliefs import (
     list_beliefs,
     list_subjects,
 )
+from engram.context._cache import ContextCache
 from engram.context._corrections import (
     confirm_correction,
     get_correction,
@@ -59,6 +60,7 @@ from engram.context._registry import (
 )
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.context._tokens import (
+    authenticate_cached,
     authenticate_token,
     authenticate_token_with_state,
     authorize,
@@ -80,6 +82,7 @@ __all__ = [
     "SENSITIVE_CATEGORIES",
     "Belief",
     "ChangeKind",
+    "ContextCache",
     "Correction",
     "CorrectionStatus",
     "DemoSubject",
@@ -91,6 +94,7 @@ __all__ = [
     "TokenGrant",
     "TokenInfo",
     "add_belief",
+    "authenticate_cached",
     "authenticate_token",
     "authenticate_token_with_state",
     "authorize",

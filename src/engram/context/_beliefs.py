@@ -16,7 +16,7 @@ from engram.context._registry import check_category
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
-from engram.store import Store, Tx, writing
+from engram.store import CHANGES_COMPONENT, Store, Tx, writing
 
 
 def ensure_schema(store: Store) -> None:
@@ -24,13 +24,13 @@ def ensure_schema(store: Store) -> None:
 
     Domain calls never migrate; they :func:`require_schema` and refuse a schema that is behind.
     """
-    store.migrate(CONTEXT_COMPONENT)
+    store.migrate(CHANGES_COMPONENT, CONTEXT_COMPONENT)
 
 
 def require_schema(store: Store, tx: Tx | None = None) -> None:
     """Refuse, naming ``engram db migrate``, unless the context tables are current (a dict
     lookup after the first check on a store object; read through ``tx`` when given)."""
-    store.require(CONTEXT_COMPONENT, tx=tx)
+    store.require(CHANGES_COMPONENT, CONTEXT_COMPONENT, tx=tx)
 
 
 def create_subject(store: Store, clock: Clock, display_name: str, timezone: str) -> Subject:

@@ -88,13 +88,20 @@ def state_version(tx: Tx, subject_id: str) -> int | None:
     return None if value is None else int(value)
 
 
+SUBJECT_TOPIC = "subject"
+TOKEN_TOPIC = "token"  # noqa: S105 - a change-feed topic name, not a secret
+"""Change-feed topics: a subject's state version (key: subject id) and a token (key: its hash)."""
+
+
 def touch_subject(tx: Tx, subject_id: str, now: datetime) -> None:
-    """Record that the subject's exportable state changed (bumps the cache key)."""
+    """Record that the subject's exportable state changed (bumps the cache key, and tells every
+    process through the change feed)."""
     tx.execute(
         "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
         " WHERE id = ?",
         (_t(now), subject_id),
     )
+    tx.record_change(SUBJECT_TOPIC, subject_id)
 
 
 def erase_subject(tx: Tx, subject_id: str, now: datetime) -> None:
@@ -106,6 +113,7 @@ def erase_subject(tx: Tx, subject_id: str, now: datetime) -> None:
         " state_version = state_version + 1 WHERE id = ?",
         ("", _t(now), subject_id),
     )
+    tx.record_change(SUBJECT_TOPIC, subject_id)
 
 
 # -- beliefs ----------------------------------------------------------------------------------
@@ -449,9 +457,11 @@ def tokens_for(tx: Tx, subject_id: str) -> list[TokenInfo]:
 def revoke_token(tx: Tx, subject_id: str, token_id: str, now: datetime) -> bool:
     rows = tx.execute(
         "UPDATE context_tokens SET revoked_at = ? WHERE subject_id = ? AND token_id = ?"
-        " AND revoked_at IS NULL RETURNING token_id",
+        " AND revoked_at IS NULL RETURNING token_hash",
         (_t(now), subject_id, token_id),
     )
+    for row in rows:
+        tx.record_change(TOKEN_TOPIC, str(row["token_hash"]))
     return bool(rows)
 
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from engram.context import _repo
 from engram.context._beliefs import require_schema
+from engram.context._cache import ContextCache
 from engram.context._model import Permission, TokenGrant, TokenInfo
 from engram.core.clock import Clock, parse_instant
 from engram.core.encoding import b64url_encode
@@ -88,24 +89,64 @@ def authenticate_token(store: Store, clock: Clock, raw: str) -> TokenGrant:
 
 
 def authenticate_token_with_state(
-    store: Store, clock: Clock, raw: str
+    store: Store, clock: Clock, raw: str, cache: ContextCache | None = None
 ) -> tuple[TokenGrant, int | None]:
     """:func:`authenticate_token` plus the subject's ``state_version`` (None when the subject
-    was erased), read in one query: the provider's hot path for ``GET /v1/context``."""
+    was erased), read in one query: the provider's hot path for ``GET /v1/context``.
+
+    With a ``cache`` the answer comes from memory while the cache is fresh (no query at all),
+    and what the query returns is remembered for the next request.
+    """
+    token_hash = _plausible_hash(raw)
+    if cache is not None:
+        hit = cache.lookup(token_hash)
+        if hit is not None:
+            token, version = hit
+            return _judged(token.grant, token.revoked, clock), version
+        epoch = cache.epoch
+    with store.read() as tx:
+        row = _repo.token_and_state(tx, token_hash)
+    if row is None:
+        raise Unauthorized("token missing or invalid")
+    grant = TokenGrant(
+        row["token_id"],
+        row["subject_id"],
+        _permissions(row["permissions"]),
+        _instant(row["expires_at"]),
+    )
+    if cache is not None:
+        cache.remember(token_hash, row, epoch, grant)
+    version = row["state_version"]
+    return _judged(grant, row["revoked_at"] is not None, clock), (
+        None if version is None else int(version)
+    )
+
+
+def authenticate_cached(
+    cache: ContextCache, clock: Clock, raw: str
+) -> tuple[TokenGrant, int | None] | None:
+    """:func:`authenticate_token_with_state` from memory only: None when the cache cannot
+    answer (then ask the store). Refusals are raised as usual; nothing here does I/O."""
+    hit = cache.lookup(_plausible_hash(raw))
+    if hit is None:
+        return None
+    token, version = hit
+    return _judged(token.grant, token.revoked, clock), version
+
+
+def _plausible_hash(raw: str) -> str:
     if not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         raise Unauthorized("token missing or invalid")
-    with store.read() as tx:
-        row = _repo.token_and_state(tx, hash_token(raw))
-    if row is None or row["revoked_at"] is not None:
+    return hash_token(raw)
+
+
+def _judged(grant: TokenGrant, revoked: bool, clock: Clock) -> TokenGrant:
+    """The grant, or why it cannot be used: revoked is unauthorized, past expiry expired."""
+    if revoked:
         raise Unauthorized("token missing or invalid")
-    expires_at = _instant(row["expires_at"])
-    if clock.now() >= expires_at:
+    if clock.now() >= grant.expires_at:
         raise TokenExpired("token has expired")
-    grant = TokenGrant(
-        row["token_id"], row["subject_id"], _permissions(row["permissions"]), expires_at
-    )
-    version = row["state_version"]
-    return grant, None if version is None else int(version)
+    return grant
 
 
 def require_permission(grant: TokenGrant, permission: Permission) -> None:
@@ -116,11 +157,15 @@ def require_permission(grant: TokenGrant, permission: Permission) -> None:
 
 
 def authorize(
-    store: Store, clock: Clock, raw: str, permission: Permission
+    store: Store,
+    clock: Clock,
+    raw: str,
+    permission: Permission,
+    cache: ContextCache | None = None,
 ) -> tuple[TokenGrant, int | None]:
     """Authenticate ``raw`` and check ``permission``: the grant and the subject's state version
     (None when the subject was erased). Unauthorized, TokenExpired or Forbidden otherwise."""
-    grant, version = authenticate_token_with_state(store, clock, raw)
+    grant, version = authenticate_token_with_state(store, clock, raw, cache)
     require_permission(grant, permission)
     return grant, version
 
@@ -154,6 +199,7 @@ __all__ = [
     "DEFAULT_TOKEN_TTL",
     "MAX_TOKEN_TTL",
     "TOKEN_PREFIX",
+    "authenticate_cached",
     "authenticate_token",
     "authenticate_token_with_state",
     "authorize",

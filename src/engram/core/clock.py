@@ -84,7 +84,8 @@ def parse_instant(text: str) -> datetime:
         normalised = normalised.replace(fraction, fraction[:7], 1)
     try:
         return datetime.fromisoformat(normalised).astimezone(UTC)
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:
+        # OverflowError: an offset that moves year 1 (or 9999) out of datetime's range.
         raise InvalidRequest(f"not a valid date-time: {text!r}") from e
 
 

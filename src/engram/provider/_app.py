@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp
 
-from engram.context import Permission, ensure_schema
+from engram.context import ContextCache, Permission, ensure_schema
 from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError
@@ -130,6 +130,7 @@ def create_app(
         signer=ExportSigner(store, clock, config),
         idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
         token_limiter=_limiter(config, clock),
+        cache=ContextCache(store, bound=config.change_bound.total_seconds()),
     )
     # The document is fixed for the app's life: encode it once, not per request.
     spec = canonicalize(openapi_document(config))

@@ -29,6 +29,9 @@ class ProviderConfig:
     export_refresh_margin: timedelta = timedelta(hours=1)
     # Lifetime of a signing key before the provider rotates to a new one.
     key_lifetime: timedelta = timedelta(days=90)
+    # How long clients may cache the key list and discovery (Cache-Control max-age); a new key
+    # is published this long before it signs anything (issue 12).
+    keys_max_age: timedelta = timedelta(seconds=300)
     # Requests served at once per worker; beyond it: 503 + Retry-After (no queue).
     max_concurrent: int = 64
     # Token buckets, one per token id (authenticated) and one per client address (public
@@ -49,6 +52,9 @@ class ProviderConfig:
     idempotency_retention: timedelta = timedelta(hours=24)
     # Maximum number of signed exports held in each worker's cache.
     export_cache_entries: int = 10_000
+    # A change committed anywhere (revocation, correction, belief, key rotation) is seen by
+    # every worker within this bound; a worker that cannot confirm it reads the database.
+    change_bound: timedelta = timedelta(seconds=1)
 
     def __post_init__(self) -> None:
         if not self.issuer_name.strip():
@@ -61,6 +67,10 @@ class ProviderConfig:
             raise InvalidRequest("export refresh margin must be shorter than the export TTL")
         if self.key_lifetime <= self.export_ttl:
             raise InvalidRequest("signing key lifetime must exceed the export TTL")
+        if not timedelta(milliseconds=100) <= self.change_bound <= timedelta(minutes=5):
+            raise InvalidRequest("the change bound must be 0.1 to 300 seconds")
+        if not timedelta(0) <= self.keys_max_age <= timedelta(days=1):
+            raise InvalidRequest("the key list's cache lifetime must be 0 to 86400 seconds")
         for name in (
             "max_concurrent",
             "rate_limit_per_minute",
@@ -75,6 +85,12 @@ class ProviderConfig:
     @property
     def base_url(self) -> str:
         return self.public_url.rstrip("/")
+
+    @property
+    def key_publish_lead(self) -> timedelta:
+        """How long a rotated-in key is published before it signs: the key list's cache
+        lifetime, so a verifier's cached list always holds every kid it meets."""
+        return self.keys_max_age
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> ProviderConfig:
@@ -97,6 +113,7 @@ class ProviderConfig:
                 "ENGRAM_EXPORT_REFRESH_MARGIN_SECONDS", d.export_refresh_margin
             ),
             key_lifetime=seconds("ENGRAM_KEY_LIFETIME_SECONDS", d.key_lifetime),
+            keys_max_age=seconds("ENGRAM_KEYS_MAX_AGE_SECONDS", d.keys_max_age),
             max_concurrent=integer("ENGRAM_MAX_CONCURRENT", d.max_concurrent),
             rate_limit_per_minute=integer("ENGRAM_RATE_LIMIT_PER_MINUTE", d.rate_limit_per_minute),
             rate_limit_burst=integer("ENGRAM_RATE_LIMIT_BURST", d.rate_limit_burst),
@@ -107,8 +124,13 @@ class ProviderConfig:
                 "ENGRAM_IDEMPOTENCY_RETENTION_SECONDS", d.idempotency_retention
             ),
             export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
+            change_bound=_milliseconds(environ.get("ENGRAM_CHANGE_BOUND_MS"), d.change_bound),
             trusted_proxies=_proxies(environ.get("ENGRAM_TRUSTED_PROXIES", "")),
         )
+
+
+def _milliseconds(raw: str | None, default: timedelta) -> timedelta:
+    return default if raw is None else timedelta(milliseconds=_int("ENGRAM_CHANGE_BOUND_MS", raw))
 
 
 def _proxies(raw: str) -> tuple[Network, ...]:

@@ -39,7 +39,6 @@ from engram.provider._wire import (
 
 CLAIMED_TIER = 3
 _PRIVATE = {"Cache-Control": "no-store"}
-_PUBLIC = {"Cache-Control": "public, max-age=300"}
 
 
 def _services(request: Request) -> Services:
@@ -80,13 +79,20 @@ def discovery_document(services: Services) -> dict[str, JsonValue]:
     }
 
 
+def _public(services: Services) -> dict[str, str]:
+    # The key list's cache lifetime is also how long a new key is published before it signs.
+    max_age = int(services.config.keys_max_age.total_seconds())
+    return {"Cache-Control": f"public, max-age={max_age}"}
+
+
 def well_known(request: Request) -> Response:
-    return json_response(discovery_document(_services(request)), headers=_PUBLIC)
+    services = _services(request)
+    return json_response(discovery_document(services), headers=_public(services))
 
 
 def well_known_keys(request: Request) -> Response:
-    keys = _services(request).signer.published_keys()
-    return json_response({"keys": keys}, headers=_PUBLIC)
+    services = _services(request)
+    return json_response({"keys": services.signer.published_keys()}, headers=_public(services))
 
 
 class _ContextExport:

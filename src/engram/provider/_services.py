@@ -18,7 +18,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import Permission, TokenGrant, authorize
+from engram.context import (
+    ContextCache,
+    Permission,
+    TokenGrant,
+    authenticate_cached,
+    authenticate_token_with_state,
+    require_permission,
+)
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
 from engram.provider._config import ProviderConfig
@@ -42,21 +49,34 @@ class Services:
     idempotency: IdempotencyStore
     # Authenticated requests are limited per token id, after authentication.
     token_limiter: RateLimiter
+    # Token grants and subject state versions in memory, invalidated by the change feed.
+    cache: ContextCache
 
     def authorize_now(
         self, raw: str, permission: Permission, state: dict[str, Any]
     ) -> tuple[TokenGrant, int | None]:
-        """The one token rule (:func:`engram.context.authorize`) for ``raw``, then the token's
-        rate bucket; records the subject in the ASGI ``state`` for the access log."""
-        grant, version = authorize(self.store, self.clock, raw, permission)
+        """Authenticate ``raw`` (the cache, else the store) and apply the one token rule
+        (:func:`engram.context.require_permission`), then charge the token's rate bucket; the
+        subject goes into the ASGI ``state`` for the access log, also when refused."""
+        grant, version = authenticate_token_with_state(self.store, self.clock, raw, self.cache)
+        return self._admit(grant, version, permission, state)
+
+    def _admit(
+        self, grant: TokenGrant, version: int | None, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
         state["subject_id"] = grant.subject_id
+        require_permission(grant, permission)
         self.token_limiter.check(grant.token_id)
         return grant, version
 
     async def authorize(
         self, raw: str, permission: Permission, state: dict[str, Any]
     ) -> tuple[TokenGrant, int | None]:
-        """:meth:`authorize_now`, off the event loop when it needs a network round trip."""
+        """:meth:`authorize_now`: from memory on the event loop when the cache can answer (no
+        I/O), else in the thread pool on PostgreSQL (a network round trip)."""
+        cached = authenticate_cached(self.cache, self.clock, raw)
+        if cached is not None:
+            return self._admit(cached[0], cached[1], permission, state)
         return await self.read(self.authorize_now, raw, permission, state)
 
     async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

@@ -34,11 +34,11 @@ from engram.core.keyring import KeyInfo
 from engram.core.keys import PrivateKey
 from engram.core.signing import SIGNATURE_FIELD
 from engram.provider._config import ProviderConfig
-from engram.store import Store
-from engram.store.keys import KeyStore
+from engram.store import FLUSH, Change, Store
+from engram.store.keys import KEYS_TOPIC, KeyStore
 
-# How long a worker trusts its in-memory copy of "the active key" before asking the store again
-# (another worker may have rotated it).
+# How long a worker trusts its in-memory copy of "the active key" before asking the store again;
+# a rotation recorded in the change feed drops it at once.
 _ACTIVE_KEY_RECHECK = timedelta(seconds=60)
 
 
@@ -94,6 +94,13 @@ class ExportSigner:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, int], _Cached] = OrderedDict()
         self._active: tuple[KeyInfo, PrivateKey, datetime] | None = None
+        # A rotation or retirement anywhere drops the held active key at once (change feed).
+        self._subscription = store.subscribe(self._changed, config.change_bound.total_seconds())
+
+    def _changed(self, change: Change) -> None:
+        if change.topic in (KEYS_TOPIC, FLUSH):
+            with self._lock:
+                self._active = None
 
     def active_key(self) -> tuple[KeyInfo, PrivateKey]:
         """The key to sign with now (created or rotated by the KeyStore when needed)."""
@@ -103,7 +110,10 @@ class ExportSigner:
         if held is not None and now < held[2] and held[0].can_sign(now):
             return held[0], held[1]
         info, key = self.keys.ensure_active(
-            now, self._config.key_lifetime, renew_before=self._config.export_ttl
+            now,
+            self._config.key_lifetime,
+            renew_before=self._config.export_ttl,
+            lead=self._config.key_publish_lead,
         )
         with self._lock:
             self._active = (info, key, now + _ACTIVE_KEY_RECHECK)
@@ -175,7 +185,8 @@ class ExportSigner:
     def published_keys(self) -> list[dict[str, JsonValue]]:
         """The ``keys`` list of ``/.well-known/engram-keys`` (active key first created if none)."""
         self.active_key()
-        return [k.to_wire() for k in self.keys.published(self._clock.now())]
+        now = self._clock.now()
+        return [k.to_wire(now) for k in self.keys.published(now)]
 
 
 __all__ = ["ExportSigner", "SignedExport", "signed_bytes"]

@@ -30,7 +30,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from engram.store._changes import Change, Subscription
 
 Row = dict[str, Any]
 Params = Sequence[Any]
@@ -98,6 +101,17 @@ class Tx(Protocol):
         """The first column of the first row, or None."""
         ...
 
+    def record_change(self, topic: str, key: str) -> None:
+        """Record in this transaction that ``topic``/``key`` changed (the change feed:
+        docs/spec/storage.md "Change feed"): other processes learn of it within their bound,
+        this store object's subscribers right after the commit. Needs the ``changes``
+        component."""
+        ...
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this transaction has committed (never if it rolls back)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -148,6 +162,13 @@ class Store(Protocol):
         """Refuse (StoreError naming ``engram db migrate``) unless every component's schema is
         exactly the version the code knows. Reads the versions once per store object (through
         ``tx`` when the caller already holds a transaction)."""
+        ...
+
+    def subscribe(self, subscriber: Callable[[Change], None], bound: float = 1.0) -> Subscription:
+        """Deliver every committed change (:class:`engram.store.Change`) to ``subscriber``:
+        this store object's own at once, other processes' within ``bound`` seconds. Returns an
+        :class:`engram.store.Subscription` whose ``fresh()`` says whether memory may be
+        trusted now."""
         ...
 
     def forget_schema(self) -> None:

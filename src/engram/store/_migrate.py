@@ -21,6 +21,7 @@ from threading import Lock
 from engram.core.clock import format_instant_precise
 from engram.errors import StoreError
 from engram.store._base import Component, Dialect, Store, Tx
+from engram.store._changes import SCHEMA_TOPIC
 
 SCHEMA_TABLE = "engram_schema"
 HISTORY_TABLE = "engram_schema_history"
@@ -213,19 +214,24 @@ def _migrate(
                     " VALUES (?, ?, ?, ?)",
                     (component.name, migration.version, migration.name, stamp),
                 )
+                if _table_exists(tx, "engram_change_counter"):
+                    # Other processes forget what they knew of the schema and check it again.
+                    tx.record_change(SCHEMA_TOPIC, component.name)
             applied.append((component.name, migration.version, migration.name))
     return applied
 
 
+def _table_exists(tx: Tx, name: str) -> bool:
+    if tx.dialect.is_sqlite:
+        return bool(
+            tx.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        )
+    return tx.scalar("SELECT to_regclass(?)", (name,)) is not None
+
+
 def versions_in(tx: Tx) -> dict[str, int]:
     """Every component's applied version; empty when the bookkeeping tables do not exist."""
-    if tx.dialect.is_sqlite:
-        exists = tx.scalar(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SCHEMA_TABLE,)
-        )
-    else:
-        exists = tx.scalar("SELECT to_regclass(?)", (SCHEMA_TABLE,))
-    return read_versions(tx) if exists else {}
+    return read_versions(tx) if _table_exists(tx, SCHEMA_TABLE) else {}
 
 
 def read_versions(tx: Tx) -> dict[str, int]:

@@ -20,13 +20,13 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from engram.errors import StoreError
-from engram.store import _migrate
+from engram.store import _changes, _migrate
 from engram.store._base import (
     MEMORY_DIALECT,
     SQLITE_DIALECT,
@@ -36,7 +36,8 @@ from engram.store._base import (
     Row,
     Tx,
 )
-from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows
+from engram.store._changes import DEFAULT_BOUND_SECONDS, Change, ChangeFeed, Subscription
+from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows, run_committed
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -44,9 +45,18 @@ BUSY_TIMEOUT_MS = 10_000
 class SqliteTx:
     """A transaction on one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection, dialect: Dialect) -> None:
+    def __init__(self, conn: sqlite3.Connection, dialect: Dialect, feed: ChangeFeed) -> None:
         self._conn = conn
         self._dialect = dialect
+        self._feed = feed
+        self.committed: list[Callable[[], None]] = []
+
+    def record_change(self, topic: str, key: str) -> None:
+        change = _changes.record(self, topic, key)
+        self.committed.append(lambda: self._feed.publish_local(change))
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self.committed.append(callback)
 
     @property
     def dialect(self) -> Dialect:
@@ -130,13 +140,14 @@ class _Transaction:
     connection has it on from the start and skips the two statements.
     """
 
-    __slots__ = ("_conn", "_owner", "_toggle", "_write")
+    __slots__ = ("_conn", "_owner", "_toggle", "_tx", "_write")
 
     def __init__(self, owner: _SqliteBase, *, write: bool) -> None:
         self._owner = owner
         self._write = write
         self._toggle = owner._shared_connection and not write
         self._conn: sqlite3.Connection | None = None
+        self._tx: SqliteTx | None = None
 
     def __enter__(self) -> SqliteTx:
         owner = self._owner
@@ -157,12 +168,14 @@ class _Transaction:
             self._finish(conn)
             raise StoreError(f"sqlite: could not begin a transaction: {e}") from e
         self._conn = conn
-        return SqliteTx(conn, owner._dialect)
+        self._tx = SqliteTx(conn, owner._dialect, owner._feed)
+        return self._tx
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        conn = self._conn
-        assert conn is not None
-        self._conn = None
+        conn, tx = self._conn, self._tx
+        if conn is None or tx is None:  # pragma: no cover - __exit__ without __enter__
+            raise StoreError("sqlite: transaction ended twice")
+        self._conn = self._tx = None
         try:
             if exc_type is not None:
                 if conn.in_transaction:
@@ -176,6 +189,7 @@ class _Transaction:
                 raise StoreError(f"sqlite: commit failed: {e}") from e
         finally:
             self._finish(conn)
+        run_committed(tx.committed)
 
     def _finish(self, conn: sqlite3.Connection) -> None:
         try:
@@ -190,6 +204,7 @@ class _SqliteBase:
     _dialect: Dialect
     _guard: _NestGuard
     _schema: _migrate.SchemaMemo
+    _feed: ChangeFeed
     # True when reads and writes share one connection (query_only is switched per read).
     _shared_connection = False
 
@@ -225,6 +240,16 @@ class _SqliteBase:
     def forget_schema(self) -> None:
         self._schema.forget()
 
+    def subscribe(
+        self, subscriber: Callable[[Change], None], bound: float = DEFAULT_BOUND_SECONDS
+    ) -> Subscription:
+        return self._feed.subscribe(subscriber, bound)
+
+    def _new_feed(self, *, remote: bool) -> ChangeFeed:
+        feed = ChangeFeed(self.read, remote=remote)
+        feed.on_schema_change = self.forget_schema
+        return feed
+
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
             return _migrate.versions_in(tx)
@@ -239,6 +264,7 @@ class MemoryStore(_SqliteBase):
         self._dialect = MEMORY_DIALECT
         self._guard = _NestGuard()
         self._schema = _migrate.SchemaMemo()
+        self._feed = self._new_feed(remote=False)  # no other process can write to it
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             ":memory:", isolation_level=None, check_same_thread=False
@@ -261,6 +287,7 @@ class MemoryStore(_SqliteBase):
         self._lock.release()
 
     def close(self) -> None:
+        self._feed.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -299,6 +326,7 @@ class SqliteStore(_SqliteBase):
         self._dialect = SQLITE_DIALECT
         self._guard = _NestGuard()
         self._schema = _migrate.SchemaMemo()
+        self._feed = self._new_feed(remote=True)  # other processes share the file
         self._path = path
         self._lock = threading.Lock()
         # Index 0: write connections, index 1: read-only ones (query_only set at open).
@@ -357,6 +385,7 @@ class SqliteStore(_SqliteBase):
                 self._idle[not write].append(conn)
 
     def close(self) -> None:
+        self._feed.close()
         with self._lock:
             self._closed = True
             idle = [*self._idle[0], *self._idle[1]]
