@@ -8,6 +8,7 @@ use the same shape. ``docs/spec/context-provider.md`` documents every route and 
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -19,7 +20,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, request_response
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engram.context import ContextCache, Permission, ensure_schema
 from engram.core.canonical import canonicalize
@@ -62,7 +63,13 @@ async def _engram_error(request: Request, exc: Exception) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
+    if not isinstance(exc, HTTPException):  # pragma: no cover - registered for HTTPException
+        raise exc
+    if exc.status_code == 405 and request.method == "OPTIONS":
+        # RFC 9110 section 9.3.7: OPTIONS asks what the resource allows; answer, do not refuse.
+        allowed = (exc.headers or {}).get("Allow", "")
+        methods = sorted({m.strip() for m in allowed.split(",") if m.strip()} | {"OPTIONS"})
+        return Response(status_code=204, headers={"Allow": ", ".join(methods)})
     code = _HTTP_CODES.get(exc.status_code, "invalid_request")
     request.state.error_code = code
     message = {
@@ -70,6 +77,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         405: f"method {request.method} not allowed here",
     }.get(exc.status_code, "request refused")
     headers = dict(exc.headers or {})
+    if "Allow" in headers:  # Starlette joins a set: say it in a stable order
+        headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
     return Response(
         error_body(code, message, exc.status_code),
         status_code=exc.status_code,
@@ -95,6 +104,37 @@ Protected = tuple[str, ASGIApp, Permission]
 def _guarded(endpoint: Callable[[Request], Any], permission: Permission) -> AuthGuard:
     """A Request -> Response endpoint (sync or async) behind the AuthGuard."""
     return AuthGuard(request_response(endpoint), permission)
+
+
+class _ByMethod:
+    """One path served by several methods, each its own app (and permission): one Route per
+    path, so a 405 and ``OPTIONS`` name every method the path allows (issue 15: ``OPTIONS
+    /v1/beliefs`` left POST out when GET and POST were two routes)."""
+
+    def __init__(self, apps: dict[str, ASGIApp]) -> None:
+        self.apps = apps
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        app = self.apps.get("GET" if method == "HEAD" else method)
+        if app is None:  # pragma: no cover - Route refuses other methods before calling us
+            raise HTTPException(405)
+        await app(scope, receive, send)
+
+
+def _routes_by_path(table: Sequence[tuple[str, str, ASGIApp]]) -> list[Route]:
+    """One Route per path of ``(method, path, app)`` rows, in the order paths first appear."""
+    grouped: dict[str, dict[str, ASGIApp]] = {}
+    for method, path, app in table:
+        grouped.setdefault(path, {})[method] = app
+    routes: list[Route] = []
+    for path, apps in grouped.items():
+        only = next(iter(apps.values()))
+        # A plain function would be taken for a Request -> Response endpoint and wrapped again.
+        direct = len(apps) == 1 and not inspect.isfunction(only)
+        endpoint = only if direct else _ByMethod(apps)
+        routes.append(Route(path, endpoint, methods=list(apps)))
+    return routes
 
 
 def _limiter(config: ProviderConfig, clock: Clock) -> RateLimiter:
@@ -138,36 +178,31 @@ def create_app(
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)
 
-    def guarded(
-        method: str, path: str, endpoint: Callable[[Request], Any], permission: Permission
-    ) -> Route:
-        return Route(path, _guarded(endpoint, permission), methods=[method])
-
     read, correct, confirm, admin = (
         Permission.READ,
         Permission.CORRECT,
         Permission.CONFIRM,
         Permission.ADMIN,
     )
-    own_routes = [
+    table: list[tuple[str, str, ASGIApp]] = [
         # Routes are matched in order: the export, the provider's hottest route, comes first.
-        Route("/v1/context", AuthGuard(routes_read.get_context, read), methods=["GET"]),
-        Route("/healthz", routes_read.healthz, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/.well-known/engram", routes_read.well_known, methods=["GET"]),
-        Route("/.well-known/engram-keys", routes_read.well_known_keys, methods=["GET"]),
-        guarded("GET", "/v1/context/diff", routes_read.get_diff, read),
-        guarded("POST", "/v1/context/correct", write.post_correct, correct),
-        guarded("GET", "/v1/corrections", write.list_corrections_route, confirm),
-        guarded("GET", "/v1/corrections/{cid}", write.get_correction_route, confirm),
-        guarded("POST", "/v1/corrections/{cid}/confirm", write.confirm_route, confirm),
-        guarded("POST", "/v1/corrections/{cid}/reject", write.reject_route, confirm),
-        guarded("GET", "/v1/beliefs", write.list_beliefs_route, read),
-        guarded("POST", "/v1/beliefs", write.post_belief, admin),
-        guarded("DELETE", "/v1/beliefs/{bid}", write.delete_belief_route, admin),
-        guarded("GET", "/v1/beliefs/{bid}/history", write.belief_history_route, read),
-        *review_routes(services),
+        ("GET", "/v1/context", AuthGuard(routes_read.get_context, read)),
+        ("GET", "/healthz", request_response(routes_read.healthz)),
+        ("GET", "/openapi.json", request_response(openapi)),
+        ("GET", "/.well-known/engram", request_response(routes_read.well_known)),
+        ("GET", "/.well-known/engram-keys", request_response(routes_read.well_known_keys)),
+        ("GET", "/v1/context/diff", _guarded(routes_read.get_diff, read)),
+        ("POST", "/v1/context/correct", _guarded(write.post_correct, correct)),
+        ("GET", "/v1/corrections", _guarded(write.list_corrections_route, confirm)),
+        ("GET", "/v1/corrections/{cid}", _guarded(write.get_correction_route, confirm)),
+        ("POST", "/v1/corrections/{cid}/confirm", _guarded(write.confirm_route, confirm)),
+        ("POST", "/v1/corrections/{cid}/reject", _guarded(write.reject_route, confirm)),
+        ("GET", "/v1/beliefs", _guarded(write.list_beliefs_route, read)),
+        ("POST", "/v1/beliefs", _guarded(write.post_belief, admin)),
+        ("DELETE", "/v1/beliefs/{bid}", _guarded(write.delete_belief_route, admin)),
+        ("GET", "/v1/beliefs/{bid}/history", _guarded(write.belief_history_route, read)),
     ]
+    own_routes = [*_routes_by_path(table), *review_routes(services)]
     extra = [Route(path, AuthGuard(app, permission)) for path, app, permission in protected]
     app = Starlette(
         routes=[*own_routes, *extra, *routes],
