@@ -113,6 +113,22 @@ def record(tx: Tx, topic: str, key: str) -> Change:
     return Change(seq, topic, key)
 
 
+class Recording:
+    """The change-feed half of a backend's transaction object: ``record_change`` and
+    ``after_commit`` (the backend runs :attr:`committed` once it has committed)."""
+
+    _feed: ChangeFeed
+    committed: list[Callable[[], None]]
+
+    def record_change(self, topic: str, key: str) -> None:
+        change = record(self, topic, key)  # type: ignore[arg-type]  # self is the backend's Tx
+        feed = self._feed
+        self.committed.append(lambda: feed.publish_local(change))
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self.committed.append(callback)
+
+
 def parse_payload(payload: str) -> Change | None:
     """A NOTIFY payload ``"<seq> <topic> <key>"``, or None when it is not one of ours."""
     seq, _, rest = payload.partition(" ")
@@ -365,6 +381,7 @@ __all__ = [
     "Change",
     "ChangeFeed",
     "Notifications",
+    "Recording",
     "Subscriber",
     "Subscription",
     "parse_payload",

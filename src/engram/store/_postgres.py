@@ -25,7 +25,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from engram.errors import StoreError
 from engram.store import _changes, _migrate
 from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row, Tx
-from engram.store._changes import DEFAULT_BOUND_SECONDS, Change, ChangeFeed, Subscription
+from engram.store._changes import (
+    DEFAULT_BOUND_SECONDS,
+    Change,
+    ChangeFeed,
+    Recording,
+    Subscription,
+)
 from engram.store._sql import (
     advisory_lock,
     normalise_params,
@@ -45,7 +51,7 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-class PostgresTx:
+class PostgresTx(Recording):
     """A transaction on one pooled connection."""
 
     def __init__(
@@ -55,13 +61,6 @@ class PostgresTx:
         self._secrets = secrets
         self._feed = feed
         self.committed: list[Callable[[], None]] = []
-
-    def record_change(self, topic: str, key: str) -> None:
-        change = _changes.record(self, topic, key)
-        self.committed.append(lambda: self._feed.publish_local(change))
-
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        self.committed.append(callback)
 
     @property
     def dialect(self) -> Dialect:

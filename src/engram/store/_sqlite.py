@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import StoreError
-from engram.store import _changes, _migrate
+from engram.store import _migrate
 from engram.store._base import (
     MEMORY_DIALECT,
     SQLITE_DIALECT,
@@ -36,13 +36,19 @@ from engram.store._base import (
     Row,
     Tx,
 )
-from engram.store._changes import DEFAULT_BOUND_SECONDS, Change, ChangeFeed, Subscription
+from engram.store._changes import (
+    DEFAULT_BOUND_SECONDS,
+    Change,
+    ChangeFeed,
+    Recording,
+    Subscription,
+)
 from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows, run_committed
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-class SqliteTx:
+class SqliteTx(Recording):
     """A transaction on one SQLite connection."""
 
     def __init__(self, conn: sqlite3.Connection, dialect: Dialect, feed: ChangeFeed) -> None:
@@ -50,13 +56,6 @@ class SqliteTx:
         self._dialect = dialect
         self._feed = feed
         self.committed: list[Callable[[], None]] = []
-
-    def record_change(self, topic: str, key: str) -> None:
-        change = _changes.record(self, topic, key)
-        self.committed.append(lambda: self._feed.publish_local(change))
-
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        self.committed.append(callback)
 
     @property
     def dialect(self) -> Dialect:
