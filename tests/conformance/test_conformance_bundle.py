@@ -127,7 +127,12 @@ def _flip(data: bytes, needle: bytes, offset: int = 0) -> bytes:
     """Change one byte (a hex digit or letter to another of its kind) just inside ``needle``."""
     at = data.index(needle) + len(needle) + offset
     old = data[at : at + 1]
-    new = b"1" if old == b"0" else (b"0" if old.isdigit() else (b"A" if old != b"A" else b"B"))
+    if old.isdigit():
+        new = b"1" if old == b"0" else b"0"
+    elif old in b"abcdef":  # a hex digit stays a lowercase hex digit, so only the value changes
+        new = b"a" if old != b"a" else b"b"
+    else:
+        new = b"A" if old != b"A" else b"B"
     return data[:at] + new + data[at + 1 :]
 
 
