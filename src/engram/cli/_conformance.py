@@ -220,6 +220,9 @@ def verify_command(
         click.echo(dumps_text(report.to_wire(), indent=2))
     else:
         click.echo(f"{report.outcome.value}: {report.message}")
+        if report.unsigned:
+            shown = ", ".join(f"{k}={v!r}" for k, v in report.unsigned.items())
+            click.echo(f"unsigned (outside the signature, shown as carried, not verified): {shown}")
         for note in report.notes:
             click.echo(f"note: {note}")
     if not report.ok:
