@@ -106,7 +106,8 @@ def verify_bundle(
     try:
         bundle = parse_strict(data)
     except EngramError as e:
-        return VerifyReport(Outcome.MALFORMED, f"the bundle is not I-JSON: {e.message}")
+        # e.message reads "not I-JSON: <reason> at <position> (...)".
+        return VerifyReport(Outcome.MALFORMED, f"the bundle is {e.message}")
     problems = list(jsonschema.Draft202012Validator(BUNDLE_SCHEMA).iter_errors(bundle))
     if problems:
         first = min(problems, key=lambda p: list(map(str, p.absolute_path)))
