@@ -38,6 +38,7 @@ HUGE = "9" * 5000
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
 
 
+@pytest.mark.req("engram.core.ijson-huge-integer")
 def test_the_parser_refuses_it_by_length_in_its_own_error() -> None:
     for text in (f"[{HUGE}]", f'{{"a": -{HUGE}}}', "[" + "1" * 4301 + "]"):
         with pytest.raises(CanonicalJsonError) as refused:

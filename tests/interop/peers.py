@@ -57,6 +57,7 @@ RUNTIME_FAULTS: dict[str, str] = {
     "diff-base": "diffs start an hour after the since asked for",
     "expired-key": "the published key expired before the documents it signs",
     "substituted-key": "another key, under another kid, signs and is published",
+    "unknown-diff-shape": "diffs list what changed under a member no documented shape has",
 }
 """Faults only a runtime can be fooled by (documents that are not the ones asked for)."""
 
@@ -402,7 +403,13 @@ class Peer:
         elif self.profile.echo_since == "as-sent":
             document["since"] = since_text
         document["until"] = self.profile.instant(issued)
-        document.update(self._diff_members(changed, deleted))
+        if "unknown-diff-shape" in self.faults:
+            document["delta"] = {
+                "set": [self.shaped(b) for b in changed],
+                "unset": [b.id for b in deleted],
+            }
+        else:
+            document.update(self._diff_members(changed, deleted))
         if not self.profile.diff_signed:
             return self.profile.jcs(document)
         return self._signed(document)

@@ -82,6 +82,24 @@ def test_a_diff_from_another_base_is_not_applied(fresh: dict[str, Peer], name: s
     assert len(view.beliefs) == 5
 
 
+@pytest.mark.req("engram.runtime.diff-fallback", "engram.runtime.diff-shapes")
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_a_diff_in_no_documented_shape_is_replaced_by_the_verified_export(
+    fresh: dict[str, Peer], name: str
+) -> None:
+    peer = fresh[name]
+    with _client(peer) as engram:
+        engram.fetch()
+        peer.reset(frozenset({"unknown-diff-shape"}))
+        victim = peer.live()[0].id
+        peer.delete(victim)
+        view = engram.sync()
+        reason = engram.last_diff_fallback
+    assert reason is not None
+    assert "not signed" in reason if not PROFILES[name].diff_signed else "not understood" in reason
+    assert view.belief(victim) is None
+
+
 @pytest.mark.req("engram.runtime.key-expiry")
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_a_key_that_expired_before_the_export_does_not_verify_it(

@@ -65,6 +65,8 @@ def fresh(peers: dict[str, Peer]) -> Iterator[dict[str, Peer]]:
     "engram.conformance.runner.field-names-free",
     "engram.conformance.runner.interop-matrix",
     "engram.conformance.runner.delete-hook-placeholder",
+    "engram.conformance.runner.injection-or-beliefs",
+    "engram.conformance.runner.tombstone-shapes",
 )
 async def test_the_runner_badges_every_peer_truthfully(fresh: dict[str, Peer]) -> None:
     ledger = load_ledger()
@@ -138,3 +140,19 @@ async def test_probe_corrections_are_labelled_and_reported_pending(fresh: dict[s
     assert all(p.startswith("engram conformance probe ecp-") for p in proposals)
     assert all("not a real correction" in p for p in proposals)
     assert any("stay pending on the host" in n for n in report.notes)
+
+
+@pytest.mark.req("engram.conformance.runner.tombstone-shapes")
+async def test_a_diff_in_no_documented_shape_fails_with_the_diff_shown(
+    fresh: dict[str, Peer],
+) -> None:
+    peer = fresh["records"]
+    peer.reset(frozenset({"unknown-diff-shape"}))
+    options = ProviderRunOptions(peer.base_url, peer.token, delete_hook=delete_hook(peer))
+    report = await run_provider(options, load_ledger())
+    row = next(r for r in report.rows if r.id == C + "p2.diff-tombstones")
+    assert row.result == "executed-fail"
+    assert row.detail is not None
+    assert "diff shape not understood (the diff has none of the members changes" in row.detail
+    assert '"delta":{"set":' in row.detail
+    assert report.badge == "Reader"

@@ -110,7 +110,11 @@ def test_the_runtime_accepts_exactly_the_conformant_exports(
 
 
 @pytest.mark.req(
-    "engram.runtime.diff-shapes", "engram.runtime.diff-fallback", "engram.runtime.interop-matrix"
+    "engram.runtime.diff-shapes",
+    "engram.runtime.diff-fallback",
+    "engram.runtime.diff-never-raised",
+    "engram.runtime.since-instants",
+    "engram.runtime.interop-matrix",
 )
 def test_sync_never_raises_while_the_provider_is_reachable(
     servers: dict[str, tuple[Peer, str]],

@@ -25,6 +25,7 @@ DOCUMENT = (
 )
 
 
+@pytest.mark.req("engram.conformance.tamper-kit")
 def test_mutations_are_reproducible_from_their_seed() -> None:
     first = [m.data for m in mutations(DOCUMENT, seed=3, count=200)]
     again = [m.data for m in mutations(DOCUMENT, seed=3, count=200)]
@@ -34,13 +35,16 @@ def test_mutations_are_reproducible_from_their_seed() -> None:
     assert len(first) == 200
 
 
+@pytest.mark.req("engram.conformance.tamper-kit")
 def test_writing_the_parsed_tree_back_keeps_the_meaning() -> None:
     assert canonicalize(parse_strict(write_tree(parse_tree(DOCUMENT)))) == canonicalize(
         parse_strict(DOCUMENT)
     )
 
 
+@pytest.mark.req("engram.conformance.tamper-kit")
 @pytest.mark.parametrize("family", ["reorder", "whitespace", "escape", "respell"])
+@pytest.mark.req("engram.conformance.tamper-kit")
 def test_meaning_preserving_edits_preserve_the_canonical_bytes(family: str) -> None:
     rng = random.Random(1)
     seen = [m for m in structural_mutations(DOCUMENT, rng, 2000) if m.name.startswith(family)]
@@ -49,6 +53,7 @@ def test_meaning_preserving_edits_preserve_the_canonical_bytes(family: str) -> N
         assert canonicalize(parse_strict(mutation.data)) == canonicalize(parse_strict(DOCUMENT))
 
 
+@pytest.mark.req("engram.conformance.tamper-kit")
 def test_a_lax_verifier_is_caught() -> None:
     def lax(data: bytes) -> bytes:
         # Python's json: duplicates last-wins, NaN, no signature at all. Meaning = its reading.
@@ -60,6 +65,7 @@ def test_a_lax_verifier_is_caught() -> None:
         report.assert_sound()
 
 
+@pytest.mark.req("engram.conformance.tamper-kit")
 def test_a_crash_is_told_apart_from_a_refusal() -> None:
     def fragile(data: bytes) -> bytes:
         value = json.loads(data)  # raises a bare ValueError on 5,000-digit integers
