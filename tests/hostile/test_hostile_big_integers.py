@@ -229,11 +229,27 @@ def test_chat_refuses_an_llm_answer_with_one_in_one_line(
 
 
 @pytest.mark.req("engram.mcp.big-integers-refused")
-def test_the_mcp_server_answers_a_message_with_one(tmp_path: Path, seat: Path) -> None:
-    message = (
-        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
-        f'"capabilities":{{}},"clientInfo":{{"name":"p","version":"0"}},"n":{HUGE}}}}}\n'
+def test_the_mcp_server_survives_a_message_with_one(tmp_path: Path, seat: Path) -> None:
+    hello = (
+        '{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"p","version":"0"}%s}}\n'
     )
-    run = _engram("mcp", cwd=seat, home=tmp_path, stdin=message)
-    assert "Traceback" not in run.stderr
-    assert HUGE[:100] not in run.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "OPENAI_"))}
+    env["ENGRAM_HOME"] = str(tmp_path)
+    process = subprocess.Popen(
+        [*ENGRAM, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, cwd=seat, env=env,
+    )  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(hello % (1, f',"n":{HUGE}') + hello % (2, ""))
+    process.stdin.flush()
+    answer = parse_strict(process.stdout.readline())  # the server keeps serving
+    process.stdin.close()
+    process.wait(timeout=60)
+    assert process.stderr is not None
+    err = process.stderr.read()
+    assert answer["id"] == 2
+    assert "result" in answer
+    assert "Traceback" not in err
+    assert HUGE[:100] not in err
