@@ -1,0 +1,80 @@
+"""Who may issue levels: the issuer-key check and the self-issuance check (SPEC §10.1, §10.3).
+
+"Verifiers MUST reject a credential whose ``issuer.id`` equals the ``credentialSubject.id``
+controller, or whose issuer is not in the ACX trust registry." The trust registry itself
+(SPEC §4.4, ``acx.trust-registry/1``) belongs to ``engram.cartridge``; this module takes only
+what the check needs, the set of published issuer key ids (``ed25519:<hex sha256(DER SPKI)>``,
+the registry's ``keyid``), so wiring it to the registry is one call that hands over the active
+entries' key ids (docs/spec/acx-levels.md §7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from engram.core.keys import PublicKey
+
+CARTRIDGE_SUBJECT_PREFIX = "urn:acx:cartridge:"
+
+
+def issuer_key_published(key: PublicKey, published_keyids: Collection[str]) -> bool:
+    """True when the key that signed the credential is a published issuer key."""
+    return key.key_id in published_keyids
+
+
+def did_web_namespace(did: str) -> str | None:
+    """``did:web:verifier.acx.dev`` -> ``dev.acx.verifier`` (a reverse-DNS namespace), else None."""
+    if not did.startswith("did:web:"):
+        return None
+    host = did[len("did:web:") :].split(":", 1)[0].split("%3A", 1)[0].lower()
+    return ".".join(reversed(host.split("."))) if host else None
+
+
+def subject_publisher(subject_id: str) -> str | None:
+    """The publisher of an ``urn:acx:cartridge:<publisher>/<id>@<uuid>`` subject, else None."""
+    if not subject_id.startswith(CARTRIDGE_SUBJECT_PREFIX):
+        return None
+    publisher = subject_id[len(CARTRIDGE_SUBJECT_PREFIX) :].split("/", 1)[0]
+    return publisher or None
+
+
+def self_issued(
+    *,
+    issuer_id: str,
+    subject_id: str,
+    issuer_key: PublicKey | None = None,
+    publisher_id: str | None = None,
+    publisher_keys: Collection[PublicKey] = (),
+) -> list[str]:
+    """Why the issuer is the subject's own controller (empty when it is independent).
+
+    The controller of a cartridge subject is its publisher: the issuer is the controller when
+    its id is the subject's, when its did:web namespace is the publisher's namespace or inside
+    it (``did:web:x.alice.github.io`` for ``io.github.alice``), or when its key is one of the
+    publisher's keys.
+    """
+    reasons = []
+    if issuer_id == subject_id:
+        reasons.append("self-issuance rejected (issuer == subject)")
+    publisher = publisher_id or subject_publisher(subject_id)
+    namespace = did_web_namespace(issuer_id)
+    if (
+        publisher
+        and namespace
+        and (namespace == publisher or namespace.startswith(publisher + "."))
+    ):
+        reasons.append(
+            f"self-issuance rejected (issuer {issuer_id} is in publisher {publisher}'s namespace)"
+        )
+    if issuer_key is not None and issuer_key in set(publisher_keys):
+        reasons.append("self-issuance rejected (the issuer key is the publisher's key)")
+    return reasons
+
+
+__all__ = [
+    "CARTRIDGE_SUBJECT_PREFIX",
+    "did_web_namespace",
+    "issuer_key_published",
+    "self_issued",
+    "subject_publisher",
+]
