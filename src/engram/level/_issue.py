@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from engram.core.canonical import JsonValue
 from engram.core.clock import format_instant
-from engram.core.keys import PrivateKey, PublicKey
+from engram.core.keys import PrivateKey
 from engram.level._benchmark import Benchmark
 from engram.level._credential import level_credential
 from engram.level._errors import LevelRefused
@@ -72,7 +72,7 @@ def prove_level(
     rom_digest: str,
     publisher_id: str,
     subject_id: str,
-    publisher_keys: Collection[PublicKey],
+    publisher_keyids: Collection[str],
     benchmark: Benchmark,
     solver: Solver,
     verifier: Verifier,
@@ -95,7 +95,7 @@ def prove_level(
         subject_id=subject_id,
         issuer_key=verifier.key.public_key(),
         publisher_id=publisher_id,
-        publisher_keys=publisher_keys,
+        publisher_keyids=publisher_keyids,
     )
     if reasons:
         raise LevelRefused("; ".join(reasons))

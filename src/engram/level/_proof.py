@@ -151,12 +151,37 @@ def static_resolver(keys: Mapping[str, PublicKey]) -> KeyResolver:
     return resolve
 
 
+def did_document_resolver(document: Mapping[str, Any]) -> KeyResolver:
+    """A resolver over the Multikey verification methods of one DID document (e.g. did:web).
+
+    Relative ids (``#key-1``) are taken against the document's ``id``; a method whose
+    ``controller`` is not the document's subject is ignored.
+    """
+    subject = document.get("id")
+    keys: dict[str, PublicKey] = {}
+    for method in document.get("verificationMethod") or []:
+        if not isinstance(method, Mapping) or not isinstance(subject, str):
+            continue
+        ident = method.get("id")
+        if isinstance(ident, str) and ident.startswith("#"):
+            ident = subject + ident
+        if method.get("controller", subject) != subject or not isinstance(ident, str):
+            continue
+        if method.get("type") in ("Multikey", "Ed25519VerificationKey2020"):
+            try:
+                keys[ident] = public_from_multikey(method.get("publicKeyMultibase", ""))
+            except EngramError:
+                continue
+    return static_resolver(keys)
+
+
 __all__ = [
     "CRYPTOSUITE",
     "PROOF_TYPE",
     "KeyResolver",
     "VerifiedProof",
     "add_proof",
+    "did_document_resolver",
     "did_key_resolver",
     "hash_data",
     "static_resolver",

@@ -46,7 +46,8 @@ class Attempt:
 
 
 class Solver(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def solve(self, rom_digest: str, task: Task) -> Attempt: ...
 

@@ -44,7 +44,7 @@ def self_issued(
     subject_id: str,
     issuer_key: PublicKey | None = None,
     publisher_id: str | None = None,
-    publisher_keys: Collection[PublicKey] = (),
+    publisher_keyids: Collection[str] = (),
 ) -> list[str]:
     """Why the issuer is the subject's own controller (empty when it is independent).
 
@@ -66,7 +66,7 @@ def self_issued(
         reasons.append(
             f"self-issuance rejected (issuer {issuer_id} is in publisher {publisher}'s namespace)"
         )
-    if issuer_key is not None and issuer_key in set(publisher_keys):
+    if issuer_key is not None and issuer_key.key_id in set(publisher_keyids):
         reasons.append("self-issuance rejected (the issuer key is the publisher's key)")
     return reasons
 

@@ -31,7 +31,6 @@ from typing import Any
 
 from engram.core.canonical import parse_strict
 from engram.core.clock import parse_instant
-from engram.core.keys import PublicKey
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.level._errors import ProofInvalid, StatusCheckError
 from engram.level._evidence import check_evidence
@@ -82,7 +81,7 @@ def verify_level(
     now: datetime,
     rom_digest: str | None = None,
     publisher_id: str | None = None,
-    publisher_keys: Collection[PublicKey] = (),
+    publisher_keyids: Collection[str] = (),
     published_issuer_keys: Collection[str] | None = None,
     status_fetch: Fetch | None = None,
     evidence: EvidenceLookup | None = None,
@@ -125,7 +124,7 @@ def verify_level(
         subject_id=str(subject_id),
         issuer_key=proof.key if proof else None,
         publisher_id=publisher_id,
-        publisher_keys=publisher_keys,
+        publisher_keyids=publisher_keyids,
     )
     findings += [Finding("self-issuance", False, "$.issuer.id", r) for r in reasons] or [
         Finding("self-issuance", True, "$.issuer.id", "the issuer is not the subject's controller")
