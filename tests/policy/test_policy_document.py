@@ -95,7 +95,8 @@ def test_a_policy_without_schema_version_is_refused() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        b'{"schemaVersion": "acx.loop-context-policy/1", "schemaVersion": "acx.loop-context-policy/1.1"}',
+        b'{"schemaVersion": "acx.loop-context-policy/1",'
+        b' "schemaVersion": "acx.loop-context-policy/1.1"}',
         b'{"schemaVersion": "acx.loop-context-policy/1.1", "loop": {"maxTurns": 1e400}}',
         b'{"schemaVersion": "acx.loop-context-policy/1.1", "loop": {"maxTurns": 9007199254740993}}',
         b"\xff\xfe",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import socket
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -40,8 +40,15 @@ from engram.policy import (
 REPORT_SCHEMA = {
     "type": "object",
     "required": [
-        "outcome", "quality", "confidence", "artifacts", "learnings", "blockers",
-        "nextAction", "recommendedFollowUp", "userAttentionRequired",
+        "outcome",
+        "quality",
+        "confidence",
+        "artifacts",
+        "learnings",
+        "blockers",
+        "nextAction",
+        "recommendedFollowUp",
+        "userAttentionRequired",
     ],
     "properties": {
         "outcome": {"enum": ["progressed", "completed", "blocked", "handoff", "needs-input"]},
@@ -50,7 +57,7 @@ REPORT_SCHEMA = {
         "blockers": {"type": "array"},
         "userAttentionRequired": {"type": "boolean"},
     },
-}  # fmt: skip
+}
 
 
 def _policy(document: dict[str, Any] | None = None) -> LoopContextPolicy:
@@ -84,7 +91,8 @@ def test_turns_are_counted_to_the_hard_ceiling() -> None:
     end = decisions[2]
     # the reference says max_turns -> report_continue, but a hard ceiling cannot continue
     assert (end.condition, end.action) == ("max_turns", "report_continue")
-    assert end.report is not None and end.report.outcome == "progressed"
+    assert end.report is not None
+    assert end.report.outcome == "progressed"
     assert len(_reports(decisions)) == 1
 
 
@@ -93,14 +101,16 @@ def test_a_failed_verification_goes_back_to_act_until_max_attempts_then_blocks()
     policy = _policy()  # cycle plan, gather_context, act, verify, reflect; maxAttempts 3
     to_verify: list[Event] = [PhaseDone(), PhaseDone(), PhaseDone()]
     decisions = run(policy, [*to_verify, VerificationResult(False)])
-    assert decisions[-1].kind == "retry" and decisions[-1].phase == "act"
+    assert decisions[-1].kind == "retry"
+    assert decisions[-1].phase == "act"
     failing: list[Event] = [*to_verify]
     for _ in range(3):
         failing += [VerificationResult(False), PhaseDone()]
     decisions = run(policy, failing[:-1])
     last = decisions[-1]
     assert (last.kind, last.condition, last.action) == ("terminate", "blocked", "await_human")
-    assert last.report is not None and last.report.outcome == "blocked"
+    assert last.report is not None
+    assert last.report.outcome == "blocked"
     assert last.report.quality == "failed-verification"
 
 
@@ -129,20 +139,25 @@ def test_stop_conditions_map_to_the_policys_actions(
 ) -> None:
     decision = run(_policy(), [event])[0]
     assert (decision.kind, decision.condition, decision.action) == ("terminate", condition, action)
-    assert decision.report is not None and decision.report.outcome == outcome
+    assert decision.report is not None
+    assert decision.report.outcome == outcome
     assert decision.state.finished
 
 
 @pytest.mark.req("engram.policy.stop-conditions")
 def test_milestones_and_questions_do_not_stop_the_loop() -> None:
     for kind in ("milestone", "checkpoint", "question"):
-        assert run(_policy(), [GuardrailSignal(kind)])[0].kind == "continue"  # type: ignore[arg-type]
+        assert run(_policy(), [GuardrailSignal(kind)])[0].kind == "continue"
 
 
 @pytest.mark.req("engram.policy.handoff-report")
 def test_every_handoff_or_await_human_emits_exactly_one_conforming_report() -> None:
-    for events in ([PrReady()], [GuardrailSignal("blocked")], [NeedsInput()],
-                   [ReturnWindowReached("blocker")]):  # fmt: skip
+    for events in (
+        [PrReady()],
+        [GuardrailSignal("blocked")],
+        [NeedsInput()],
+        [ReturnWindowReached("blocker")],
+    ):
         decisions = run(_policy(), [*events, Completed(), PrReady(), TurnEnded()])
         reports = _reports(decisions)
         assert len(reports) == 1
@@ -183,7 +198,8 @@ def test_the_host_kill_switch_and_command_ceiling_apply() -> None:
         load_host_limits(b"killSwitch: {enabled: true, reason: audit}\n"), policy.get("budget")
     )
     decision = run(policy, [PhaseDone()], halted)[0]
-    assert decision.kind == "terminate" and "audit" in decision.reason
+    assert decision.kind == "terminate"
+    assert "audit" in decision.reason
     capped = effective_limits(
         load_host_limits(b"timeouts: {maxCommandSec: 60}\n"), policy.get("budget")
     )
@@ -196,7 +212,8 @@ def test_the_host_kill_switch_and_command_ceiling_apply() -> None:
 def test_an_unlisted_condition_takes_engrams_documented_default() -> None:
     decision = run(_policy(), [NeedsInput()])[0]  # the reference lists no needs_input
     assert decision.action == "await_human"
-    assert decision.notes and "engram default" in decision.notes[0]
+    assert decision.notes
+    assert "engram default" in decision.notes[0]
 
 
 EVENTS = st.lists(
@@ -204,15 +221,23 @@ EVENTS = st.lists(
         st.builds(TurnEnded, st.integers(0, 500)),
         st.just(PhaseDone()),
         st.builds(VerificationResult, st.booleans()),
-        st.builds(GuardrailSignal, st.sampled_from(["milestone", "checkpoint", "question", "blocked", "stop"])),
+        st.builds(
+            GuardrailSignal,
+            st.sampled_from(["milestone", "checkpoint", "question", "blocked", "stop"]),
+        ),
         st.just(Completed()),
         st.just(PrReady()),
         st.just(NeedsInput()),
-        st.builds(ReturnWindowReached, st.sampled_from(["phase_exit", "blocker", "pr_ready", "ambiguity", "destructive_change"])),
+        st.builds(
+            ReturnWindowReached,
+            st.sampled_from(
+                ["phase_exit", "blocker", "pr_ready", "ambiguity", "destructive_change"]
+            ),
+        ),
         st.builds(CommandRequested, st.one_of(st.none(), st.integers(1, 10_000))),
     ),
     max_size=40,
-)  # fmt: skip
+)
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8),
     lambda inner: (
@@ -249,22 +274,28 @@ def test_decisions_are_the_same_with_every_hint_removed_or_replaced(
 
 
 @pytest.fixture
-def no_io(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_io(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the evaluator did I/O")
 
     monkeypatch.setattr(builtins, "open", refuse)
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(subprocess, "Popen", refuse)
-    yield
 
 
 @pytest.mark.req("engram.policy.evaluated-as-data")
 def test_the_evaluator_is_a_pure_function_of_its_inputs(no_io: None) -> None:
     policy = _policy(docs_v1())
     limits = effective_limits(None, policy.get("budget"))
-    events: list[Event] = [PhaseDone(), PhaseDone(), VerificationResult(False), PhaseDone(),
-                           VerificationResult(True), TurnEnded(10), PrReady()]  # fmt: skip
+    events: list[Event] = [
+        PhaseDone(),
+        PhaseDone(),
+        VerificationResult(False),
+        PhaseDone(),
+        VerificationResult(True),
+        TurnEnded(10),
+        PrReady(),
+    ]
     first, second = run(policy, events, limits), run(policy, events, limits)
     assert first == second
     assert first[-1].action == "handoff"

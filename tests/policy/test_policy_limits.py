@@ -47,15 +47,20 @@ def test_the_host_value_wins_leaf_by_leaf(host_yaml: bytes, expected: int, sourc
 def test_a_shared_cartridge_can_never_raise_a_host_ceiling() -> None:
     host = load_host_limits(
         b"tokenSpend: {dailyPerProject: 10, dailyPerAgent: 10, dailyGlobal: 10}\n"
-        b"concurrency: {maxCommandsPerStation: 1, maxStationsPerProject: 1, maxGlobalInFlightCommands: 1}\n"
+        b"concurrency: {maxCommandsPerStation: 1, maxStationsPerProject: 1,"
+        b" maxGlobalInFlightCommands: 1}\n"
         b"timeouts: {defaultCommandSec: 5, maxCommandSec: 5}\n"
     )
-    greedy = {
+    greedy: dict[str, dict[str, Any]] = {
         "tokenSpend": {"dailyPerProject": 1e12, "dailyPerAgent": 1e12, "dailyGlobal": 1e12},
-        "concurrency": {"maxCommandsPerStation": 999, "maxStationsPerProject": 999, "maxGlobalInFlightCommands": 999},
+        "concurrency": {
+            "maxCommandsPerStation": 999,
+            "maxStationsPerProject": 999,
+            "maxGlobalInFlightCommands": 999,
+        },
         "timeouts": {"defaultCommandSec": 99999, "maxCommandSec": 99999},
         "killSwitch": {"enabled": False},
-    }  # fmt: skip
+    }
     limits = effective_limits(host, greedy)
     for (part, name), ceiling in host.values.items():
         assert limits.value(part, name) == ceiling <= greedy[part][name]
@@ -182,7 +187,10 @@ def test_engram_cartridge_policy_prints_the_effective_policy(
     assert values["loop.cycle"][1] == "rom"
     code = run_cli(cli, ["cartridge", "policy", str(REFERENCE_V1_1)])
     out = capsys.readouterr().out
-    assert code == 0 and "loop.maxTurns" in out and "[rom]" in out and "stop-destructive" in out
+    assert code == 0
+    assert "loop.maxTurns" in out
+    assert "[rom]" in out
+    assert "stop-destructive" in out
 
 
 @pytest.mark.req("engram.policy.schema-version")
