@@ -78,7 +78,9 @@ def issue(tmp_path: Path, *, competence: float = 33, rom: str = ROM) -> Issued:
     )
     assert issuance.credential is not None
     status = add_proof(
-        status_list_credential(list_id=LIST_URL, issuer=verifier.did, valid_from="2026-07-01T00:00:00Z"),
+        status_list_credential(
+            list_id=LIST_URL, issuer=verifier.did, valid_from="2026-07-01T00:00:00Z"
+        ),
         verifier.key,
         verification_method=verifier.verification_method,
         created="2026-07-01T00:00:00Z",
@@ -86,7 +88,9 @@ def issue(tmp_path: Path, *, competence: float = 33, rom: str = ROM) -> Issued:
     return Issued(verifier, publisher, issuance, issuance.credential, status, ledger)
 
 
-def node_verify(tmp_path: Path, issued: Issued, credential: Any, status_list: Any | None = None) -> dict[str, Any]:
+def node_verify(
+    tmp_path: Path, issued: Issued, credential: Any, status_list: Any | None = None
+) -> dict[str, Any]:
     """Run Digital Bazaar's verifier (tests/level/verify.mjs) on ``credential``."""
     node = shutil.which("node")
     modules = HERE / "node_modules" / "@digitalbazaar" / "vc"
@@ -107,7 +111,11 @@ def node_verify(tmp_path: Path, issued: Issued, credential: Any, status_list: An
         )
     )
     done = subprocess.run(
-        [node, str(HERE / "verify.mjs"), str(case)], capture_output=True, text=True, timeout=120, check=False
+        [node, str(HERE / "verify.mjs"), str(case)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)

@@ -1,4 +1,4 @@
-"""Issuance: benchmark sealing, the solver seam, self-issuance, cooldown and the ledger (SPEC §10.2-§10.3)."""
+"""Issuance: sealing, the solver seam, self-issuance, cooldown and the ledger (SPEC §10.2-3)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ from engram.level import (
 
 
 @pytest.mark.req("engram.level.held-out-sealed")
-def test_only_the_held_out_digest_is_published_and_the_sealed_file_opens_only_with_its_key() -> None:
+def test_only_the_held_out_digest_is_published_and_the_sealed_file_opens_only_with_its_key() -> (
+    None
+):
     benchmark = demo_benchmark()
     public = benchmark.public_view()
     held = {t.id for t in benchmark.held_out}
@@ -55,13 +57,13 @@ def test_the_draw_is_keyed_by_the_rom_digest_and_reproducible() -> None:
     benchmark = demo_benchmark()
     assert benchmark.draw(ROM, 30) == demo_benchmark().draw(ROM, 30)
     assert benchmark.draw(ROM, 30) != benchmark.draw("sha256:" + "00" * 32, 30)
-    assert set(t.id for t in benchmark.draw(ROM, 96)) == {t.id for t in benchmark.held_out}
+    assert {t.id for t in benchmark.draw(ROM, 96)} == {t.id for t in benchmark.held_out}
 
 
 SOLVER = """
 import json, os, sys
 task = json.load(sys.stdin)
-assert os.listdir(".") == [".stdout", ".stderr"] or sorted(os.listdir(".")) == [".stderr", ".stdout"]
+assert sorted(os.listdir(".")) == [".stderr", ".stdout"]
 assert "SECRET_TOKEN" not in os.environ
 if task["id"] == "slow":
     import time; time.sleep(30)
@@ -79,7 +81,9 @@ def test_the_command_solver_runs_each_task_in_a_clean_sandbox_with_a_time_limit(
     script.write_text(SOLVER)
     solver = CommandSolver([sys.executable, str(script)], timeout_sec=3)
     good = Task("t1", 20, "x", artifacts={"out.txt": hashlib.sha256(b"answer t1").hexdigest()})
-    wrong = Task("t2", 20, "x", artifacts={"out.txt": hashlib.sha256(b"something else").hexdigest()})
+    wrong = Task(
+        "t2", 20, "x", artifacts={"out.txt": hashlib.sha256(b"something else").hexdigest()}
+    )
     attempt = solver.solve(ROM, good)
     assert attempt.passed, attempt.trajectory
     assert b"solved t1 " + ROM.encode() in attempt.trajectory
@@ -100,10 +104,17 @@ def test_self_issuance_is_refused_before_anything_runs(tmp_path: Path) -> None:
     ]:
         with pytest.raises(LevelRefused, match="self-issuance"):
             prove_level(
-                rom_digest=ROM, publisher_id=PUBLISHER, subject_id=SUBJECT, publisher_keyids=keyids,
-                benchmark=demo_benchmark(), solver=ReferenceSolver(33), verifier=verifier,
-                ledger=ledger, now=NOW, status_list_url=LIST_URL,
-            )  # fmt: skip
+                rom_digest=ROM,
+                publisher_id=PUBLISHER,
+                subject_id=SUBJECT,
+                publisher_keyids=keyids,
+                benchmark=demo_benchmark(),
+                solver=ReferenceSolver(33),
+                verifier=verifier,
+                ledger=ledger,
+                now=NOW,
+                status_list_url=LIST_URL,
+            )
     assert ledger.attempts() == []
 
 
@@ -114,10 +125,18 @@ def test_failed_attempts_are_kept_and_start_the_cooldown_too(tmp_path: Path) -> 
 
     def attempt(competence: float, draw: int, hours: float) -> bool:
         result = prove_level(
-            rom_digest=ROM, publisher_id=PUBLISHER, subject_id=SUBJECT, publisher_keyids=[],
-            benchmark=demo_benchmark(), solver=ReferenceSolver(competence), verifier=verifier,
-            ledger=ledger, now=NOW + timedelta(hours=hours), status_list_url=LIST_URL, draw_count=draw,
-        )  # fmt: skip
+            rom_digest=ROM,
+            publisher_id=PUBLISHER,
+            subject_id=SUBJECT,
+            publisher_keyids=[],
+            benchmark=demo_benchmark(),
+            solver=ReferenceSolver(competence),
+            verifier=verifier,
+            ledger=ledger,
+            now=NOW + timedelta(hours=hours),
+            status_list_url=LIST_URL,
+            draw_count=draw,
+        )
         return result.issued
 
     assert attempt(14, 50, 0) is False

@@ -69,7 +69,13 @@ def test_a_proof_without_context_verifies_and_a_mismatched_context_does_not() ->
     key = PrivateKey.generate()
     method = "did:key:" + public_multikey(key.public_key())
     document = json.loads(_read("unsigned.json"))
-    bare = add_proof(document, key, verification_method=method, created="2026-01-01T00:00:00Z", with_context=False)
+    bare = add_proof(
+        document,
+        key,
+        verification_method=method,
+        created="2026-01-01T00:00:00Z",
+        with_context=False,
+    )
     assert "@context" not in bare["proof"]
     verify_proof(bare, did_key_resolver)
     signed = add_proof(document, key, verification_method=method, created="2026-01-01T00:00:00Z")
@@ -81,7 +87,12 @@ def test_a_proof_without_context_verifies_and_a_mismatched_context_does_not() ->
 @pytest.mark.req("engram.level.eddsa-jcs-2022")
 @pytest.mark.parametrize(
     ("member", "value"),
-    [("cryptosuite", "eddsa-rdfc-2022"), ("type", "Ed25519Signature2020"), ("proofValue", "u" + "A" * 86), ("proofValue", "z0OIl")],
+    [
+        ("cryptosuite", "eddsa-rdfc-2022"),
+        ("type", "Ed25519Signature2020"),
+        ("proofValue", "u" + "A" * 86),
+        ("proofValue", "z0OIl"),
+    ],
 )
 def test_other_suites_and_encodings_are_refused(member: str, value: str) -> None:
     signed = json.loads(_read("signedJCS.json"))

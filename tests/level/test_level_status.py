@@ -59,8 +59,13 @@ def test_revocation_cannot_be_undone(tmp_path: Path) -> None:
     with pytest.raises(InvalidRequest, match="cannot be undone"):
         bits.set(42, False)
     issued = issue(tmp_path)
-    once = set_entry(issued.status_list, 42, issued.verifier.key,
-                     verification_method=issued.verifier.verification_method, created="2026-07-17T00:00:00Z")  # fmt: skip
+    once = set_entry(
+        issued.status_list,
+        42,
+        issued.verifier.key,
+        verification_method=issued.verifier.verification_method,
+        created="2026-07-17T00:00:00Z",
+    )
     assert StatusList.decode(once["credentialSubject"]["encodedList"]).get(42)
 
 
@@ -75,9 +80,13 @@ def _entry(index: int = 7) -> dict[str, Any]:
 
 
 def _signed(key: PrivateKey, **overrides: Any) -> dict[str, Any]:
-    unsigned = status_list_credential(list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z")
+    unsigned = status_list_credential(
+        list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
+    )
     unsigned.update(overrides)
-    return add_proof(unsigned, key, verification_method="did:web:v.example#key-1", created="2026-07-01T00:00:00Z")
+    return add_proof(
+        unsigned, key, verification_method="did:web:v.example#key-1", created="2026-07-01T00:00:00Z"
+    )
 
 
 def _check(document: Any, key: PrivateKey, entry: dict[str, Any] | None = None) -> Any:
@@ -90,7 +99,13 @@ def _check(document: Any, key: PrivateKey, entry: dict[str, Any] | None = None) 
 def test_a_good_list_concludes_and_a_set_bit_reads_revoked() -> None:
     key = PrivateKey.generate()
     assert _check(_signed(key), key).status is False
-    revoked = set_entry(_signed(key), 7, key, verification_method="did:web:v.example#key-1", created="2026-07-02T00:00:00Z")
+    revoked = set_entry(
+        _signed(key),
+        7,
+        key,
+        verification_method="did:web:v.example#key-1",
+        created="2026-07-02T00:00:00Z",
+    )
     assert _check(revoked, key).status is True
 
 
@@ -154,13 +169,27 @@ def test_each_defined_error_fails_closed(case: str, code: str) -> None:
     elif case == "expired":
         document = _signed(key, validUntil="2026-07-02T00:00:00Z")
     elif case == "gzip bomb":
-        unsigned = status_list_credential(list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z")
+        unsigned = status_list_credential(
+            list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
+        )
         unsigned["credentialSubject"]["encodedList"] = _bomb()
-        document = add_proof(unsigned, key, verification_method="did:web:v.example#key-1", created="2026-07-01T00:00:00Z")
+        document = add_proof(
+            unsigned,
+            key,
+            verification_method="did:web:v.example#key-1",
+            created="2026-07-01T00:00:00Z",
+        )
     elif case == "short list":
-        unsigned = status_list_credential(list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z")
+        unsigned = status_list_credential(
+            list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
+        )
         unsigned["credentialSubject"]["encodedList"] = _short_list()
-        document = add_proof(unsigned, key, verification_method="did:web:v.example#key-1", created="2026-07-01T00:00:00Z")
+        document = add_proof(
+            unsigned,
+            key,
+            verification_method="did:web:v.example#key-1",
+            created="2026-07-01T00:00:00Z",
+        )
     elif case == "index outside":
         entry = _entry(MIN_ENTRIES)
     elif case == "index not decimal":
@@ -168,4 +197,4 @@ def test_each_defined_error_fails_closed(case: str, code: str) -> None:
     with pytest.raises(StatusCheckError) as caught:
         _check(document, key, entry)
     assert caught.value.status_code == code
-    assert caught.value.problem_details()["type"].endswith("#" + code)
+    assert str(caught.value.problem_details()["type"]).endswith("#" + code)

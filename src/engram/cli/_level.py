@@ -323,8 +323,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 @click.option("--publisher-keyid", "publisher_keyids", multiple=True)
 @click.option(
     "--issuer-key",
-    "issuer_keys",
-    multiple=True,
+    "issuer_key",
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
