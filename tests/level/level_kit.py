@@ -24,6 +24,7 @@ from engram.level import (
     demo_benchmark,
     prove_level,
     public_multikey,
+    set_entry,
     static_resolver,
     status_list_credential,
 )
@@ -55,6 +56,27 @@ class Issued:
     def fetch(self, url: str) -> bytes:
         assert url == LIST_URL
         return canonicalize(self.status_list)
+
+    def revoked_list(self) -> dict[str, Any]:
+        """The status list with this credential's bit set, re-signed."""
+        index = int(self.credential["credentialStatus"]["statusListIndex"])
+        return set_entry(
+            self.status_list,
+            index,
+            self.verifier.key,
+            verification_method=self.verifier.verification_method,
+            created="2026-07-17T00:00:00Z",
+        )
+
+    def resign(self, credential: dict[str, Any]) -> dict[str, Any]:
+        """``credential`` (edited) signed again by the verifier: a forgery with a valid proof."""
+        unsigned = {k: v for k, v in credential.items() if k != "proof"}
+        return add_proof(
+            unsigned,
+            self.verifier.key,
+            verification_method=self.verifier.verification_method,
+            created="2026-07-16T12:00:00Z",
+        )
 
     def envelopes(self) -> dict[str, bytes]:
         return {e.file_name: e.envelope_bytes for e in self.issuance.evidence}

@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 from level_kit import Issued, issue, node_verify
 
-from engram.level import set_entry
-
 
 @pytest.fixture(scope="module")
 def issued(tmp_path_factory: pytest.TempPathFactory) -> Issued:
@@ -67,14 +65,7 @@ def test_the_npm_verifier_rejects_every_one_byte_change(issued: Issued, tmp_path
 def test_a_revoked_credential_is_revoked_for_the_npm_verifier_too(
     issued: Issued, tmp_path: Path
 ) -> None:
-    index = int(issued.credential["credentialStatus"]["statusListIndex"])
-    revoked = set_entry(
-        issued.status_list,
-        index,
-        issued.verifier.key,
-        verification_method=issued.verifier.verification_method,
-        created="2026-07-17T00:00:00Z",
-    )
+    revoked = issued.revoked_list()
     result = node_verify(tmp_path, issued, issued.credential, revoked)
     # the library reports verified: true and puts the revocation bit in statusResult
     assert [s["status"] for s in result["statusResult"]["results"]] == [True]

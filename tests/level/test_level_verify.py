@@ -14,9 +14,7 @@ from level_kit import NOW, PUBLISHER, REFERENCE, ROM, Issued, issue
 from engram.core.canonical import canonicalize
 from engram.level import (
     LevelReport,
-    add_proof,
     envelope_file_name,
-    set_entry,
     static_resolver,
     verify_level,
 )
@@ -167,13 +165,7 @@ def test_a_credential_issued_by_the_publishers_own_key_is_rejected(issued: Issue
         f.message for f in report.failures("self-issuance")
     ]
     unsigned = _mutated(issued, ("credentialSubject", "id"), issued.verifier.did)
-    del unsigned["proof"]
-    resigned = add_proof(
-        unsigned,
-        issued.verifier.key,
-        verification_method=issued.verifier.verification_method,
-        created="2026-07-16T12:00:00Z",
-    )
+    resigned = issued.resign(unsigned)
     report = _verify(issued, resigned)
     assert "self-issuance rejected (issuer == subject)" in [
         f.message for f in report.failures("self-issuance")
@@ -192,14 +184,7 @@ def test_an_issuer_key_missing_from_the_trust_registry_is_rejected(issued: Issue
 
 @pytest.mark.req("engram.level.status-fail-closed", "engram.level.revocation-irreversible")
 def test_a_revoked_credential_is_reported_revoked(issued: Issued) -> None:
-    index = int(issued.credential["credentialStatus"]["statusListIndex"])
-    revoked = set_entry(
-        issued.status_list,
-        index,
-        issued.verifier.key,
-        verification_method=issued.verifier.verification_method,
-        created="2026-07-17T00:00:00Z",
-    )
+    revoked = issued.revoked_list()
     report = _verify(issued, status_fetch=lambda _url: canonicalize(revoked))
     assert report.revoked is True
     assert not report.verified
@@ -216,13 +201,7 @@ def test_a_revoked_credential_is_reported_revoked(issued: Issued) -> None:
 @pytest.mark.req("engram.level.trueskill-gate")
 def test_a_rating_that_does_not_clear_the_gate_is_rejected_even_when_signed(issued: Issued) -> None:
     forged = _mutated(issued, ("credentialSubject", "result", 0, "acx:ratingSigma"), "2.25")
-    del forged["proof"]
-    signed = add_proof(
-        forged,
-        issued.verifier.key,
-        verification_method=issued.verifier.verification_method,
-        created="2026-07-16T12:00:00Z",
-    )
+    signed = issued.resign(forged)
     report = _verify(issued, signed)
     messages = [f.message for f in report.failures("gate")]
     assert any("sigma 2.250 is not < 1.5" in m for m in messages)
