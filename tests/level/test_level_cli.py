@@ -87,6 +87,39 @@ def test_prove_verify_revoke_through_the_command_line(
     ]
     assert run_cli(cli, verify) == 0
     assert "VERIFIED; issuer trusted: True" in capsys.readouterr().out
+    registry = tmp_path / "trust.json"
+    registry.write_text(
+        json.dumps(  # noqa: TID251 - a hand-written registry, not signed bytes
+            {
+                "schemaVersion": "acx.trust-registry/1",
+                "keys": [
+                    {
+                        "keyid": key.public_key().key_id,
+                        "publisherId": "org.example.verifier",
+                        "algorithm": "ed25519",
+                        "publicKeyPem": key.public_key().to_pem().decode(),
+                        "status": "active",
+                        "notBefore": "2020-01-01T00:00:00Z",
+                        "notAfter": "2099-01-01T00:00:00Z",
+                        "namespaceProof": {
+                            "method": "dns-txt",
+                            "txtRecord": "_acx-challenge.verifier.example.org",
+                            "verifiedAt": "2020-01-01T00:00:00Z",
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    by_registry = [
+        a for a in verify if a != key.public_key().key_id and a != "--trusted-issuer-keyid"
+    ]
+    assert run_cli(cli, [*by_registry, "--registry", str(registry)]) == 0
+    assert "VERIFIED; issuer trusted: True" in capsys.readouterr().out
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"schemaVersion": "acx.trust-registry/1", "keys": []}')
+    assert run_cli(cli, [*by_registry, "--registry", str(empty)]) == 1
+    assert "is not in the trust registry" in capsys.readouterr().out
     assert run_cli(cli, prove) == 2  # the cooldown: a second attempt at once is refused
     assert "cooldown" in capsys.readouterr().err
     revoke = [

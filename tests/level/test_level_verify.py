@@ -15,10 +15,12 @@ from engram.core.canonical import canonicalize
 from engram.level import (
     LevelReport,
     envelope_file_name,
+    registry_issuer_keys,
     static_resolver,
     verify_level,
 )
 from engram.level._ob3 import published_schema
+from engram.trust import load_trust_registry
 
 
 def _verify(issued: Issued, credential: Any | None = None, **options: Any) -> LevelReport:
@@ -228,3 +230,63 @@ def test_garbage_is_reported_not_raised(data: bytes) -> None:
     report = verify_level(data, resolve=static_resolver({}), now=NOW)
     assert not report.verified
     assert report.findings[0].check == "json"
+
+
+def _registry(issued: Issued, **overrides: Any) -> bytes:
+    """A hand-written acx.trust-registry/1 publishing the verifier's key (stdlib JSON)."""
+    key = issued.verifier.key.public_key()
+    entry = {
+        "keyid": key.key_id,
+        "publisherId": "org.example.verifier",  # did:web:verifier.example.org, reversed
+        "algorithm": "ed25519",
+        "publicKeyPem": key.to_pem().decode(),
+        "status": "active",
+        "notBefore": "2026-01-01T00:00:00Z",
+        "notAfter": "2027-01-01T00:00:00Z",
+        "namespaceProof": {
+            "method": "dns-txt",
+            "txtRecord": "_acx-challenge.verifier.example.org",
+            "verifiedAt": "2026-01-01T00:00:00Z",
+        },
+    }
+    entry.update(overrides)
+    document = {"schemaVersion": "acx.trust-registry/1", "keys": [entry]}
+    return json.dumps(document).encode()  # noqa: TID251
+
+
+@pytest.mark.req("engram.level.issuer-published")
+@pytest.mark.parametrize(
+    ("overrides", "trusted"),
+    [
+        ({}, True),
+        (
+            {
+                "status": "revoked",
+                "revokedAt": "2026-02-01T00:00:00Z",
+                "revocationReason": "key-compromise",
+            },
+            False,
+        ),
+        ({"notAfter": "2026-03-01T00:00:00Z"}, False),
+        (
+            {
+                "publisherId": "io.github.mallory",
+                "namespaceProof": {
+                    "method": "github-oidc",
+                    "oidcSubject": "repo:mallory/x:ref:refs/heads/main",
+                    "oidcIssuer": "https://token.actions.githubusercontent.com",
+                    "verifiedAt": "2026-01-01T00:00:00Z",
+                },
+            },
+            False,
+        ),
+    ],
+)
+def test_the_issuer_key_is_looked_up_in_the_acx_trust_registry(
+    issued: Issued, overrides: dict[str, Any], trusted: bool
+) -> None:
+    registry = load_trust_registry(_registry(issued, **overrides))
+    keys = registry_issuer_keys(registry, issuer_id=issued.verifier.did, signed_at=NOW, now=NOW)
+    report = _verify(issued, published_issuer_keys=keys)
+    assert report.trusted is trusted
+    assert report.verified is trusted

@@ -5,7 +5,7 @@ Until the cartridge reader reads the real .acx layout, ``prove`` takes the ROM `
 (``--rom-digest``), the publisher id and the publisher's key ids directly, and ``verify`` takes
 ``--rom-digest`` for the ROM binding; reading them out of FILE.acx is the one call in
 :func:`cartridge_binding`. The trust-registry lookup of the issuer key takes the published issuer
-key ids (``--trusted-issuer-keyid``) until the ACX trust registry (SPEC §4.4) is readable.
+key ids from an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
 
 Status lists are dereferenced from a file or over HTTP(S) here, in the adapter: the domain package
 does no network I/O and fails closed on whatever this fetch raises.
@@ -16,14 +16,15 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 import httpx
 
 from engram.core.canonical import canonicalize, parse_object
-from engram.core.clock import SystemClock, format_instant
+from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
 from engram.errors import InvalidRequest, RemoteError
@@ -46,12 +47,14 @@ from engram.level import (
     load_benchmark,
     prove_level,
     public_from_multikey,
+    registry_issuer_keys,
     set_entry,
     static_resolver,
     status_list_credential,
     verify_level,
     verify_proof,
 )
+from engram.trust import load_trust_registry
 
 CLOCK = SystemClock()
 MAX_FETCH_BYTES = 1 << 24
@@ -305,6 +308,31 @@ def _resolver(
     return resolve
 
 
+def _published(
+    registry: Path | None, trusted: tuple[str, ...], credential: dict[str, Any], now: datetime
+) -> frozenset[str] | None:
+    """The published issuer key ids: the trust registry's (for this issuer) and any given."""
+    if registry is None and not trusted:
+        return None
+    keys = set(trusted)
+    if registry is not None:
+        issuer = credential.get("issuer")
+        issuer_id = issuer.get("id") if isinstance(issuer, dict) else issuer
+        proof = credential.get("proof")
+        created = proof.get("created") if isinstance(proof, dict) else None
+        try:
+            signed_at = parse_instant(created) if isinstance(created, str) else now
+        except InvalidRequest:
+            signed_at = now
+        keys |= registry_issuer_keys(
+            load_trust_registry(registry.read_bytes()),
+            issuer_id=str(issuer_id),
+            signed_at=signed_at,
+            now=now,
+        )
+    return frozenset(keys)
+
+
 def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     def lookup(link: str) -> bytes | None:
         if folder is None:
@@ -327,6 +355,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
+@click.option("--registry", type=_FILE, help="ACX trust registry (acx.trust-registry/1).")
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
 @click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
 @click.option(
@@ -336,7 +365,8 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 def verify_command(
     credential: Path, rom_digest: str | None, publisher_id: str | None,
     publisher_keyids: tuple[str, ...], issuer_key: str | None, did_document: Path | None,
-    trusted: tuple[str, ...], status_list: str | None, evidence_dir: Path | None, as_json: bool,
+    registry: Path | None, trusted: tuple[str, ...], status_list: str | None,
+    evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
     data = credential.read_bytes()
@@ -344,14 +374,16 @@ def verify_command(
         document = parse_object(data, what=str(credential), error=InvalidRequest)
     except InvalidRequest:
         document = {}
+    now = CLOCK.now()
+    published = _published(registry, trusted, document, now)
     report = verify_level(
         data,
         resolve=_resolver(issuer_key, did_document, document),
-        now=CLOCK.now(),
+        now=now,
         rom_digest=rom_digest,
         publisher_id=publisher_id,
         publisher_keyids=publisher_keyids,
-        published_issuer_keys=set(trusted) if trusted else None,
+        published_issuer_keys=published,
         status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
         evidence=_evidence_lookup(evidence_dir),
     )

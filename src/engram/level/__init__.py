@@ -72,7 +72,7 @@ from engram.level._status import (
     set_entry,
     status_list_credential,
 )
-from engram.level._trust import issuer_key_published, self_issued
+from engram.level._trust import issuer_key_published, registry_issuer_keys, self_issued
 from engram.level._verify import EvidenceLookup, LevelReport, verify_level
 
 __all__ = [
@@ -133,6 +133,7 @@ __all__ = [
     "public_from_multikey",
     "public_multikey",
     "rate",
+    "registry_issuer_keys",
     "seal_benchmark",
     "self_issued",
     "set_entry",

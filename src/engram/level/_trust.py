@@ -2,17 +2,20 @@
 
 "Verifiers MUST reject a credential whose ``issuer.id`` equals the ``credentialSubject.id``
 controller, or whose issuer is not in the ACX trust registry." The trust registry itself
-(SPEC §4.4, ``acx.trust-registry/1``) belongs to ``engram.cartridge``; this module takes only
-what the check needs, the set of published issuer key ids (``ed25519:<hex sha256(DER SPKI)>``,
-the registry's ``keyid``), so wiring it to the registry is one call that hands over the active
-entries' key ids (docs/spec/acx-levels.md §7).
+(SPEC §4.4, ``acx.trust-registry/1``) is ``engram.trust``'s; the check itself takes only the set
+of published issuer key ids (``ed25519:<hex sha256(DER SPKI)>``, the registry's ``keyid``), and
+:func:`registry_issuer_keys` computes that set from a registry (docs/spec/acx-levels.md §7): the
+entries that make the issuer's did:web namespace ``trusted`` under the §4.5 rules (active, a
+namespace proof covering it, valid when the proof was created, not compromised).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import datetime
 
 from engram.core.keys import PublicKey
+from engram.trust import TrustRegistry, TrustState, evaluate_signer
 
 CARTRIDGE_SUBJECT_PREFIX = "urn:acx:cartridge:"
 
@@ -20,6 +23,33 @@ CARTRIDGE_SUBJECT_PREFIX = "urn:acx:cartridge:"
 def issuer_key_published(key: PublicKey, published_keyids: Collection[str]) -> bool:
     """True when the key that signed the credential is a published issuer key."""
     return key.key_id in published_keyids
+
+
+def registry_issuer_keys(
+    registry: TrustRegistry, *, issuer_id: str, signed_at: datetime, now: datetime
+) -> frozenset[str]:
+    """The key ids of ``registry`` that vouch for levels issued by ``issuer_id``.
+
+    A verifier ``did:web:verifier.example.org`` publishes its keys under the publisher id
+    ``org.example.verifier``; an entry counts when :func:`engram.trust.evaluate_signer` finds it
+    ``trusted`` (or ``local``) for that namespace at ``signed_at``.
+    """
+    namespace = did_web_namespace(issuer_id)
+    if namespace is None:
+        return frozenset()
+    trusted = set()
+    for entry in registry.keys:
+        verdict = evaluate_signer(
+            registry,
+            publisher_id=namespace,
+            keyid=entry.keyid,
+            verified_with=entry.public_key,
+            signed_at=signed_at,
+            now=now,
+        )
+        if verdict.state in (TrustState.TRUSTED, TrustState.LOCAL):
+            trusted.add(entry.keyid)
+    return frozenset(trusted)
 
 
 def did_web_namespace(did: str) -> str | None:
@@ -75,6 +105,7 @@ __all__ = [
     "CARTRIDGE_SUBJECT_PREFIX",
     "did_web_namespace",
     "issuer_key_published",
+    "registry_issuer_keys",
     "self_issued",
     "subject_publisher",
 ]
