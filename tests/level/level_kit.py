@@ -32,7 +32,7 @@ from engram.level import (
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE.parent / "vectors"
 W3C = VECTORS / "w3c-eddsa-jcs-2022"
-REFERENCE = VECTORS / "acx-reference" / "level"
+REFERENCE = VECTORS / "acx-reference"
 PROOF3_ROM = "sha256:1726cf1e6025c166e06dc839a5cbae6c900f0ffa3e0b1235be8b78e88ee09943"
 ROM = "sha256:" + "5e" * 32
 PUBLISHER = "io.github.alice"

@@ -184,7 +184,7 @@ def test_verify_on_the_references_credential_lists_its_departures(
             "cartridge",
             "level",
             "verify",
-            str(REFERENCE / "level-credential.example.json"),
+            str(REFERENCE / "proofs" / "level-credential.example.json"),
             "--status-list",
             str(REFERENCE / "missing-status-list.json"),
         ],

@@ -103,7 +103,8 @@ REFERENCE_DEPARTURES = {
 
 @pytest.mark.req("engram.level.reports-departures")
 @pytest.mark.parametrize(
-    "name", ["level-credential.example.json", "research-designer.level-attestation.json"]
+    "name",
+    ["proofs/level-credential.example.json", "examples/research-designer.level-attestation.json"],
 )
 def test_the_references_credential_is_described_exactly_not_accepted_or_crashed_on(
     name: str,
@@ -113,10 +114,10 @@ def test_the_references_credential_is_described_exactly_not_accepted_or_crashed_
     departures = {(f.check, f.path) for f in report.departures()}
     expected = (
         REFERENCE_DEPARTURES
-        if name.startswith("level")
+        if name.startswith("proofs")
         else {d for d in REFERENCE_DEPARTURES if not d[1].startswith("$.evidence[1]")}
     )
-    if name.startswith("research"):
+    if name.startswith("examples"):
         count = len(json.loads(data)["evidence"])
         assert count > 2
     assert departures >= expected

@@ -10,7 +10,9 @@ from typing import Any
 VECTORS = Path(__file__).resolve().parent.parent / "vectors" / "acx-reference" / "policy"
 REFERENCE_V1_1 = VECTORS / "ada-ridge-1.0.0.loop-context-policy.json"
 DOCS_V1 = VECTORS / "docs-example-v1.loop-context-policy.json"
-PUBLISHED_SCHEMA = VECTORS / "published-loop-policy-context-policy.schema.json"
+PUBLISHED_SCHEMA = (
+    VECTORS.parent.parent / "acx-spec" / "schemas" / "loop-policy-context-policy.schema.json"
+)
 
 
 def reference() -> dict[str, Any]:
