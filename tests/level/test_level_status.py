@@ -20,6 +20,7 @@ from engram.level import (
     StatusList,
     add_proof,
     check_status,
+    public_multikey,
     set_entry,
     static_resolver,
     status_list_credential,
@@ -131,6 +132,7 @@ def _bomb() -> str:
         ("not json", "STATUS_RETRIEVAL_ERROR"),
         ("bad proof", "STATUS_VERIFICATION_ERROR"),
         ("other key", "STATUS_VERIFICATION_ERROR"),
+        ("foreign did:key", "STATUS_VERIFICATION_ERROR"),
         ("wrong type", "STATUS_VERIFICATION_ERROR"),
         ("purpose mismatch", "STATUS_VERIFICATION_ERROR"),
         ("expired", "STATUS_VERIFICATION_ERROR"),
@@ -162,6 +164,15 @@ def test_each_defined_error_fails_closed(case: str, code: str) -> None:
         document["credentialSubject"]["encodedList"] = other.encode()  # after signing
     elif case == "other key":
         document = _signed(PrivateKey.generate())
+    elif case == "foreign did:key":
+        stranger = PrivateKey.generate()
+        unsigned = status_list_credential(
+            list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
+        )
+        method = "did:key:" + public_multikey(stranger.public_key())
+        document = add_proof(
+            unsigned, stranger, verification_method=method, created="2026-07-01T00:00:00Z"
+        )
     elif case == "wrong type":
         document = _signed(key, type=["VerifiableCredential"])
     elif case == "purpose mismatch":
