@@ -136,6 +136,8 @@ class ExportOptions:
     installation_salt: bytes | None = None
     artifact_id: str | None = None
     artifact_version: str | None = None
+    default_skill: bool = True
+    """Write the reference's one expertise skill when the package has no ``skills/``."""
 
 
 def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Contents, int]:
@@ -188,7 +190,7 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
             files[f"rom/knowledge/{name}"] = (_read(package_dir / name), FILE_MODE, mtime)
     if (package_dir / "skills").is_dir():
         files |= collect_skills(package_dir / "skills", mtime)
-    else:
+    elif options.default_skill:
         skill = "expertise-" + (slug(str(manifest.get("role") or "engineering")) or "engineering")
         files[f"rom/skills/{skill}/SKILL.md"] = (_expertise_skill(skill, manifest), FILE_MODE, mtime)
     skills = derive_skills({k: v[0] for k, v in files.items()})

@@ -46,6 +46,19 @@ class ActivationRefused(ConflictError):
 
     code = "activation_refused"
 
+    def __init__(
+        self,
+        message: str,
+        *,
+        descriptor: dict[str, object] | None = None,
+        error: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.descriptor = descriptor
+        """The §8.5 compliance descriptor (verdict ``refuse``)."""
+        self.error = error
+        """MCP's JSON-RPC error: ``{code: -32602, message: "Unsupported harness", data}``."""
+
 
 __all__ = [
     "ActivationRefused",
