@@ -1,0 +1,8 @@
+"""Make ``kit`` importable for the cartridge tests (they run from any working directory)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
