@@ -189,7 +189,7 @@ class Limits:
     max_envelope_bytes: int = 16 * 1024**2
     max_object_bytes: int = 64 * 1024**2
     """Largest inflated size of any one object (sqlar file, meta value, memory payload)."""
-    max_total_inflated_bytes: int = 512 * 1024**2
+    max_total_inflated_bytes: int = 256 * 1024**2
     """Budget for all bytes one verification inflates or reads from ROM (issue 15 point 3)."""
     max_meta_keys: int = 4096
 
