@@ -8,7 +8,7 @@ derive the manifest, sign), verify (open read-only, check the header and schema,
 byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
 records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes
 each memory's local vector); "import plan" is the cartridge half of import on its own.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -67,7 +67,9 @@ def main(*, rounds: int = 5) -> list[Case]:
     package.mkdir()
     (package / "manifest.json").write_text('{"name": "bench"}')
     acx_records = [
-        export_record({"id": r["id"], "title": r["kind"], "summary": r["text"], "tags": r["entities"]})
+        export_record(
+            {"id": r["id"], "title": r["kind"], "summary": r["text"], "tags": r["entities"]}
+        )
         for r in records
     ]
 
@@ -102,8 +104,24 @@ def main(*, rounds: int = 5) -> list[Case]:
             ring = "seat:bench"
             typed = [
                 MemoryRecord(
-                    Memory(r.memory_id(ring), "M4", ring, r.kind, r.text, r.tags, {"acxRecordId": r.id},
-                           "", ring, 0, 1.0, 1.0, "candidate", None, "import", "2026-03-01T00:00:00.000000Z"),
+                    Memory(
+                        r.memory_id(ring),
+                        "M4",
+                        ring,
+                        r.kind,
+                        r.text,
+                        r.tags,
+                        {"acxRecordId": r.id},
+                        "",
+                        ring,
+                        0,
+                        1.0,
+                        1.0,
+                        "candidate",
+                        None,
+                        "import",
+                        "2026-03-01T00:00:00.000000Z",
+                    ),
                     (),
                 )
                 for r in plan()

@@ -37,8 +37,14 @@ def key_file(tmp: Path, name: str = "publisher.pem") -> tuple[Path, PrivateKey]:
     return path, key
 
 
-def build_sample(tmp: Path, *, key: PrivateKey | None = None, package: Path = SAMPLE_PACKAGE,
-                 publisher: str = "io.github.acme", name: str = "sample.acx") -> Path:
+def build_sample(
+    tmp: Path,
+    *,
+    key: PrivateKey | None = None,
+    package: Path = SAMPLE_PACKAGE,
+    publisher: str = "io.github.acme",
+    name: str = "sample.acx",
+) -> Path:
     contents, _ = package_contents(package, ExportOptions(publisher, NOW))
     out = tmp / name
     write(out, contents, key=key or PrivateKey.generate(), signed_at=NOW)

@@ -26,7 +26,11 @@ def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     done = subprocess.run(
         [sys.executable, "-c", "from engram.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=60, preexec_fn=cap, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap,
+        check=False,
     )
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return done, max(peak, before)
@@ -37,7 +41,10 @@ def _bomb(tmp: Path, rows: int, size: int) -> Path:
     packed = zlib.compress(b"\0" * size, 9)
     with sqlite3.connect(path) as conn:
         for i in range(rows):
-            conn.execute("INSERT INTO sqlar VALUES (?, 420, 0, ?, ?)", (f"rom/knowledge/b{i}.md", size, packed))
+            conn.execute(
+                "INSERT INTO sqlar VALUES (?, 420, 0, ?, ?)",
+                (f"rom/knowledge/b{i}.md", size, packed),
+            )
     return path
 
 
@@ -59,18 +66,26 @@ def _cases(tmp: Path) -> dict[str, tuple[Path, str]]:
     traversal = tmp / "traversal.acx"
     shutil.copyfile(REFERENCE, traversal)
     with sqlite3.connect(traversal) as conn:
-        conn.execute("UPDATE sqlar SET name = '../../etc/passwd' WHERE name = 'rom/knowledge/SKILLS.md'")
+        conn.execute(
+            "UPDATE sqlar SET name = '../../etc/passwd' WHERE name = 'rom/knowledge/SKILLS.md'"
+        )
     cases["traversal"] = (traversal, "traversal")
     utf8 = tmp / "utf8.acx"
     shutil.copyfile(REFERENCE, utf8)
     with sqlite3.connect(utf8) as conn:
-        conn.execute("UPDATE cartridge SET value = CAST(x'ff fe 41' AS TEXT) WHERE key = 'acx.agent_name'".replace(" fe 41", "fe41"))
+        conn.execute(
+            "UPDATE cartridge SET value = CAST(x'ff fe 41' AS TEXT) WHERE key = 'acx.agent_name'".replace(  # noqa: E501
+                " fe 41", "fe41"
+            )
+        )
     cases["invalid-utf8"] = (utf8, "malformed")
     return cases
 
 
 @pytest.mark.req(
-    "engram.cartridge.hostile-files", "engram.cartridge.inflate-budget", "engram.cartridge.portable-paths"
+    "engram.cartridge.hostile-files",
+    "engram.cartridge.inflate-budget",
+    "engram.cartridge.portable-paths",
 )
 def test_hostile_cartridges_fail_cleanly_in_bounded_memory(tmp_path: Path) -> None:
     for name, (path, expected) in _cases(tmp_path).items():

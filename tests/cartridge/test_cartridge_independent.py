@@ -35,7 +35,7 @@ CREATE TABLE signatures ( sig_id TEXT PRIMARY KEY NOT NULL, target TEXT NOT NULL
 CREATE TABLE attestations ( att_id TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, subject_oid TEXT, media_type TEXT NOT NULL, document TEXT NOT NULL, status_url TEXT, created_at TEXT NOT NULL ) WITHOUT ROWID;
 CREATE TABLE acx_skill ( name TEXT PRIMARY KEY, description TEXT NOT NULL, license TEXT, compatibility TEXT, skill_version TEXT, sqlar_path TEXT NOT NULL, body_tokens INTEGER, content_sha256 TEXT NOT NULL, resources TEXT NOT NULL, ext TEXT, schema_version TEXT NOT NULL );
 CREATE TABLE capabilities ( id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL, content_hash TEXT NOT NULL );
-"""
+"""  # noqa: E501
 """SPEC §3.2 with §5.3 and §6.1, comments dropped; the one departure (public_key_pem) is in
 docs/spec/acx.md §2, and vectors is the plain table of §3.5's "local materialization"."""
 
@@ -59,19 +59,32 @@ def _file(conn: sqlite3.Connection, name: str) -> bytes:
 def _manifest(conn: sqlite3.Connection) -> str:
     """SPEC §3.3, written from the text: live oids, sorted by (kind, source_ref), JCS, sha256."""
     entries = []
-    for kind, ref, canon, sz in sorted(conn.execute("SELECT kind, source_ref, canon, sz FROM objects WHERE zone='rom'")):
+    for kind, ref, canon, sz in sorted(  # noqa: B007
+        conn.execute("SELECT kind, source_ref, canon, sz FROM objects WHERE zone='rom'")
+    ):
         if ref.startswith("memory:"):
             (text,) = conn.execute("SELECT payload FROM memory WHERE id = ?", (ref[7:],)).fetchone()
             data = text.encode()
         elif ref.startswith("capability:"):
-            (text,) = conn.execute("SELECT json FROM capabilities WHERE id = ?", (ref[11:],)).fetchone()
+            (text,) = conn.execute(
+                "SELECT json FROM capabilities WHERE id = ?", (ref[11:],)
+            ).fetchone()
             data = text.encode()
         elif ref.startswith("cartridge:"):
-            (value,) = conn.execute("SELECT value FROM cartridge WHERE key = ?", (ref[10:],)).fetchone()
+            (value,) = conn.execute(
+                "SELECT value FROM cartridge WHERE key = ?", (ref[10:],)
+            ).fetchone()
             data = rfc8785.dumps({"key": ref[10:], "value": value})
         else:
             data = _file(conn, ref)
-        entries.append({"sourceRef": ref, "oid": "sha256:" + hashlib.sha256(data).hexdigest(), "canon": canon, "sz": sz})
+        entries.append(
+            {
+                "sourceRef": ref,
+                "oid": "sha256:" + hashlib.sha256(data).hexdigest(),
+                "canon": canon,
+                "sz": sz,
+            }
+        )
     return "sha256:" + hashlib.sha256(rfc8785.dumps(entries)).hexdigest()
 
 
@@ -85,7 +98,9 @@ def test_header_and_ddl_as_stock_sqlite3_sees_them(built: Path) -> None:
     head = built.read_bytes()[:100]
     assert head[68:72] == b"ACX1"
     assert int.from_bytes(head[60:64], "big") == 16777472
-    schema = subprocess.run(["sqlite3", str(built), ".schema"], capture_output=True, text=True, check=True).stdout
+    schema = subprocess.run(
+        ["sqlite3", str(built), ".schema"], capture_output=True, text=True, check=True
+    ).stdout
     assert _norm(schema) == _norm(SPEC_SCHEMA)
 
 
@@ -96,7 +111,7 @@ def test_manifest_and_dsse_checked_without_engram(built: Path) -> None:
     meta = dict(conn.execute("SELECT key, value FROM cartridge"))
     assert meta["acx.rom_manifest_hash"] == digest
     ((manifest_hash, envelope_text, keyid, pem),) = conn.execute(
-        "SELECT manifest_hash, envelope, keyid, public_key_pem FROM signatures WHERE target='rom-manifest'"
+        "SELECT manifest_hash, envelope, keyid, public_key_pem FROM signatures WHERE target='rom-manifest'"  # noqa: E501
     ).fetchall()
     assert manifest_hash == digest
     envelope = json.loads(envelope_text)
@@ -107,22 +122,40 @@ def test_manifest_and_dsse_checked_without_engram(built: Path) -> None:
     key = load_pem_public_key(pem.encode())
     assert isinstance(key, Ed25519PublicKey)
     der = key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
-    assert keyid == envelope["signatures"][0]["keyid"] == "ed25519:" + hashlib.sha256(der).hexdigest()
+    assert (
+        keyid == envelope["signatures"][0]["keyid"] == "ed25519:" + hashlib.sha256(der).hexdigest()
+    )
     key.verify(base64.b64decode(envelope["signatures"][0]["sig"]), pae)
     statement = json.loads(payload)
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
-    assert statement["subject"][0] == {"name": meta["acx.cartridge_id"], "digest": {"sha256": digest[7:]}}
+    assert statement["subject"][0] == {
+        "name": meta["acx.cartridge_id"],
+        "digest": {"sha256": digest[7:]},
+    }
     assert statement["predicateType"] == "https://acx.dev/attestation/cartridge/v1"
     assert set(statement["predicate"]) == {
-        "acxSchemaVersion", "publisherId", "romDigest", "manifestHash", "checksumHash",
-        "fileCount", "embeddingEngine", "signedAt", "provenanceInstanceId",
+        "acxSchemaVersion",
+        "publisherId",
+        "romDigest",
+        "manifestHash",
+        "checksumHash",
+        "fileCount",
+        "embeddingEngine",
+        "signedAt",
+        "provenanceInstanceId",
     }
     assert statement["predicate"]["manifestHash"] == statement["predicate"]["romDigest"] == digest
     assert statement["predicate"]["publisherId"] == meta["acx.publisher_id"] == "io.github.acme"
     assert payload == rfc8785.dumps(statement)
 
 
-@pytest.mark.req("engram.cartridge.package-spec", "engram.cartridge.memory-partition", "engram.cartridge.harness-manifest", "engram.cartridge.capability-records", "engram.cartridge.skill-index")
+@pytest.mark.req(
+    "engram.cartridge.package-spec",
+    "engram.cartridge.memory-partition",
+    "engram.cartridge.harness-manifest",
+    "engram.cartridge.capability-records",
+    "engram.cartridge.skill-index",
+)
 def test_every_document_matches_the_published_schemas(built: Path) -> None:
     conn = sqlite3.connect(built)
     for name, schema in (
@@ -138,7 +171,7 @@ def test_every_document_matches_the_published_schemas(built: Path) -> None:
         assert not list(_schema("capability-sellable-claim").iter_errors(json.loads(text)))
     conn.row_factory = sqlite3.Row
     for row in conn.execute("SELECT * FROM acx_skill"):
-        skill = {k: row[k] for k in row.keys() if row[k] is not None}
+        skill = {k: row[k] for k in row.keys() if row[k] is not None}  # noqa: SIM118
         skill["resources"] = json.loads(skill["resources"])
         skill["sqlar_path"] = skill["sqlar_path"].removeprefix("rom/")
         assert not list(_schema("skill-bundle").iter_errors(skill))
@@ -154,6 +187,8 @@ def test_stock_sqlite3_extracts_every_file_byte_for_byte(built: Path, tmp_path: 
     subprocess.run(["sqlite3", str(built), "-Ax"], cwd=tmp_path, check=True, capture_output=True)
     conn = sqlite3.connect(built)
     names = [n for (n,) in conn.execute("SELECT name FROM sqlar")]
-    assert names and all(n.split("/")[0] in ("rom", "save") and len(n.split("/")) >= 2 for n in names)
+    assert names and all(  # noqa: PT018
+        n.split("/")[0] in ("rom", "save") and len(n.split("/")) >= 2 for n in names
+    )
     for name in names:
         assert (tmp_path / name).read_bytes() == _file(conn, name)

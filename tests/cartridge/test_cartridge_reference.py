@@ -10,12 +10,21 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from kit import REFERENCE, REFERENCE_HASH, REFERENCE_INDEX, REFERENCE_KEY_PEM, NOW, copy_reference
+from kit import NOW, REFERENCE, REFERENCE_HASH, REFERENCE_INDEX, REFERENCE_KEY_PEM, copy_reference
 
-from engram.cartridge import Cartridge, derive_skills, install_skills, load_rom, spec_report, strip, verify
+from engram.cartridge import (
+    Cartridge,
+    derive_skills,
+    install_skills,
+    load_rom,
+    spec_report,
+    strip,
+    verify,
+)
 from engram.core.keys import PublicKey
 from engram.trust import (
     GITHUB_OIDC_ISSUER,
@@ -26,7 +35,6 @@ from engram.trust import (
     TrustRegistry,
     TrustState,
 )
-from datetime import UTC, datetime
 
 
 def _registry() -> TrustRegistry:
@@ -58,7 +66,7 @@ def test_the_manifest_hash_is_the_registry_index_digest() -> None:
         report = verify(cartridge)
         rom = load_rom(cartridge)
     assert rom.manifest_hash == REFERENCE_HASH
-    assert report.state is TrustState.PORTABLE and report.signature_verified
+    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
     assert report.manifest_hash == REFERENCE_HASH
     assert report.publisher_id == "io.github.ridgeworks"
 
@@ -86,16 +94,25 @@ def test_a_registry_binding_its_publisher_to_its_key_makes_it_trusted() -> None:
 
 def _rom_sources(path: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(path) as conn:
-        return [(str(k), str(r)) for k, r in conn.execute("SELECT kind, source_ref FROM objects WHERE zone='rom'")]
+        return [
+            (str(k), str(r))
+            for k, r in conn.execute("SELECT kind, source_ref FROM objects WHERE zone='rom'")
+        ]
 
 
 def _flip_one_byte(path: Path, ref: str) -> None:
     conn = sqlite3.connect(path)
     try:
         if ref.startswith("memory:"):
-            conn.execute("UPDATE memory SET payload = replace(payload, 'pattern', 'patterx') WHERE id = ?", (ref[7:],))
+            conn.execute(
+                "UPDATE memory SET payload = replace(payload, 'pattern', 'patterx') WHERE id = ?",
+                (ref[7:],),
+            )
         elif ref.startswith("capability:"):
-            conn.execute("UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') WHERE id = ?", (ref[11:],))
+            conn.execute(
+                "UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') WHERE id = ?",  # noqa: E501
+                (ref[11:],),
+            )
         elif ref.startswith("cartridge:"):
             conn.execute("UPDATE cartridge SET value = value || 'x' WHERE key = ?", (ref[10:],))
         else:
@@ -131,7 +148,7 @@ def test_strip_keeps_the_manifest_hash_and_the_signature(tmp_path: Path) -> None
     assert result.before == result.after == REFERENCE_HASH
     with Cartridge.open(tmp_path / "rom.acx") as cartridge:
         report = verify(cartridge)
-    assert report.state is TrustState.PORTABLE and report.signature_verified
+    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
 
 
 @pytest.mark.req("engram.cartridge.skill-index", "engram.cartridge.reference-interop")
@@ -140,7 +157,9 @@ def test_its_skills_list_and_install_byte_for_byte(tmp_path: Path) -> None:
         rom = load_rom(cartridge)
     skills = derive_skills(rom.files)
     assert [s.name for s in skills] == ["expertise-devops-engineer"]
-    listing = subprocess.run(["sqlite3", str(REFERENCE), "-At"], capture_output=True, text=True, check=True)
+    listing = subprocess.run(
+        ["sqlite3", str(REFERENCE), "-At"], capture_output=True, text=True, check=True
+    )
     assert "rom/skills/expertise-devops-engineer/SKILL.md" in listing.stdout.split()
     written = install_skills(rom, tmp_path / "skills")
     data = written[0].read_bytes()
@@ -148,11 +167,15 @@ def test_its_skills_list_and_install_byte_for_byte(tmp_path: Path) -> None:
 
     assert hashlib.sha256(data).hexdigest() == skills[0].content_sha256
     with sqlite3.connect(REFERENCE) as conn:
-        (oid,) = conn.execute("SELECT oid FROM objects WHERE source_ref = ?", (skills[0].sqlar_path,)).fetchone()
+        (oid,) = conn.execute(
+            "SELECT oid FROM objects WHERE source_ref = ?", (skills[0].sqlar_path,)
+        ).fetchone()
     assert oid == "sha256:" + skills[0].content_sha256
     # The reference stores raw Deflate, which stock sqlite3 -Ax cannot inflate (it reads zlib):
     # docs/spec/acx.md §2 records this departure of the reference; engram reads both forms.
-    failed = subprocess.run(["sqlite3", str(REFERENCE), "-Ax"], cwd=tmp_path, capture_output=True, text=True)
+    failed = subprocess.run(
+        ["sqlite3", str(REFERENCE), "-Ax"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert "uncompress" in failed.stderr
 
 

@@ -20,12 +20,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cartridge"))
 
-from kit import build_sample  # noqa: E402
-from sqlite_mutations import byte_flips, rewrite_table_name, sql_edits  # noqa: E402
+from kit import build_sample
+from sqlite_mutations import byte_flips, rewrite_table_name, sql_edits
 
-from engram.cartridge import Cartridge, verify_rom  # noqa: E402
-from engram.errors import EngramError  # noqa: E402
-from engram.trust import TrustState  # noqa: E402
+from engram.cartridge import Cartridge, verify_rom
+from engram.errors import EngramError
+from engram.trust import TrustState
 
 MUTATIONS = int(os.environ.get("ENGRAM_TAMPER_MUTATIONS", "1000"))
 
@@ -73,7 +73,7 @@ def test_accepted_mutations_mean_the_same(tmp_path: Path) -> None:
             assert got == original
             same += 1
     print(f"\ncartridge tamper: tried {tried}, refused {refused}, accepted-same-meaning {same}")
-    assert tried >= MUTATIONS and refused > 0 and same > 0
+    assert tried >= MUTATIONS and refused > 0 and same > 0  # noqa: PT018
 
 
 @pytest.mark.req("engram.cartridge.bytes-every-reader-sees")
@@ -83,12 +83,14 @@ def test_a_name_rewritten_in_the_table_but_not_the_index_is_refused(tmp_path: Pa
     new = "/tmp/pwned/xxxxxxxxxxxxxxxxxxxxxxxx.md"[: len(old)].ljust(len(old), "x")
     mutant = rewrite_table_name(source, tmp_path / "rewritten.acx", old, new)
     table = subprocess.run(
-        ["sqlite3", str(mutant), "SELECT name FROM sqlar NOT INDEXED"], capture_output=True, text=True
+        ["sqlite3", str(mutant), "SELECT name FROM sqlar NOT INDEXED"],
+        capture_output=True,
+        text=True,
     )
     index = subprocess.run(["sqlite3", str(mutant), "-At"], capture_output=True, text=True)
     # Stock extraction scans the table (new name), listing reads the index (old name): the
     # attack is real, and a reader that trusted the index would sign off on another file.
-    assert new in table.stdout and old in index.stdout and new not in index.stdout
+    assert new in table.stdout and old in index.stdout and new not in index.stdout  # noqa: PT018
     assert _meaning(mutant) is None
     with pytest.raises(EngramError, match="integrity_check"):
         Cartridge.open(mutant)

@@ -58,7 +58,9 @@ KNOWLEDGE_FILES = (
 )  # fmt: skip
 MAX_PACKAGE_FILE = 16 * 1024**2
 _ARTIFACT_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?"
+)
 _ROLE_DOMAIN = {
     "frontend_dev": "frontend", "designer": "frontend", "ux_researcher": "frontend",
     "backend_dev": "backend", "fullstack_dev": "backend", "devops_engineer": "infrastructure",
@@ -125,7 +127,7 @@ def _expertise_skill(name: str, manifest: dict[str, Any]) -> bytes:
         f"  version: 1.0.0\n---\n\n# {manifest.get('name')} — {role}\n\n"
         f"Portable, codebase-agnostic expertise.\n\n## When to use\n{description}\n\n"
         f"## Stack\n{lines}\n"
-    ).encode("utf-8")
+    ).encode()
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,13 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
         "acx.package_spec": PACKAGE_SPEC_FILE,
         "acx.lance_schema": LANCE_SCHEMA_FILE,
     }
-    for key, member in (("acx.description", "description"), ("acx.license", "license"),
-                        ("acx.provider", "provider"), ("acx.model", "model"), ("acx.role", "role")):
+    for key, member in (
+        ("acx.description", "description"),
+        ("acx.license", "license"),
+        ("acx.provider", "provider"),
+        ("acx.model", "model"),
+        ("acx.role", "role"),
+    ):
         if isinstance(manifest.get(member), str) and manifest[member]:
             meta[key] = manifest[member]
     if isinstance(manifest.get("level"), int):
@@ -192,26 +199,47 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
         files |= collect_skills(package_dir / "skills", mtime)
     elif options.default_skill:
         skill = "expertise-" + (slug(str(manifest.get("role") or "engineering")) or "engineering")
-        files[f"rom/skills/{skill}/SKILL.md"] = (_expertise_skill(skill, manifest), FILE_MODE, mtime)
+        files[f"rom/skills/{skill}/SKILL.md"] = (
+            _expertise_skill(skill, manifest),
+            FILE_MODE,
+            mtime,
+        )
     skills = derive_skills({k: v[0] for k, v in files.items()})
-    harness = _json(package_dir / "harness-requirements.json") if (package_dir / "harness-requirements.json").is_file() else default_requirements()
+    harness = (
+        _json(package_dir / "harness-requirements.json")
+        if (package_dir / "harness-requirements.json").is_file()
+        else default_requirements()
+    )
     problems = harness_problems(harness, strict=True)
     if problems:
         raise CartridgeFormatError("; ".join(problems[:5]))
     files[HARNESS_FILE] = (_pretty(harness), FILE_MODE, mtime)
-    policy = _json(package_dir / "loop-context-policy.json") if (package_dir / "loop-context-policy.json").is_file() else default_loop_policy(str(ENGINE["id"]))
+    policy = (
+        _json(package_dir / "loop-context-policy.json")
+        if (package_dir / "loop-context-policy.json").is_file()
+        else default_loop_policy(str(ENGINE["id"]))
+    )
     if not isinstance(policy, dict) or policy.get("schemaVersion") not in LOOP_VERSIONS:
-        raise CartridgeFormatError("loop-context-policy.json: schemaVersion must be acx.loop-context-policy/1 or /1.1")
+        raise CartridgeFormatError(
+            "loop-context-policy.json: schemaVersion must be acx.loop-context-policy/1 or /1.1"
+        )
     files[LOOP_POLICY_FILE] = (_pretty(policy), FILE_MODE, mtime)
-    raw_records = _json(package_dir / "memory-records.json") if (package_dir / "memory-records.json").is_file() else []
+    raw_records = (
+        _json(package_dir / "memory-records.json")
+        if (package_dir / "memory-records.json").is_file()
+        else []
+    )
     if not isinstance(raw_records, list) or not all(isinstance(r, dict) for r in raw_records):
         raise CartridgeFormatError("memory-records.json must be a list of objects")
     records, quarantined = export_records(raw_records, options)
     capabilities = _capabilities(package_dir, manifest, str(created))
     files[LANCE_SCHEMA_FILE] = (_pretty(lance_schema(ENGINE)), FILE_MODE, mtime)
     spec = build_package_spec(
-        cartridge_id=meta["acx.cartridge_id"], engine=ENGINE, memories=len(records),
-        skills=len(skills), capabilities=len(capabilities),
+        cartridge_id=meta["acx.cartridge_id"],
+        engine=ENGINE,
+        memories=len(records),
+        skills=len(skills),
+        capabilities=len(capabilities),
     )
     files[PACKAGE_SPEC_FILE] = (_pretty(spec), FILE_MODE, mtime)
     save_codebases = {r["codebaseFingerprint"] for r in records if r["zone"] == "save"}
@@ -239,8 +267,10 @@ def export_records(
                 "--include-field-learned needs the installation salt (--installation-salt-file)"
             )
         identity = canonical_repo_identity(origin_url=f"repo://{repo}") if repo else None
-        codebase = record.get("codebaseFingerprint") if identity is None else codebase_fingerprint(
-            options.installation_salt, identity
+        codebase = (
+            record.get("codebaseFingerprint")
+            if identity is None
+            else codebase_fingerprint(options.installation_salt, identity)
         )
         out.append(export_record(record, codebase=str(codebase)))
     return out, quarantined
@@ -264,14 +294,25 @@ def _capabilities(package_dir: Path, manifest: dict[str, Any], at: str) -> list[
                     raise CartridgeFormatError("; ".join(problems[:5]))
                 records.append(item)
             elif isinstance(item, dict):
-                records.append(build_capability(
-                    task_type=str(item.get("taskType")), stack=item.get("stack") or [],
-                    domain=str(item.get("domain") or domain), at=at,
-                ))
+                records.append(
+                    build_capability(
+                        task_type=str(item.get("taskType")),
+                        stack=item.get("stack") or [],
+                        domain=str(item.get("domain") or domain),
+                        at=at,
+                    )
+                )
             else:
                 raise CartridgeFormatError(f"{path}: each entry is an object")
     unique = {r["id"]: r for r in records}
     return [unique[k] for k in sorted(unique)]
 
 
-__all__ = ["KNOWLEDGE_FILES", "ExportOptions", "collect_skills", "export_records", "package_contents", "slug"]
+__all__ = [
+    "KNOWLEDGE_FILES",
+    "ExportOptions",
+    "collect_skills",
+    "export_records",
+    "package_contents",
+    "slug",
+]

@@ -24,7 +24,6 @@ from engram.cartridge._embed import embed, memory_text, pack
 from engram.cartridge._errors import CartridgeTampered
 from engram.cartridge._format import FLAG_SAVE_PRESENT, USER_VERSION
 from engram.cartridge._paths import ROM, SAVE, check_path, zone_of
-from engram.cartridge._records import repo_literals
 from engram.cartridge._rom import UNSIGNED_META, load_rom, meta_oid, sha256_id
 from engram.cartridge._scrub import require_clean
 from engram.cartridge._signing import checksum_hash, sign, statement
@@ -86,7 +85,7 @@ def write(
             if rom.problems:
                 raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
             skills = derive_skills(rom.files)
-        scan: dict[str, bytes] = {name: data for name, data in rom.files.items()}
+        scan: dict[str, bytes] = {name: data for name, data in rom.files.items()}  # noqa: C416
         for m in contents.memories:
             scan[f"memory:{m['id']}"] = canonicalize(m)
         for c in contents.capabilities:
@@ -101,7 +100,7 @@ def write(
             [tuple(s.row().values()) for s in skills],
         )
         writer.executemany(
-            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",
+            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",  # noqa: E501
             [
                 (m["id"], m["zone"], pack(embed(memory_text(m))), m["artifactFingerprint"])
                 for m in contents.memories
@@ -116,8 +115,13 @@ def write(
             zone_of(n) == SAVE for n in contents.files
         ):
             writer.conn.execute(f"PRAGMA user_version = {USER_VERSION | FLAG_SAVE_PRESENT}")
-    return Built(digest, keyid, contents.meta.get("acx.cartridge_id", ""), len(skills),
-                 len(contents.memories))
+    return Built(
+        digest,
+        keyid,
+        contents.meta.get("acx.cartridge_id", ""),
+        len(skills),
+        len(contents.memories),
+    )
 
 
 def _fill(writer: Writer, contents: Contents) -> None:
@@ -125,8 +129,15 @@ def _fill(writer: Writer, contents: Contents) -> None:
         writer.execute("INSERT INTO cartridge(key, value) VALUES (?, ?)", (key, value))
         zone = SAVE if key == "acx.save_codebase_fingerprint" else ROM
         if key not in UNSIGNED_META:
-            _object(writer, meta_oid(key, value), "cartridge", f"cartridge:{key}", "jcs-rfc8785",
-                    zone, len(value.encode("utf-8")))
+            _object(
+                writer,
+                meta_oid(key, value),
+                "cartridge",
+                f"cartridge:{key}",
+                "jcs-rfc8785",
+                zone,
+                len(value.encode("utf-8")),
+            )
     for name, (content, mode, mtime) in sorted(contents.files.items()):
         writer.put_file(name, content, mode=mode, mtime=mtime)
         _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
@@ -136,11 +147,25 @@ def _fill(writer: Writer, contents: Contents) -> None:
         writer.execute(
             "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
             "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (record["id"], record["zone"], record["artifactFingerprint"],
-             record["codebaseFingerprint"], payload.decode("utf-8"), oid, record["timestamp"]),
+            (
+                record["id"],
+                record["zone"],
+                record["artifactFingerprint"],
+                record["codebaseFingerprint"],
+                payload.decode("utf-8"),
+                oid,
+                record["timestamp"],
+            ),
         )
-        _object(writer, oid, "memory", f"memory:{record['id']}", "jcs-rfc8785", record["zone"],
-                len(payload))
+        _object(
+            writer,
+            oid,
+            "memory",
+            f"memory:{record['id']}",
+            "jcs-rfc8785",
+            record["zone"],
+            len(payload),
+        )
     for capability in contents.capabilities:
         text = canonicalize(capability)
         oid = sha256_id(text)
@@ -148,8 +173,15 @@ def _fill(writer: Writer, contents: Contents) -> None:
             "INSERT INTO capabilities(id, json, content_hash) VALUES (?, ?, ?)",
             (capability["id"], text.decode("utf-8"), oid),
         )
-        _object(writer, oid, "cartridge", f"capability:{capability['id']}", "jcs-rfc8785", ROM,
-                len(text))
+        _object(
+            writer,
+            oid,
+            "cartridge",
+            f"capability:{capability['id']}",
+            "jcs-rfc8785",
+            ROM,
+            len(text),
+        )
 
 
 def _object(
@@ -250,4 +282,13 @@ def write_save(path: str | os.PathLike[str], files: Mapping[str, bytes], *, mtim
         writer.conn.execute(f"PRAGMA user_version = {int(version) | FLAG_SAVE_PRESENT}")
 
 
-__all__ = ["Built", "Contents", "File", "Stripped", "new_cartridge_id", "strip", "write", "write_save"]
+__all__ = [
+    "Built",
+    "Contents",
+    "File",
+    "Stripped",
+    "new_cartridge_id",
+    "strip",
+    "write",
+    "write_save",
+]

@@ -32,7 +32,15 @@ TASK_TYPES = frozenset(
         "dependency-upgrade",
     }
 )  # fmt: skip
-DOMAINS = ("frontend", "backend", "infrastructure", "testing", "architecture", "leadership", "product")
+DOMAINS = (
+    "frontend",
+    "backend",
+    "infrastructure",
+    "testing",
+    "architecture",
+    "leadership",
+    "product",
+)
 PURL_TYPES = frozenset(
     {
         "alpm", "apk", "bitbucket", "bitnami", "cargo", "cocoapods", "composer", "conan", "conda",
@@ -164,7 +172,7 @@ def agent_card(
             "id": r["id"],
             "name": skill_display(r),
             "description": f"Performs {r['taskType']} work in the {r['domain']} domain"
-            + (" (unproven: no resolved level attestation)" ),
+            + (" (unproven: no resolved level attestation)"),
             "tags": [r["taskType"], r["domain"]]
             + [str(s).split("/", 1)[-1].split("@")[0] for s in r.get("stack") or []],
             "examples": [],
@@ -176,11 +184,11 @@ def agent_card(
         "description": meta.get("acx.description", ""),
         "version": meta.get("acx.artifact_version", ""),
         "provider": {"organization": publisher, "url": org_url},
-        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
         "capabilities": {
-            "extensions": [
-                {"uri": EXTENSION_URI, "required": False, "params": {"records": recs}}
-            ]
+            "extensions": [{"uri": EXTENSION_URI, "required": False, "params": {"records": recs}}]
         },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

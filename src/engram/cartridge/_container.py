@@ -127,7 +127,7 @@ class Cartridge:
         if names & LEGACY_TABLES and "cartridge" not in names:
             raise LegacyLayout(
                 f"{self.path.name} is in engram's earlier cartridge layout (acx_meta, acx_object); "
-                f"re-pack it with `engram cartridge upgrade {self.path.name} NEW.acx --sign-key KEY`"
+                f"re-pack it with `engram cartridge upgrade {self.path.name} NEW.acx --sign-key KEY`"  # noqa: E501
             )
         vec0 = any(
             r[0] == "table" and r[1] == "vectors" and "USING VEC0" in normalize_sql(str(r[3]))
@@ -137,7 +137,11 @@ class Cartridge:
         for kind, name, table, sql in rows:
             if kind == "table" and name in _INTERNAL_TABLES:
                 continue
-            if kind == "index" and sql is None and str(name).startswith(f"sqlite_autoindex_{table}_"):
+            if (
+                kind == "index"
+                and sql is None
+                and str(name).startswith(f"sqlite_autoindex_{table}_")
+            ):
                 continue
             if vec0 and name == "vectors":
                 found.add(name)

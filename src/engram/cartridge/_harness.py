@@ -68,13 +68,13 @@ def default_requirements() -> dict[str, JsonValue]:
     """What export signs when the agent package brings no harness manifest (schema-valid)."""
     return {
         "schemaVersion": HARNESS_SCHEMA_VERSION,
-        "mcp": {"minProtocolRevision": MIN_PROTOCOL_FLOOR, "preferredProtocolRevision": PREFERRED_REVISION},
+        "mcp": {"minProtocolRevision": MIN_PROTOCOL_FLOOR, "preferredProtocolRevision": PREFERRED_REVISION},  # noqa: E501
         "model": {"toolUse": True, "minContextWindowTokens": 100000, "structuredOutput": False},
         "requiredTools": [
-            _tool("acx:execute", ["exec", "fs.read"], "execute", "Run commands/code in a sandbox.", "command"),
-            _tool("acx:dispatch", ["dispatch"], "dispatch", "Spawn/route a sub-agent unit of work.", "task"),
-            _tool("acx:memory.write", ["memory.write"], "add_memory", "Append a durable SAVE-zone record.", "summary"),
-            _tool("acx:search", ["search", "memory.read"], "search_memory", "Retrieval over memory + knowledge.", "query"),
+            _tool("acx:execute", ["exec", "fs.read"], "execute", "Run commands/code in a sandbox.", "command"),  # noqa: E501
+            _tool("acx:dispatch", ["dispatch"], "dispatch", "Spawn/route a sub-agent unit of work.", "task"),  # noqa: E501
+            _tool("acx:memory.write", ["memory.write"], "add_memory", "Append a durable SAVE-zone record.", "summary"),  # noqa: E501
+            _tool("acx:search", ["search", "memory.read"], "search_memory", "Retrieval over memory + knowledge.", "query"),  # noqa: E501
         ],
         "optionalTools": [
             {
@@ -97,14 +97,20 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
     if not isinstance(doc, dict):
         return [f"{where} is not a JSON object"]
     if doc.get("schemaVersion") != HARNESS_SCHEMA_VERSION:
-        return [f"{where}: schemaVersion {doc.get('schemaVersion')!r} is not {HARNESS_SCHEMA_VERSION}"]
+        return [
+            f"{where}: schemaVersion {doc.get('schemaVersion')!r} is not {HARNESS_SCHEMA_VERSION}"
+        ]
     found = issues("harness-requirements", doc, where) if strict else []
     mcp = doc.get("mcp")
     floor = mcp.get("minProtocolRevision") if isinstance(mcp, dict) else None
     if not isinstance(floor, str) or not _REVISION.fullmatch(floor):
         found.append(f"{where}: mcp.minProtocolRevision must be a YYYY-MM-DD floor")
     model = doc.get("model")
-    if not isinstance(model, dict) or not isinstance(model.get("minContextWindowTokens"), int) or isinstance(model.get("minContextWindowTokens"), bool):
+    if (
+        not isinstance(model, dict)
+        or not isinstance(model.get("minContextWindowTokens"), int)
+        or isinstance(model.get("minContextWindowTokens"), bool)
+    ):
         found.append(f"{where}: model.minContextWindowTokens must be an integer token floor")
     roles: dict[str, dict[str, Any]] = {}
     for key, tier in (("requiredTools", "required"), ("optionalTools", "optional")):
@@ -124,7 +130,9 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
                 found.append(f"{at}: capabilityScopes must be a non-empty list")
                 scopes = []
             for scope in scopes:
-                if scope not in SCOPES and not (isinstance(scope, str) and _X_SCOPE.fullmatch(scope)):
+                if scope not in SCOPES and not (
+                    isinstance(scope, str) and _X_SCOPE.fullmatch(scope)
+                ):
                     found.append(f"{at}: scope {scope!r} is not in the §8.3 vocabulary")
             if not isinstance(tool.get("inputSchema"), dict):
                 found.append(f"{at}: inputSchema must be a JSON Schema object")
@@ -218,17 +226,25 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
             chosen = by_name.get(host.bindings.get(role, contract.get("name", "")))
             if chosen is None or not accepts(chosen.input_schema, schema):
                 chosen = next(
-                    (t for t in host.tools if wanted <= t.scopes and accepts(t.input_schema, schema)),
+                    (
+                        t
+                        for t in host.tools
+                        if wanted <= t.scopes and accepts(t.input_schema, schema)
+                    ),
                     None,
                 )
             satisfied = (
-                chosen is not None and wanted <= chosen.scopes and accepts(chosen.input_schema, schema)
+                chosen is not None
+                and wanted <= chosen.scopes
+                and accepts(chosen.input_schema, schema)
             )
             bindings.append(
                 {
                     "role": role,
                     "boundTool": None if chosen is None else chosen.name,
-                    "scopesGranted": sorted(s for s in (chosen.scopes if chosen else ()) if s in SCOPES),
+                    "scopesGranted": sorted(
+                        s for s in (chosen.scopes if chosen else ()) if s in SCOPES
+                    ),
                     "satisfied": satisfied,
                 }
             )
@@ -239,7 +255,9 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
     wanted_fs = fs if isinstance(fs, dict) else {"read": ["**"]} if fs else {}
     for mode in ("read", "write"):
         for glob in wanted_fs.get(mode, []) if isinstance(wanted_fs, dict) else []:
-            if glob not in host.filesystem.get(mode, ()) and "**" not in host.filesystem.get(mode, ()):
+            if glob not in host.filesystem.get(mode, ()) and "**" not in host.filesystem.get(
+                mode, ()
+            ):
                 unmet.append(f"filesystem.{mode}: {glob} not granted")
     net = doc.get("network")
     egress = net.get("egress", "none") if isinstance(net, dict) else "none"
@@ -258,7 +276,9 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
             "structuredOutput": host.structured_output,
         },
         "bindings": bindings,
-        "filesystemGranted": {k: list(v) for k, v in host.filesystem.items() if k in ("read", "write")},
+        "filesystemGranted": {
+            k: list(v) for k, v in host.filesystem.items() if k in ("read", "write")
+        },
         "networkGranted": {"egress": host.network_egress},
         "verdict": "refuse" if unmet else "accept",
         "unmet": unmet,

@@ -25,18 +25,28 @@ from typing import Any
 from engram.cartridge._build import write_save
 from engram.cartridge._container import Cartridge
 from engram.cartridge._errors import ActivationRefused, UntrustedCartridge
-from engram.cartridge._harness import HARNESS_FILE, Host, harness_problems, negotiate, preflight
-from engram.cartridge._harness import unsupported_harness_error
+from engram.cartridge._harness import (
+    HARNESS_FILE,
+    Host,
+    harness_problems,
+    negotiate,
+    preflight,
+    unsupported_harness_error,
+)
 from engram.cartridge._rom import Rom
 from engram.cartridge._skills import SKILLS_ROOT, derive_skills
 from engram.cartridge._verify import TrustReport, verify_rom
 from engram.core.canonical import JsonValue, canonicalize, parse_strict
-from engram.errors import CanonicalJsonError, CartridgeFormatError, EngramError
+from engram.errors import CartridgeFormatError, EngramError
 from engram.trust import TrustRegistry, TrustState
 
 COMPLIANCE_FILE = "save/harness-compliance.json"
 DEFAULT_ACCEPT = frozenset({TrustState.TRUSTED, TrustState.LOCAL})
-HOST_SKILL_DIRS = {"claude": "~/.claude/skills", "codex": "~/.codex/skills", "cursor": ".cursor/skills"}
+HOST_SKILL_DIRS = {
+    "claude": "~/.claude/skills",
+    "codex": "~/.codex/skills",
+    "cursor": ".cursor/skills",
+}
 
 
 def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:
@@ -97,8 +107,7 @@ def activate(
     failing = preflight(parse_strict(persisted), doc)
     if failing:  # §8.5 step 6: the self-check reads what would be persisted
         raise ActivationRefused(f"preflight: required roles unsatisfied: {failing}")
-    write_save(path, {COMPLIANCE_FILE: persisted},
-               mtime=int((now or datetime.now()).timestamp()))
+    write_save(path, {COMPLIANCE_FILE: persisted}, mtime=int((now or datetime.now()).timestamp()))
     return Activation(report, descriptor)
 
 
@@ -147,11 +156,18 @@ def roster(directory: Path, *, registry: TrustRegistry | None = None) -> list[Ro
         try:
             with Cartridge.open(path) as cartridge:
                 report, rom = verify_rom(cartridge, registry=registry)
-            lines.append(RosterLine(
-                path, report.state.value, report.artifact_id, report.artifact_version,
-                report.publisher_id, len(derive_skills(rom.files)), len(rom.memories),
-                report.manifest_hash,
-            ))
+            lines.append(
+                RosterLine(
+                    path,
+                    report.state.value,
+                    report.artifact_id,
+                    report.artifact_version,
+                    report.publisher_id,
+                    len(derive_skills(rom.files)),
+                    len(rom.memories),
+                    report.manifest_hash,
+                )
+            )
         except EngramError as e:
             lines.append(RosterLine(path, "error", "", "", "", 0, 0, "", f"{e.code}: {e.message}"))
     return lines

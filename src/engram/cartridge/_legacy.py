@@ -51,9 +51,14 @@ def _rows(path: Path) -> tuple[dict[str, str], dict[str, tuple[bytes, int, int]]
         if verdict != "ok":
             raise CartridgeFormatError(f"{path.name}: integrity_check: {verdict}")
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM acx_meta")}
-        oids = {str(p): str(o) for p, o in conn.execute("SELECT path, oid FROM acx_object WHERE oid IS NOT NULL")}
+        oids = {
+            str(p): str(o)
+            for p, o in conn.execute("SELECT path, oid FROM acx_object WHERE oid IS NOT NULL")
+        }
         files: dict[str, tuple[bytes, int, int]] = {}
-        for name, mode, mtime, size, data in conn.execute("SELECT name, mode, mtime, sz, data FROM sqlar NOT INDEXED"):
+        for name, mode, mtime, size, data in conn.execute(
+            "SELECT name, mode, mtime, sz, data FROM sqlar NOT INDEXED"
+        ):
             if data is None:
                 continue
             blob = bytes(data)
@@ -62,7 +67,9 @@ def _rows(path: Path) -> tuple[dict[str, str], dict[str, tuple[bytes, int, int]]
                 raise CartridgeFormatError(f"{path.name}: {name} does not inflate to its size")
             files[check_path(str(name))] = (content, int(mode), int(mtime))
     except sqlite3.Error as e:
-        raise CartridgeFormatError(f"{path.name} is not an engram cartridge of the old layout: {e}") from e
+        raise CartridgeFormatError(
+            f"{path.name} is not an engram cartridge of the old layout: {e}"
+        ) from e
     finally:
         conn.close()
     return meta, files, oids
@@ -90,7 +97,9 @@ def upgrade(
         lines = files.get("rom/memory/records.jsonl", (b"", 0, 0))[0].splitlines()
         old_records = [parse_strict(line) for line in lines if line.strip()]
     except (KeyError, CanonicalJsonError) as e:
-        raise CartridgeFormatError(f"{path.name} lacks a readable rom/cartridge.json or records") from e
+        raise CartridgeFormatError(
+            f"{path.name} lacks a readable rom/cartridge.json or records"
+        ) from e
     if not isinstance(document, dict):
         raise CartridgeFormatError(f"{path.name}: rom/cartridge.json is not an object")
     publisher = str(document.get("publisherId") or meta.get("acx.publisher_id"))
@@ -102,9 +111,7 @@ def upgrade(
     return Upgraded(built, len(records), left_out)
 
 
-def _records(
-    old: list[Any], now: datetime, salt: bytes | None
-) -> tuple[list[dict[str, Any]], int]:
+def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[dict[str, Any]], int]:
     out: list[dict[str, Any]] = []
     left_out = 0
     for record in old:
@@ -122,23 +129,33 @@ def _records(
             if salt is None:
                 left_out += 1
                 continue
-            digest = hmac.new(salt, f"engram-legacy:{record.get('codebaseFingerprint')}".encode(), hashlib.sha256)
-            out.append(export_record({**base, "portable": False}, codebase="cbf1_" + digest.hexdigest()[:40]))
+            digest = hmac.new(
+                salt, f"engram-legacy:{record.get('codebaseFingerprint')}".encode(), hashlib.sha256
+            )
+            out.append(
+                export_record(
+                    {**base, "portable": False}, codebase="cbf1_" + digest.hexdigest()[:40]
+                )
+            )
         else:
             out.append(export_record(base))
     return out, left_out
 
 
 def _contents(
-    publisher: str, artifact: str, version: str, now: datetime,
-    files: dict[str, tuple[bytes, int, int]], records: list[dict[str, Any]],
+    publisher: str,
+    artifact: str,
+    version: str,
+    now: datetime,
+    files: dict[str, tuple[bytes, int, int]],
+    records: list[dict[str, Any]],
 ) -> Any:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         package = Path(tmp)
         (package / "manifest.json").write_text(
-            '{"name": %s, "artifactId": %s, "artifactVersion": %s}'
+            '{"name": %s, "artifactId": %s, "artifactVersion": %s}'  # noqa: UP031
             % tuple(f'"{v}"' for v in (artifact, artifact, version)),
             encoding="utf-8",
         )
@@ -150,7 +167,9 @@ def _contents(
                 target.write_bytes(content)
         contents, _ = package_contents(package, ExportOptions(publisher, now, default_skill=False))
     contents.memories = records
-    saved: dict[str, File] = {n: (c, FILE_MODE, m) for n, (c, _mo, m) in files.items() if n.startswith("save/")}
+    saved: dict[str, File] = {
+        n: (c, FILE_MODE, m) for n, (c, _mo, m) in files.items() if n.startswith("save/")
+    }
     contents.files |= saved
     spec_name = "rom/package-spec.json"
     spec = parse_strict(contents.files[spec_name][0])

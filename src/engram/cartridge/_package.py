@@ -41,7 +41,12 @@ LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
     {"name": "summary", "type": "utf8", "nullable": False},
     {"name": "source_type", "type": "utf8", "nullable": False},
     {"name": "tags", "type": "list<utf8>", "nullable": False},
-    {"name": "impact", "type": "utf8", "nullable": False, "enum": ["positive", "neutral", "negative"]},
+    {
+        "name": "impact",
+        "type": "utf8",
+        "nullable": False,
+        "enum": ["positive", "neutral", "negative"],
+    },
     {"name": "xp_awarded", "type": "int32", "nullable": False},
     {"name": "timestamp", "type": "utf8", "nullable": False},
     {"name": "text", "type": "utf8", "nullable": False},
@@ -52,9 +57,7 @@ LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
 
 def lance_schema(engine: dict[str, JsonValue]) -> dict[str, JsonValue]:
     dim = engine["dim"]
-    columns = [
-        {**c, "type": str(c["type"]).replace("{dim}", str(dim))} for c in LANCE_COLUMNS
-    ]
+    columns = [{**c, "type": str(c["type"]).replace("{dim}", str(dim))} for c in LANCE_COLUMNS]
     return {
         "schemaVersion": "acx.lance-memory/1",
         "format": "lancedb",
@@ -74,7 +77,9 @@ def _same_table(got: dict[str, Any], want: dict[str, Any]) -> bool:
         cols = doc.get("columns")
         if not isinstance(cols, list):
             return []
-        return [(c.get("name"), c.get("type"), c.get("nullable")) for c in cols if isinstance(c, dict)]
+        return [
+            (c.get("name"), c.get("type"), c.get("nullable")) for c in cols if isinstance(c, dict)
+        ]
 
     return got.get("embeddingEngine") == want["embeddingEngine"] and columns(got) == columns(want)
 
@@ -94,14 +99,14 @@ def build_package_spec(
         "specVersion": SPEC_VERSION,
         "embeddingEngine": {"id": engine["id"], "dim": engine["dim"]},
         "artifacts": [
-            {"role": "identity", "kind": "meta", "schema": "acx.cartridge-meta/1", "required": True},
-            {"role": "memory-baseline", "kind": "table", "table": "memory", "mediaType": "application/json", "schema": "acx.memory-record.v1", "required": True, "count": memories},
-            {"role": "memory-vectors", "kind": "lance", "path": "vectors/memories.lance", "schema": "acx.lance-memory/1", "required": False, "signed": False, "reindexOnImport": True, "descriptor": LANCE_SCHEMA_FILE},
-            {"role": "skills", "kind": "sqlar", "path": "rom/skills/", "schema": "acx.skill/1", "required": False, "count": skills},
-            {"role": "capabilities", "kind": "table", "table": "capabilities", "schema": "acx.capability/1", "required": False, "count": capabilities},
-            {"role": "harness", "kind": "sqlar", "path": HARNESS_FILE, "schema": "acx.harness.v1", "required": True},
-            {"role": "loop-context", "kind": "sqlar", "path": LOOP_POLICY_FILE, "schema": "acx.loop-context-policy/1.1", "required": True},
-            {"role": "level", "kind": "attestation", "schema": "acx.level-credential.v1", "required": False, "count": levels},
+            {"role": "identity", "kind": "meta", "schema": "acx.cartridge-meta/1", "required": True},  # noqa: E501
+            {"role": "memory-baseline", "kind": "table", "table": "memory", "mediaType": "application/json", "schema": "acx.memory-record.v1", "required": True, "count": memories},  # noqa: E501
+            {"role": "memory-vectors", "kind": "lance", "path": "vectors/memories.lance", "schema": "acx.lance-memory/1", "required": False, "signed": False, "reindexOnImport": True, "descriptor": LANCE_SCHEMA_FILE},  # noqa: E501
+            {"role": "skills", "kind": "sqlar", "path": "rom/skills/", "schema": "acx.skill/1", "required": False, "count": skills},  # noqa: E501
+            {"role": "capabilities", "kind": "table", "table": "capabilities", "schema": "acx.capability/1", "required": False, "count": capabilities},  # noqa: E501
+            {"role": "harness", "kind": "sqlar", "path": HARNESS_FILE, "schema": "acx.harness.v1", "required": True},  # noqa: E501
+            {"role": "loop-context", "kind": "sqlar", "path": LOOP_POLICY_FILE, "schema": "acx.loop-context-policy/1.1", "required": True},  # noqa: E501
+            {"role": "level", "kind": "attestation", "schema": "acx.level-credential.v1", "required": False, "count": levels},  # noqa: E501
         ],
     }  # fmt: skip
 
@@ -114,17 +119,17 @@ def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
         "loop": {
             "maxTurns": 40,
             "cycle": ["gather_context", "act", "verify"],
-            "verification": {"passIntent": "lint, types and touched tests green", "maxAttempts": 3, "scope": "touched", "blockOnFailure": True},
+            "verification": {"passIntent": "lint, types and touched tests green", "maxAttempts": 3, "scope": "touched", "blockOnFailure": True},  # noqa: E501
             "stopConditions": [
                 {"when": "completed", "action": "stop"},
                 {"when": "blocked", "action": "handoff"},
                 {"when": "max_turns", "action": "handoff"},
                 {"when": "needs_input", "action": "await_human"},
             ],
-            "handoff": {"emits": "OperatorCommandReport", "returnWindows": ["blocker", "pr_ready", "ambiguity"]},
+            "handoff": {"emits": "OperatorCommandReport", "returnWindows": ["blocker", "pr_ready", "ambiguity"]},  # noqa: E501
         },
         "context": {"retrieval": "just_in_time", "embeddingEngineId": engine_id},
-        "guardrailContract": {"signalKinds": ["milestone", "checkpoint", "question", "blocked", "stop"], "outcomeReport": "OperatorCommandReport"},
+        "guardrailContract": {"signalKinds": ["milestone", "checkpoint", "question", "blocked", "stop"], "outcomeReport": "OperatorCommandReport"},  # noqa: E501
         "hints": {},
     }  # fmt: skip
 
@@ -158,7 +163,12 @@ class SpecReport:
         return not self.issues
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {"clean": self.clean, "packageSpec": self.spec, "counts": self.counts, "issues": self.issues}
+        return {
+            "clean": self.clean,
+            "packageSpec": self.spec,
+            "counts": self.counts,
+            "issues": self.issues,
+        }
 
 
 def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
@@ -170,7 +180,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
     except CartridgeFormatError as e:
         engine = None
         found.append(e.message)
-    for key in ("acx.spec_version", "acx.cartridge_id", "acx.artifact_id", "acx.artifact_version", "acx.created_at", "acx.embedding_engine", "acx.publisher_id"):  # fmt: skip
+    for key in ("acx.spec_version", "acx.cartridge_id", "acx.artifact_id", "acx.artifact_version", "acx.created_at", "acx.embedding_engine", "acx.publisher_id"):  # fmt: skip  # noqa: E501
         if key not in meta:
             found.append(f"cartridge meta {key} is missing or not signed")
     try:
@@ -200,11 +210,19 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
         if spec.get("specVersion") != meta.get("acx.spec_version"):
             found.append(f"{PACKAGE_SPEC_FILE}: specVersion does not match acx.spec_version")
         if engine is not None and spec.get("embeddingEngine") != engine:
-            found.append(f"{PACKAGE_SPEC_FILE}: embeddingEngine does not match acx.embedding_engine")
-        declared = {a.get("role"): a.get("count") for a in spec.get("artifacts") or [] if isinstance(a, dict)}
+            found.append(
+                f"{PACKAGE_SPEC_FILE}: embeddingEngine does not match acx.embedding_engine"
+            )
+        declared = {
+            a.get("role"): a.get("count")
+            for a in spec.get("artifacts") or []
+            if isinstance(a, dict)
+        }
         for role, live in (("skills", counts["skills"]), ("capabilities", counts["capabilities"])):
             if declared.get(role) != live:
-                found.append(f"{PACKAGE_SPEC_FILE}: {role} count {declared.get(role)} is not the live {live}")
+                found.append(
+                    f"{PACKAGE_SPEC_FILE}: {role} count {declared.get(role)} is not the live {live}"
+                )
     for required in (HARNESS_FILE, LOOP_POLICY_FILE, LANCE_SCHEMA_FILE):
         if required not in rom.files:
             found.append(f"required artifact {required} is missing")
@@ -214,12 +232,16 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             found.extend(harness_problems(harness))
         policy = rom.json_file(LOOP_POLICY_FILE)
         if policy is not None and policy.get("schemaVersion") not in LOOP_VERSIONS:
-            found.append(f"{LOOP_POLICY_FILE}: unrecognised schemaVersion {policy.get('schemaVersion')!r}")
+            found.append(
+                f"{LOOP_POLICY_FILE}: unrecognised schemaVersion {policy.get('schemaVersion')!r}"
+            )
         lance = rom.json_file(LANCE_SCHEMA_FILE)
         if lance is not None:
             found.extend(issues("lance-memory", lance, LANCE_SCHEMA_FILE))
             if engine is not None and not _same_table(lance, lance_schema(engine)):
-                found.append(f"{LANCE_SCHEMA_FILE} is not the normative 14-column table for {engine}")
+                found.append(
+                    f"{LANCE_SCHEMA_FILE} is not the normative 14-column table for {engine}"
+                )
     except CartridgeFormatError as e:
         found.append(e.message)
     for row in rom.memories.values():
@@ -233,7 +255,11 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
         except CanonicalJsonError as e:
             found.append(f"capability:{cid}: {e.message}")
             continue
-        found.extend(capability_problems(record, f"capability:{cid}") if isinstance(record, dict) else [f"capability:{cid} is not an object"])
+        found.extend(
+            capability_problems(record, f"capability:{cid}")
+            if isinstance(record, dict)
+            else [f"capability:{cid} is not an object"]
+        )
     return SpecReport(spec, counts, found)
 
 

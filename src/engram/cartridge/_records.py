@@ -169,7 +169,7 @@ def repo_literals(records: Iterable[Mapping[str, Any]]) -> list[str]:
             found.append(repo)
         for label in (r.get("repoLabel"), r.get("projectLabel")):
             text = str(label or "")
-            if len(text) >= 4 and not re.search(r"\s", text) and re.search(r"[-_0-9]", text):
+            if len(text) >= 4 and not re.search(r"\s", text) and re.search(r"[-_0-9]", text):  # noqa: SIM102
                 if text not in (PORTABLE_LABEL, FIELD_LABEL):
                     found.append(text)
     return sorted(set(found))
@@ -198,7 +198,7 @@ def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, An
         "codebaseFingerprint"
     ):
         raise CartridgeFormatError(
-            f"refusing to merge {a.get('id')!r} and {b.get('id')!r} across the tier/codebase boundary"
+            f"refusing to merge {a.get('id')!r} and {b.get('id')!r} across the tier/codebase boundary"  # noqa: E501
         )
     x, y = (a, b) if str(a.get("id")) <= str(b.get("id")) else (b, a)
 

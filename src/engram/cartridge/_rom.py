@@ -38,7 +38,9 @@ from engram.errors import CanonicalJsonError, CartridgeFormatError
 KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
 CANON_RAW = "raw"
 CANON_JCS = "jcs-rfc8785"
-UNSIGNED_META = frozenset({"acx.rom_manifest_hash", "acx.save_codebase_fingerprint", "acx.vec0_format"})
+UNSIGNED_META = frozenset(
+    {"acx.rom_manifest_hash", "acx.save_codebase_fingerprint", "acx.vec0_format"}
+)
 """Meta keys engram never signs: the hash itself, the SAVE fingerprint and the local vec0 format."""
 
 
@@ -100,7 +102,9 @@ class Rom:
 
     @property
     def signed_meta(self) -> dict[str, str]:
-        keys = {o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"}
+        keys = {
+            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
+        }
         return {k: v for k, v in self.meta.items() if k in keys}
 
     @property
@@ -171,8 +175,13 @@ def _memory_rows(cartridge: Cartridge) -> dict[str, MemoryRow]:
         if not all(isinstance(v, str) for v in (zone, afp, oid, created)):
             raise CartridgeFormatError(f"memory {rid!r}: a column is not text")
         rows[str(rid)] = MemoryRow(
-            str(rid), str(zone), str(afp), None if cbf is None else str(cbf), str(payload),
-            str(oid), str(created),
+            str(rid),
+            str(zone),
+            str(afp),
+            None if cbf is None else str(cbf),
+            str(payload),
+            str(oid),
+            str(created),
         )
     return rows
 
@@ -223,10 +232,12 @@ def load_rom(cartridge: Cartridge) -> Rom:
     seen: set[str] = set()
     for oid, kind, ref, canon, zone, sz, t_sz, t_ref in raw_objects:
         if t_sz != "integer" or t_ref != "text" or not isinstance(oid, str):
-            raise CartridgeFormatError(f"objects row {ref!r}: sz must be an integer, text elsewhere")
+            raise CartridgeFormatError(
+                f"objects row {ref!r}: sz must be an integer, text elsewhere"
+            )
         if zone != ROM:
             continue
-        assert isinstance(ref, str) and isinstance(sz, int)
+        assert isinstance(ref, str) and isinstance(sz, int)  # noqa: PT018
         if ref in seen:
             problems.append(f"{ref}: listed twice among the ROM objects")
         seen.add(ref)
@@ -328,9 +339,13 @@ def _memory_columns(memories: dict[str, MemoryRow], problems: list[str]) -> None
         if record.get("id") != row.id or record.get("zone") != row.zone:
             problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
         if record.get("artifactFingerprint") != row.artifact_fingerprint:
-            problems.append(f"memory:{row.id}: artifact_fingerprint column differs from the payload")
+            problems.append(
+                f"memory:{row.id}: artifact_fingerprint column differs from the payload"
+            )
         if record.get("codebaseFingerprint") != row.codebase_fingerprint:
-            problems.append(f"memory:{row.id}: codebase_fingerprint column differs from the payload")
+            problems.append(
+                f"memory:{row.id}: codebase_fingerprint column differs from the payload"
+            )
 
 
 __all__ = [

@@ -17,8 +17,10 @@ from engram.errors import CartridgeFormatError
 
 @cache
 def validator(name: str) -> Draft202012Validator:
-    text = resources.files("engram.cartridge").joinpath(f"schemas/{name}.schema.json").read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("engram.cartridge")
+        .joinpath(f"schemas/{name}.schema.json")
+        .read_text(encoding="utf-8")
     )
     return Draft202012Validator(json.loads(text))
 

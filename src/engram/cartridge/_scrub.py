@@ -112,8 +112,11 @@ def _high_entropy(data: bytes) -> list[int]:
         if _HEX.fullmatch(token.rstrip(b"=")):
             continue
         text = token.decode("ascii")
-        if not (any(c.isdigit() for c in text) and any(c.isupper() for c in text)
-                and any(c.islower() for c in text)):
+        if not (
+            any(c.isdigit() for c in text)
+            and any(c.isupper() for c in text)
+            and any(c.islower() for c in text)
+        ):
             continue
         if _entropy(token) >= 4.0:
             found.append(match.start())

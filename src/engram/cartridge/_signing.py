@@ -60,8 +60,9 @@ def b64decode_any(text: object, what: str) -> bytes:
         raise CartridgeTampered(f"DSSE {what} mixes the standard and URL-safe alphabets")
     padded = body + "=" * (-len(body) % 4)
     try:
-        return base64.b64decode(padded, altchars=b"-_" if ("-" in body or "_" in body) else None,
-                                validate=True)
+        return base64.b64decode(
+            padded, altchars=b"-_" if ("-" in body or "_" in body) else None, validate=True
+        )
     except (binascii.Error, ValueError) as e:
         raise CartridgeTampered(f"DSSE {what} is not base64") from e
 

@@ -88,9 +88,7 @@ def skill_names(files: Mapping[str, bytes]) -> list[str]:
 
 def derive_skills(files: Mapping[str, bytes], max_skill_md_bytes: int = 1024**2) -> list[Skill]:
     """Every skill's index row re-derived from ROM files; a broken skill is refused."""
-    return [
-        derive_skill(name, files, max_skill_md_bytes) for name in skill_names(files)
-    ]
+    return [derive_skill(name, files, max_skill_md_bytes) for name in skill_names(files)]
 
 
 def derive_skill(name: str, files: Mapping[str, bytes], max_skill_md_bytes: int) -> Skill:
@@ -107,9 +105,15 @@ def derive_skill(name: str, files: Mapping[str, bytes], max_skill_md_bytes: int)
                 "or assets/ (SPEC §5.1)"
             )
         resources.append(
-            {"path": path, "bytes": len(files[path]), "sha256": hashlib.sha256(files[path]).hexdigest()}
+            {
+                "path": path,
+                "bytes": len(files[path]),
+                "sha256": hashlib.sha256(files[path]).hexdigest(),
+            }
         )
-    resources.sort(key=lambda r: (RESOURCE_DIRS.index(str(r["path"]).split("/")[3]), str(r["path"])))
+    resources.sort(
+        key=lambda r: (RESOURCE_DIRS.index(str(r["path"]).split("/")[3]), str(r["path"]))
+    )
     skill_md = files.get(where)
     if skill_md is None:
         raise CartridgeFormatError(f"skill directory {base!r} has no {SKILL_FILE}")
@@ -129,7 +133,7 @@ def derive_skill(name: str, files: Mapping[str, bytes], max_skill_md_bytes: int)
     if extra:
         raise CartridgeFormatError(
             f"{where}: frontmatter key(s) {extra} are not among the six agentskills.io keys "
-            f"{list(FRONTMATTER_KEYS)}; host-specific fields go under a reverse-DNS key in {EXT_FILE}"
+            f"{list(FRONTMATTER_KEYS)}; host-specific fields go under a reverse-DNS key in {EXT_FILE}"  # noqa: E501
         )
     declared = _text(fields, "name", where, required=True, limit=64)
     if declared != name:
@@ -161,7 +165,9 @@ def budget_problems(skill: Skill) -> list[str]:
     """§5.5: the L2 body stays under 5000 tokens (~4 bytes each) and 500 lines."""
     out = []
     if skill.body_tokens >= MAX_BODY_TOKENS:
-        out.append(f"{skill.sqlar_path}: about {skill.body_tokens} tokens; move detail to references/")
+        out.append(
+            f"{skill.sqlar_path}: about {skill.body_tokens} tokens; move detail to references/"
+        )
     if skill.body_lines >= MAX_BODY_LINES:
         out.append(f"{skill.sqlar_path}: {skill.body_lines} lines; the body stays under 500")
     return out
@@ -240,8 +246,8 @@ __all__ = [
     "EXT_FILE",
     "FRONTMATTER_KEYS",
     "NAME_PATTERN",
-    "REVERSE_DNS",
     "RESOURCE_DIRS",
+    "REVERSE_DNS",
     "SKILLS_ROOT",
     "SKILL_FILE",
     "SKILL_SCHEMA_VERSION",

@@ -104,7 +104,7 @@ def check_entry(row: tuple[object, ...], limits: Limits = DEFAULT_LIMITS) -> Ent
     for label, value in (("mode", mode), ("mtime", mtime), ("sz", size)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise CartridgeFormatError(f"sqlar row {path!r}: {label} is not an integer")
-    assert isinstance(mode, int) and isinstance(mtime, int) and isinstance(size, int)
+    assert isinstance(mode, int) and isinstance(mtime, int) and isinstance(size, int)  # noqa: PT018
     assert isinstance(rowid, int)
     if mtime < 0:
         raise CartridgeFormatError(f"sqlar row {path!r}: negative mtime")
@@ -128,8 +128,9 @@ def check_entry(row: tuple[object, ...], limits: Limits = DEFAULT_LIMITS) -> Ent
         raise CartridgeFormatError(
             f"sqlar row {path!r}: stored length {stored} does not fit its size {size}"
         )
-    return Entry(path, FILE_MODE if mode in (FILE_MODE, 0o644) else EXEC_MODE, mtime, size,
-                 stored, rowid)
+    return Entry(
+        path, FILE_MODE if mode in (FILE_MODE, 0o644) else EXEC_MODE, mtime, size, stored, rowid
+    )
 
 
 __all__ = [

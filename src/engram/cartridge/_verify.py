@@ -98,10 +98,14 @@ def verify_rom(
     registry = registry or TrustRegistry.empty()
     base = _base(rom)
     if rom.problems:
-        return _report(base, TrustState.TAMPERED, "ROM content diverges from its manifest entries",
-                       problems=tuple(rom.problems)), rom
+        return _report(
+            base,
+            TrustState.TAMPERED,
+            "ROM content diverges from its manifest entries",
+            problems=tuple(rom.problems),
+        ), rom
     rows = cartridge.query(
-        "SELECT sig_id, manifest_hash, envelope, keyid, "
+        "SELECT sig_id, manifest_hash, envelope, keyid, "  # noqa: S608
         + ("public_key_pem, " if _has_pem(cartridge) else "NULL, ")
         + "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
     )
@@ -176,7 +180,9 @@ def _candidates(registry: TrustRegistry, envelope: object, pem: object) -> list[
         try:
             keys.append(PublicKey.from_pem(pem.encode("utf-8")))
         except EngramError as e:
-            raise CartridgeTampered(f"public_key_pem is not an Ed25519 SPKI key: {e.message}") from e
+            raise CartridgeTampered(
+                f"public_key_pem is not an Ed25519 SPKI key: {e.message}"
+            ) from e
     return keys
 
 

@@ -221,7 +221,9 @@ def inspect_command(file: Path, as_json: bool) -> None:
     """Meta, ROM objects, skills, capabilities, memory by zone and attestations."""
     with Cartridge.open(file) as cartridge:
         report, rom = verify_rom(cartridge)
-        attestations = cartridge.query("SELECT att_id, type, media_type FROM attestations NOT INDEXED")
+        attestations = cartridge.query(
+            "SELECT att_id, type, media_type FROM attestations NOT INDEXED"
+        )
     skills = derive_skills(rom.files)
     kinds: dict[str, int] = {}
     for obj in rom.objects:
@@ -241,16 +243,25 @@ def inspect_command(file: Path, as_json: bool) -> None:
         "attestations": [{"id": a, "type": t, "mediaType": m} for a, t, m in attestations],
     }
     lines = ["== meta =="]
-    lines += [f"  {k} = {v}{'' if k in signed else '  (unsigned)'}" for k, v in sorted(rom.meta.items())]
-    lines += ["== ROM objects ==", f"  total: {len(rom.objects)}  (" + ", ".join(f"{k}:{n}" for k, n in sorted(kinds.items())) + ")"]
+    lines += [
+        f"  {k} = {v}{'' if k in signed else '  (unsigned)'}" for k, v in sorted(rom.meta.items())
+    ]
+    lines += [
+        "== ROM objects ==",
+        f"  total: {len(rom.objects)}  ("
+        + ", ".join(f"{k}:{n}" for k, n in sorted(kinds.items()))
+        + ")",
+    ]
     lines += ["== skills (acx_skill) =="] + [f"  - {s.name}: {s.description[:100]}" for s in skills]
     lines += ["== capabilities =="] + [
-        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  verified={str(c['proficiency']['verified']).lower()} (unproven)"
+        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  verified={str(c['proficiency']['verified']).lower()} (unproven)"  # noqa: E501
         for c in caps.values()
     ]
     lines += ["== memory (by zone) =="] + [f"  {z}: {n}" for z, n in sorted(zones.items())]
-    lines += ["== attestations =="] + ([f"  - {a} ({t})" for a, t, _m in attestations] or ["  (none)"])
-    lines += [f"== trust ==", f"  {report.state.value}: {report.reason}"]
+    lines += ["== attestations =="] + (
+        [f"  - {a} ({t})" for a, t, _m in attestations] or ["  (none)"]
+    )
+    lines += ["== trust ==", f"  {report.state.value}: {report.reason}"]
     _emit(value, as_json, lines)
 
 
@@ -266,7 +277,9 @@ def strip_command(file: Path, target: Path | None, out: Path | None) -> None:
     result = strip(file, destination)
     click.echo(f"rom hash before strip: {result.before}")
     click.echo(f"rom hash after  strip: {result.after}")
-    click.echo(f"hash-equality proof:   {'EQUAL (ROM intact; SAVE removed)' if result.equal else 'DIFFERENT'}")
+    click.echo(
+        f"hash-equality proof:   {'EQUAL (ROM intact; SAVE removed)' if result.equal else 'DIFFERENT'}"  # noqa: E501
+    )
     click.echo(f"wrote:                 {destination}")
     if not result.equal:
         raise click.exceptions.Exit(1)
@@ -279,15 +292,21 @@ def spec_command(file: Path, as_json: bool) -> None:
     """Validate the closed acx.package-spec/1 profile and every artifact it names (§7.7)."""
     with Cartridge.open(file) as cartridge:
         _report, rom = verify_rom(cartridge)
-        levels = cartridge.query("SELECT count(*) FROM attestations NOT INDEXED WHERE type = 'vc-2.0'")
+        levels = cartridge.query(
+            "SELECT count(*) FROM attestations NOT INDEXED WHERE type = 'vc-2.0'"
+        )
     result = spec_report(rom, level_count=int(str(levels[0][0])))
     lines = []
     if result.spec is not None:
-        lines.append(f"package-spec: {result.spec.get('schemaVersion')}  engine={dumps_text(result.spec.get('embeddingEngine'))}")
+        lines.append(
+            f"package-spec: {result.spec.get('schemaVersion')}  engine={dumps_text(result.spec.get('embeddingEngine'))}"  # noqa: E501
+        )
         lines.append("artifacts:")
         for a in result.spec.get("artifacts") or []:
             if isinstance(a, dict):
-                lines.append(f"  {'*' if a.get('required') else ' '} {a.get('role', ''):<16} {a.get('schema', ''):<28} {a.get('kind')}")
+                lines.append(
+                    f"  {'*' if a.get('required') else ' '} {a.get('role', ''):<16} {a.get('schema', ''):<28} {a.get('kind')}"  # noqa: E501
+                )
     lines.append("validation: CLEAN" if result.clean else "validation: NOT CLEAN")
     lines += [f"  - {i}" for i in result.issues]
     _emit(result.to_json(), as_json, lines)
@@ -296,7 +315,12 @@ def spec_command(file: Path, as_json: bool) -> None:
 
 
 @cartridge_group.command("ls")
-@click.argument("directory", required=False, default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "directory",
+    required=False,
+    default=".",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
 @registry_option
 @json_option
 def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
@@ -307,7 +331,9 @@ def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
         if r.error:
             rows.append(f"{'error':<9} {r.error[:80]}  {r.path}")
         else:
-            rows.append(f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} {r.skills:>6} {r.memories:>3}  {r.path}")
+            rows.append(
+                f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} {r.skills:>6} {r.memories:>3}  {r.path}"  # noqa: E501
+            )
     _emit([r.to_json() for r in lines_], as_json, rows if lines_ else ["no cartridges found"])
 
 
@@ -339,15 +365,20 @@ def _host(
             network_egress=str((doc.get("network") or {}).get("egress", "none")),
         )
     harness, _ = harness_of(rom)
-    contracts = {t["name"]: t for t in [*(harness.get("requiredTools") or []), *(harness.get("optionalTools") or [])]}
+    contracts = {
+        t["name"]: t
+        for t in [*(harness.get("requiredTools") or []), *(harness.get("optionalTools") or [])]
+    }
     chosen: list[HostTool] = []
     names = [n.strip() for t in tools for n in t.split(",") if n.strip()]
     if all_tools:
         names = list(contracts)
     for spec in names:
         name, _, scopes = spec.partition("=")
-        granted = frozenset(s for s in scopes.split("+") if s) if scopes else frozenset(
-            (contracts.get(name) or {}).get("capabilityScopes") or ()
+        granted = (
+            frozenset(s for s in scopes.split("+") if s)
+            if scopes
+            else frozenset((contracts.get(name) or {}).get("capabilityScopes") or ())
         )
         chosen.append(HostTool(name, granted))
     return Host(
@@ -362,12 +393,18 @@ def _host(
 def _host_options(command: Any) -> Any:
     for option in reversed(
         [
-            click.option("--tools", "tools", multiple=True, help="Host tools: NAME[=SCOPE+SCOPE],..."),
+            click.option(
+                "--tools", "tools", multiple=True, help="Host tools: NAME[=SCOPE+SCOPE],..."
+            ),
             click.option("--all-tools", is_flag=True, help="The host has every declared tool."),
-            click.option("--mcp-revision", "revisions", multiple=True, help="MCP revisions the host speaks."),
+            click.option(
+                "--mcp-revision", "revisions", multiple=True, help="MCP revisions the host speaks."
+            ),
             click.option("--context-window", default=200_000, show_default=True, type=int),
             click.option("--tool-use/--no-tool-use", default=True, show_default=True),
-            click.option("--host-descriptor", "host_file", type=_FILE, help="Host capabilities as JSON."),
+            click.option(
+                "--host-descriptor", "host_file", type=_FILE, help="Host capabilities as JSON."
+            ),
         ]
     ):
         command = option(command)
@@ -394,7 +431,10 @@ def check_command(
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
     descriptor = check_host(rom, host)
     lines = [f"verdict: {descriptor['verdict']}"]
-    lines += [f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  {'ok' if b['satisfied'] else 'UNMET'}" for b in descriptor["bindings"]]
+    lines += [
+        f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  {'ok' if b['satisfied'] else 'UNMET'}"  # noqa: E501
+        for b in descriptor["bindings"]
+    ]
     lines += [f"  unmet: {u}" for u in descriptor["unmet"]]
     _emit(descriptor, as_json, lines)
     if descriptor["verdict"] != "accept":
@@ -406,7 +446,13 @@ def check_command(
 @_host_options
 @registry_option
 @local_key_option
-@click.option("--accept", "accept", multiple=True, type=_ACCEPT, help="Trust states to accept (default: trusted, local).")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    type=_ACCEPT,
+    help="Trust states to accept (default: trusted, local).",
+)
 @json_option
 def activate_command(
     file: Path,
@@ -426,7 +472,13 @@ def activate_command(
         _report, rom = verify_rom(cartridge)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
     try:
-        done = activate(file, host, registry=_registry(registry), local_keyids=_local(local_keys), accept=_accept(accept))
+        done = activate(
+            file,
+            host,
+            registry=_registry(registry),
+            local_keyids=_local(local_keys),
+            accept=_accept(accept),
+        )
     except ActivationRefused as e:
         if as_json and e.error is not None:
             click.echo(dumps_text({"descriptor": e.descriptor, "error": e.error}, indent=2))
@@ -435,26 +487,52 @@ def activate_command(
     _emit(
         done.descriptor,
         as_json,
-        [f"activated ({done.report.state.value}): verdict accept, MCP {done.descriptor['protocolRevision']}", f"recorded in {COMPLIANCE_FILE}"],
+        [
+            f"activated ({done.report.state.value}): verdict accept, MCP {done.descriptor['protocolRevision']}",  # noqa: E501
+            f"recorded in {COMPLIANCE_FILE}",
+        ],
     )
 
 
 @cartridge_group.command("load")
 @click.argument("file", type=_FILE)
-@click.option("--host", "host", type=click.Choice(sorted(HOST_SKILL_DIRS)), default="claude", show_default=True)
-@click.option("--skills-dir", type=click.Path(file_okay=False, path_type=Path), help="Default: the host's skills folder.")
+@click.option(
+    "--host",
+    "host",
+    type=click.Choice(sorted(HOST_SKILL_DIRS)),
+    default="claude",
+    show_default=True,
+)
+@click.option(
+    "--skills-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Default: the host's skills folder.",
+)
 @click.option("--print-only", is_flag=True, help="List what would be installed; write nothing.")
 @registry_option
-@click.option("--accept", "accept", multiple=True, type=_ACCEPT, help="Trust states to accept (default: any but tampered).")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    type=_ACCEPT,
+    help="Trust states to accept (default: any but tampered).",
+)
 def load_command(
-    file: Path, host: str, skills_dir: Path | None, print_only: bool, registry: Path | None, accept: tuple[str, ...]
+    file: Path,
+    host: str,
+    skills_dir: Path | None,
+    print_only: bool,
+    registry: Path | None,
+    accept: tuple[str, ...],
 ) -> None:
     """Install FILE's skills where HOST looks for them, byte for byte."""
     from engram.cartridge import require_state
 
     with Cartridge.open(file) as cartridge:
         report, rom = verify_rom(cartridge, registry=_registry(registry))
-    require_state(report, _accept(accept) if accept else frozenset(set(TrustState) - {TrustState.TAMPERED}))
+    require_state(
+        report, _accept(accept) if accept else frozenset(set(TrustState) - {TrustState.TAMPERED})
+    )
     target = (skills_dir or Path(HOST_SKILL_DIRS[host])).expanduser()
     skills = derive_skills(rom.files)
     if print_only:
@@ -462,7 +540,9 @@ def load_command(
             click.echo(f"{s.name}: {target / s.name}")
         return
     written = install_skills(rom, target)
-    click.echo(f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) into {target}")
+    click.echo(
+        f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) into {target}"  # noqa: E501
+    )
 
 
 @cartridge_group.command("import")
@@ -470,8 +550,18 @@ def load_command(
 @click.option("--ring", default="M4", show_default=True, help="Writable ring to import into.")
 @registry_option
 @local_key_option
-@click.option("--accept", "accept", multiple=True, type=_ACCEPT, help="Trust states to accept (default: trusted, local).")
-@click.option("--codebase-fingerprint", default=None, help="This repo's cbf1_ fingerprint (field-learned memory of it is imported).")
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    type=_ACCEPT,
+    help="Trust states to accept (default: trusted, local).",
+)
+@click.option(
+    "--codebase-fingerprint",
+    default=None,
+    help="This repo's cbf1_ fingerprint (field-learned memory of it is imported).",
+)
 @json_option
 @click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option("--database", "--db", "database", default=None, metavar="URL")
@@ -505,19 +595,28 @@ def import_command(
         summary.to_json(),
         as_json,
         [
-            f"{report.state.value}: {report.publisher_id}/{report.artifact_id}@{report.artifact_version}",
-            f"imported {summary.imported} into {summary.ring_id}; {summary.already_known} already known; "
-            f"{summary.merged} merged duplicate(s); {summary.quarantined} foreign field-learned quarantined",
+            f"{report.state.value}: {report.publisher_id}/{report.artifact_id}@{report.artifact_version}",  # noqa: E501
+            f"imported {summary.imported} into {summary.ring_id}; {summary.already_known} already known; "  # noqa: E501
+            f"{summary.merged} merged duplicate(s); {summary.quarantined} foreign field-learned quarantined",  # noqa: E501
         ],
     )
 
 
 @cartridge_group.command("keygen")
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Private key file (written 0600).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Private key file (written 0600).",
+)
 def keygen_command(out: Path) -> None:
     """A publisher key pair: OUT (private, 0600) and OUT.pub (SPKI PEM, for trust registries)."""
     if out.suffix == ".acx":
-        raise KeyFileError("a private key never goes into or beside-as a cartridge: choose a .pem path")
+        raise KeyFileError(
+            "a private key never goes into or beside-as a cartridge: choose a .pem path"
+        )
     key = PrivateKey.generate()
     save_private_key(out, key)
     public = Path(f"{out}.pub")
@@ -549,15 +648,27 @@ def _proof(text: str, at: datetime) -> NamespaceProof:
         record = value if value.startswith("_acx-challenge.") else f"_acx-challenge.{value}"
         return NamespaceProof(ProofMethod.DNS_TXT, at, txt_record=record)
     if method == "github-oidc":
-        return NamespaceProof(ProofMethod.GITHUB_OIDC, at, oidc_subject=value, oidc_issuer=GITHUB_OIDC_ISSUER)
+        return NamespaceProof(
+            ProofMethod.GITHUB_OIDC, at, oidc_subject=value, oidc_issuer=GITHUB_OIDC_ISSUER
+        )
     raise InvalidRequest("--proof is dns-txt:<domain> or github-oidc:repo:<owner>/<repo>:<ref>")
 
 
 @trust_group.command("add")
 @click.argument("registry", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--key", "key_path", required=True, type=_FILE, help="Public key PEM (or the private key file; only its public half is used).")
+@click.option(
+    "--key",
+    "key_path",
+    required=True,
+    type=_FILE,
+    help="Public key PEM (or the private key file; only its public half is used).",
+)
 @click.option("--publisher", required=True, help="Reverse-DNS publisher id the key signs for.")
-@click.option("--proof", required=True, help="dns-txt:<domain> or github-oidc:repo:<owner>/<repo>:<ref> (as verified).")
+@click.option(
+    "--proof",
+    required=True,
+    help="dns-txt:<domain> or github-oidc:repo:<owner>/<repo>:<ref> (as verified).",
+)
 @click.option("--days", default=365, show_default=True, type=int, help="Validity from now.")
 def trust_add(registry: Path, key_path: Path, publisher: str, proof: str, days: int) -> None:
     """Add a publisher key to REGISTRY (created if missing)."""
@@ -587,7 +698,11 @@ def trust_list(registry: Path, as_json: bool) -> None:
     _emit(
         loaded.to_json(),
         as_json,
-        [f"{k.keyid}  {k.publisher_id}  {k.status.value}  until {k.not_after.date()}" for k in loaded.keys] or ["(empty)"],
+        [
+            f"{k.keyid}  {k.publisher_id}  {k.status.value}  until {k.not_after.date()}"
+            for k in loaded.keys
+        ]
+        or ["(empty)"],
     )
 
 
@@ -604,11 +719,21 @@ def trust_remove(registry: Path, keyid: str) -> None:
 @cartridge_group.command("upgrade")
 @click.argument("old", type=_FILE)
 @click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--sign-key", required=True, type=_FILE, help="Ed25519 private key to sign the re-packed ROM.")
+@click.option(
+    "--sign-key", required=True, type=_FILE, help="Ed25519 private key to sign the re-packed ROM."
+)
 @click.option("--installation-salt-file", type=_FILE, help="Carry field-learned memory (§7.2).")
-def upgrade_command(old: Path, new: Path, sign_key: Path, installation_salt_file: Path | None) -> None:
+def upgrade_command(
+    old: Path, new: Path, sign_key: Path, installation_salt_file: Path | None
+) -> None:
     """Re-pack a cartridge of engram's earlier layout into the SPEC.md format (re-signed)."""
-    done = upgrade(old, new, key=load_private_key(sign_key), now=_now(), installation_salt=_salt(installation_salt_file))
+    done = upgrade(
+        old,
+        new,
+        key=load_private_key(sign_key),
+        now=_now(),
+        installation_salt=_salt(installation_salt_file),
+    )
     click.echo(f"rom hash:  {done.built.manifest_hash}")
     click.echo(f"keyid:     {done.built.keyid}")
     click.echo(f"memories:  {done.carried} carried, {done.left_out} field-learned left out")
@@ -626,4 +751,4 @@ def card_command(file: Path, url: str) -> None:
     click.echo(dumps_text(agent_card(meta=rom.signed_meta, records=records, url=url), indent=2))
 
 
-__all__ = ["cartridge_group", "harness_problems", "Limits"]
+__all__ = ["Limits", "cartridge_group", "harness_problems"]
