@@ -188,8 +188,7 @@ def test_its_package_spec_is_clean() -> None:
 
 @pytest.mark.req("engram.cartridge.reference-interop")
 def test_verify_prints_portable_and_the_published_hash(engram_shell: object) -> None:
-    run = engram_shell  # type: ignore[assignment]
-    done = run("cartridge", "verify", str(REFERENCE))  # type: ignore[operator]
+    done = engram_shell("cartridge", "verify", str(REFERENCE))  # type: ignore[operator]
     assert done.returncode == 0, done.stderr
     assert "trust:    portable" in done.stdout
     assert REFERENCE_HASH in done.stdout

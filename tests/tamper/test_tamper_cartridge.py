@@ -18,14 +18,28 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cartridge"))
 
-from kit import build_sample
 from sqlite_mutations import byte_flips, rewrite_table_name, sql_edits
 
 from engram.cartridge import Cartridge, verify_rom
 from engram.errors import EngramError
 from engram.trust import TrustState
+
+SAMPLE = Path(__file__).resolve().parents[1] / "vectors/acx-reference/examples/sample-agent-package"
+
+
+def build_sample(tmp: Path) -> Path:
+    from datetime import UTC, datetime
+
+    from engram.cartridge import ExportOptions, package_contents, write
+    from engram.core.keys import PrivateKey
+
+    now = datetime(2026, 7, 20, tzinfo=UTC)
+    contents, _ = package_contents(SAMPLE, ExportOptions("io.github.acme", now))
+    out = tmp / "sample.acx"
+    write(out, contents, key=PrivateKey.generate(), signed_at=now)
+    return out
+
 
 MUTATIONS = int(os.environ.get("ENGRAM_TAMPER_MUTATIONS", "1000"))
 
