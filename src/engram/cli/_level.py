@@ -1,11 +1,10 @@
 """``engram cartridge level prove | verify | revoke | status-list``: provable levels (SPEC §10).
 
 docs/spec/acx-levels.md §9. Each command parses, calls one ``engram.level`` function and renders.
-Until the cartridge reader reads the real .acx layout, ``prove`` takes the ROM ``manifest_hash``
-(``--rom-digest``), the publisher id and the publisher's key ids directly, and ``verify`` takes
-``--rom-digest`` for the ROM binding; reading them out of FILE.acx is the one call in
-:func:`cartridge_binding`. The trust-registry lookup of the issuer key takes the published issuer
-key ids from an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
+``prove FILE.acx`` and ``verify --cartridge FILE.acx`` bind to the verified cartridge (its ROM
+``manifest_hash``, publisher id, cartridge id and signing keyid, :func:`cartridge_binding`); without
+a file, ``--rom-digest`` and ``--publisher`` give the same values by hand. The issuer key is
+looked up in an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
 
 Status lists are dereferenced from a file or over HTTP(S) here, in the adapter: the domain package
 does no network I/O and fails closed on whatever this fetch raises.
@@ -23,6 +22,7 @@ from typing import Any
 import click
 import httpx
 
+from engram.cli._acx_input import read_verified
 from engram.core.canonical import canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.jsonio import dumps_text
@@ -76,10 +76,27 @@ class CartridgeBinding:
 
 
 def cartridge_binding(
-    rom_digest: str, publisher_id: str, subject: str | None, publisher_keyids: tuple[str, ...]
+    file: Path | None,
+    rom_digest: str | None,
+    publisher_id: str | None,
+    subject: str | None,
+    publisher_keyids: tuple[str, ...],
 ) -> CartridgeBinding:
-    """What a level binds to. The .acx wiring replaces these arguments by the file's
-    ``acx.rom_manifest_hash``, ``acx.publisher_id``, ``acx.cartridge_id`` and DSSE keyid."""
+    """What a level binds to: a verified cartridge's ROM ``manifest_hash``, publisher id,
+    cartridge id and signing keyid, or the values given by hand (no file)."""
+    if file is not None:
+        if rom_digest or publisher_id:
+            raise click.UsageError("give FILE.acx or --rom-digest with --publisher, not both")
+        cartridge = read_verified(file)
+        keyids = publisher_keyids + ((cartridge.keyid,) if cartridge.keyid else ())
+        return CartridgeBinding(
+            cartridge.manifest_hash,
+            cartridge.publisher_id,
+            subject or f"urn:acx:cartridge:{cartridge.cartridge_id}",
+            keyids,
+        )
+    if not rom_digest or not publisher_id:
+        raise click.UsageError("give FILE.acx, or --rom-digest and --publisher")
     return CartridgeBinding(
         rom_digest,
         publisher_id,
@@ -195,15 +212,18 @@ def revoke_command(
     click.echo(f"revoked entry {index} of {document.get('id')}")
 
 
-def _solver(solver: str | None, competence: float, timeout: float) -> Solver:
+def _solver(solver: str | None, competence: float, timeout: float, file: Path | None) -> Solver:
     if solver is None:
         return ReferenceSolver(competence)
-    return CommandSolver(shlex.split(solver), timeout_sec=timeout)
+    # The command finds the cartridge it re-runs in ACX_CARTRIDGE (absolute: it runs elsewhere).
+    extra = {"ACX_CARTRIDGE": str(file.resolve())} if file is not None else {}
+    return CommandSolver(shlex.split(solver), timeout_sec=timeout, extra_env=extra)
 
 
 @level_group.command("prove")
-@click.option("--rom-digest", required=True, help="The ROM manifest_hash (sha256:...).")
-@click.option("--publisher", "publisher_id", required=True, help="The cartridge's publisher id.")
+@click.argument("file", type=_FILE, required=False)
+@click.option("--rom-digest", help="Without FILE: the ROM manifest_hash (sha256:...).")
+@click.option("--publisher", "publisher_id", help="Without FILE: the publisher id.")
 @click.option(
     "--publisher-keyid", "publisher_keyids", multiple=True, help="The publisher's key id."
 )
@@ -236,14 +256,15 @@ def _solver(solver: str | None, competence: float, timeout: float) -> Solver:
 @click.option("--evidence-base", help="URL prefix under which the evidence folder is published.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def prove_command(
-    rom_digest: str, publisher_id: str, publisher_keyids: tuple[str, ...], subject: str | None,
+    file: Path | None, rom_digest: str | None, publisher_id: str | None,
+    publisher_keyids: tuple[str, ...], subject: str | None,
     verifier_key: Path, verifier_did: str, status_list_url: str, ledger_path: Path,
     benchmark: Path | None, benchmark_key: Path | None, solver: str | None,
     solver_timeout: float, competence: float, draw: int, cooldown_hours: float,
     evidence_dir: Path | None, evidence_base: str | None, out: Path,
 ) -> None:  # fmt: skip
     """Re-run the ROM on a drawn held-out subset; issue a level credential if the gate passes."""
-    binding = cartridge_binding(rom_digest, publisher_id, subject, publisher_keyids)
+    binding = cartridge_binding(file, rom_digest, publisher_id, subject, publisher_keyids)
     bench = (
         load_benchmark(
             benchmark.read_bytes(), key=benchmark_key.read_bytes() if benchmark_key else None
@@ -257,7 +278,7 @@ def prove_command(
         subject_id=binding.subject_id,
         publisher_keyids=binding.publisher_keyids,
         benchmark=bench,
-        solver=_solver(solver, competence, solver_timeout),
+        solver=_solver(solver, competence, solver_timeout, file),
         verifier=Verifier(verifier_did, load_private_key(verifier_key)),
         ledger=Ledger(ledger_path),
         now=CLOCK.now(),
@@ -346,7 +367,8 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 
 @level_group.command("verify")
 @click.argument("credential", type=_FILE)
-@click.option("--rom-digest", help="The ROM manifest_hash the level must be bound to.")
+@click.option("--cartridge", type=_FILE, help="The .acx the level must be bound to (verified).")
+@click.option("--rom-digest", help="Without --cartridge: the ROM manifest_hash to bind to.")
 @click.option("--publisher", "publisher_id", help="The cartridge's publisher id.")
 @click.option("--publisher-keyid", "publisher_keyids", multiple=True)
 @click.option(
@@ -363,7 +385,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 )
 @click.option("--json", "as_json", is_flag=True)
 def verify_command(
-    credential: Path, rom_digest: str | None, publisher_id: str | None,
+    credential: Path, cartridge: Path | None, rom_digest: str | None, publisher_id: str | None,
     publisher_keyids: tuple[str, ...], issuer_key: str | None, did_document: Path | None,
     registry: Path | None, trusted: tuple[str, ...], status_list: str | None,
     evidence_dir: Path | None, as_json: bool,
@@ -375,6 +397,13 @@ def verify_command(
     except InvalidRequest:
         document = {}
     now = CLOCK.now()
+    if cartridge is not None:
+        if rom_digest:
+            raise click.UsageError("give --cartridge or --rom-digest, not both")
+        bound = cartridge_binding(cartridge, None, None, None, publisher_keyids)
+        rom_digest, publisher_id, publisher_keyids = (
+            bound.rom_digest, publisher_id or bound.publisher_id, bound.publisher_keyids,
+        )  # fmt: skip
     published = _published(registry, trusted, document, now)
     report = verify_level(
         data,

@@ -1,13 +1,13 @@
-"""``engram cartridge policy POLICY.json [--host-limits LIMITS.yaml] [--overlay F] [--json]``.
+"""``engram cartridge policy FILE.acx|POLICY.json [--host-limits Y] [--overlay F] [--json]``.
 
 SPEC §9 (lboel/acx@85f1358); docs/spec/acx-policy.md §7. Prints the effective loop-context
 policy: every value a host runs with and where it came from (the signed policy, the host's
 limits, engram's defaults, the SAVE rule overlay). An invalid policy is refused (exit 2) with
 every problem and the requirement id it breaks.
 
-Until the cartridge reader reads the real .acx layout, the command takes the policy file itself
-(the bytes of ROM object ``rom/policy/loop-context-policy.json``); reading it out of FILE.acx is
-one call, :func:`policy_bytes`, whose ``.acx`` branch is that wiring step.
+FILE is a cartridge (its verified ROM object ``rom/policy/loop-context-policy.json`` and its SAVE
+``save/policy/rule-overlay.json``, read by :mod:`engram.cli._acx_input`) or the policy document
+itself.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 
 import click
 
+from engram.cli._acx_input import is_cartridge, read_verified
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 from engram.policy import (
+    POLICY_PATH,
     EffectivePolicy,
     PolicyError,
     effective_policy,
@@ -30,14 +32,14 @@ from engram.policy import (
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-def policy_bytes(file: Path) -> bytes:
-    """The policy's bytes: the file itself, or (once wired) the ROM object inside an ``.acx``."""
-    if file.suffix == ".acx":
-        raise InvalidRequest(
-            f"{file}: reading the policy out of a .acx waits for the re-aligned cartridge reader;"
-            " pass the extracted rom/policy/loop-context-policy.json"
-        )
-    return file.read_bytes()
+def policy_bytes(file: Path) -> tuple[bytes, bytes | None]:
+    """The policy's bytes and the SAVE overlay's: from a verified cartridge, or the file itself."""
+    if not is_cartridge(file):
+        return file.read_bytes(), None
+    cartridge = read_verified(file)
+    if cartridge.policy is None:
+        raise InvalidRequest(f"{file}: the ROM has no {POLICY_PATH} (SPEC §9.1 requires one)")
+    return cartridge.policy, cartridge.overlay
 
 
 def _render(effective: EffectivePolicy) -> list[str]:
@@ -62,8 +64,9 @@ def policy_command(
     file: Path, host_limits: Path | None, overlay: Path | None, as_json: bool
 ) -> None:
     """Print the effective loop-context policy and where each value comes from."""
+    raw, saved_overlay = policy_bytes(file)
     try:
-        policy = load_policy(policy_bytes(file), what=str(file))
+        policy = load_policy(raw, what=str(file))
     except PolicyError as e:
         if as_json:
             click.echo(
@@ -76,7 +79,12 @@ def policy_command(
     host = (
         load_host_limits(host_limits.read_bytes(), what=str(host_limits)) if host_limits else None
     )
-    rules = load_rule_overlay(overlay.read_bytes(), policy, what=str(overlay)) if overlay else None
+    overlay_bytes = overlay.read_bytes() if overlay else saved_overlay
+    rules = (
+        load_rule_overlay(overlay_bytes, policy, what=str(overlay or file))
+        if overlay_bytes
+        else None
+    )
     effective = effective_policy(policy, host, rules)
     if as_json:
         click.echo(dumps_text(effective.to_json(), indent=2))
