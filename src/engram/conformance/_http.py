@@ -29,6 +29,9 @@ class Exchange:
     status: int
     body: Any
     parse_error: str | None
+    judged: bool = True
+    """False for the suite's own administration (engram's admin API used to set up a probe):
+    such answers are no evidence about the page's error shape."""
 
     @property
     def ok(self) -> bool:
@@ -51,6 +54,7 @@ class ProbeClient:
         token: str | None = None,
         params: dict[str, str] | None = None,
         json_body: Any = None,
+        judged: bool = True,
     ) -> Exchange:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token is not None:
@@ -74,7 +78,7 @@ class ProbeClient:
                 body = parse_strict(response.content)
             except EngramError as e:
                 problem = e.message
-        exchange = Exchange(method, path, response.status_code, body, problem)
+        exchange = Exchange(method, path, response.status_code, body, problem, judged)
         self.log.append(exchange)
         return exchange
 
@@ -83,8 +87,10 @@ class ProbeClient:
     ) -> Exchange:
         return await self.request("GET", path, token=token, params=params)
 
-    async def post(self, path: str, body: Any, *, token: str | None = None) -> Exchange:
-        return await self.request("POST", path, token=token, json_body=body)
+    async def post(
+        self, path: str, body: Any, *, token: str | None = None, judged: bool = True
+    ) -> Exchange:
+        return await self.request("POST", path, token=token, json_body=body, judged=judged)
 
 
 __all__ = ["USER_AGENT", "Exchange", "ProbeClient"]
