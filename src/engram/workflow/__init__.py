@@ -29,6 +29,7 @@ from engram.workflow._document import (
     load_document,
     packaged_schema,
     schema_issues,
+    unexpected_members,
 )
 from engram.workflow._issues import Issue, LintReport, duplicates, member_path
 from engram.workflow._lint import TERMINAL_EVENTS, lint_workflow
@@ -58,6 +59,7 @@ from engram.workflow._ready import (
 from engram.workflow._secrets import is_private_key_name, private_keys
 from engram.workflow._signature import (
     PUBLISHER_ID,
+    ArtifactCheck,
     ArtifactKind,
     SignError,
     Verification,
@@ -72,7 +74,6 @@ from engram.workflow._workflow import (
     SCHEMA_VERSION,
     SIGNATURE_VERSION,
     WORKFLOW,
-    WorkflowCheck,
     check_workflow,
     load_workflow,
     sign_workflow,
@@ -91,6 +92,7 @@ __all__ = [
     "SIGNATURE_VERSION",
     "TERMINAL_EVENTS",
     "WORKFLOW",
+    "ArtifactCheck",
     "ArtifactKind",
     "Capability",
     "CartridgeOffer",
@@ -107,7 +109,6 @@ __all__ = [
     "StepBudget",
     "StepLimitReached",
     "Verification",
-    "WorkflowCheck",
     "check_workflow",
     "document_digest",
     "duplicates",
@@ -131,6 +132,7 @@ __all__ = [
     "sign_document",
     "sign_workflow",
     "spdx_problem",
+    "unexpected_members",
     "unsigned",
     "uri_issues",
     "verify_document",

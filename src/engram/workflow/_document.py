@@ -15,6 +15,7 @@ which extras happen to be installed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -61,8 +62,18 @@ def _validator(package: str, name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+Classifier = Callable[[ValidationError], str | None]
+"""Names a more specific rule for a schema violation (``content`` on a knowledge module is the
+metadata-only rule, not just "an unknown property"), or None for the schema rule itself."""
+
+
 def schema_issues(
-    document: JsonValue, *, package: str, schema: str, rule: str
+    document: JsonValue,
+    *,
+    package: str,
+    schema: str,
+    rule: str,
+    classify: Classifier | None = None,
 ) -> list[Issue]:
     """One issue per schema violation, most specific cause first, at most 50."""
     validator = _validator(package, schema)
@@ -71,7 +82,8 @@ def schema_issues(
     for error in errors[:_MAX_SCHEMA_ISSUES]:
         cause = best_match(error.context) if error.context else error
         cause = cause or error
-        issues.append(Issue(rule, _path(cause), _message(cause)))
+        named = classify(cause) if classify is not None else None
+        issues.append(Issue(named or rule, _path(cause), _message(cause)))
     if len(errors) > _MAX_SCHEMA_ISSUES:
         more = len(errors) - _MAX_SCHEMA_ISSUES
         issues.append(Issue(rule, "$", f"and {more} more schema violation(s)"))
@@ -88,10 +100,20 @@ def _message(error: ValidationError) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
+def unexpected_members(error: ValidationError) -> list[str]:
+    """The member names an ``additionalProperties: false`` violation is about (else none)."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return []
+    allowed = set(error.schema.get("properties", {})) if isinstance(error.schema, dict) else set()
+    return [k for k in error.instance if k not in allowed]
+
+
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "Classifier",
     "DocumentError",
     "load_document",
     "packaged_schema",
     "schema_issues",
+    "unexpected_members",
 ]

@@ -18,10 +18,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from engram.workflow._conditions import condition_issues
-from engram.workflow._document import schema_issues
+from jsonschema.exceptions import ValidationError
+
+from engram.workflow._document import schema_issues, unexpected_members
 from engram.workflow._issues import Issue, LintReport, duplicates, member_path
 from engram.workflow._profile import lineage_issues, metadata_issues, secret_issues, uri_issues
-from engram.workflow._secrets import private_keys
+from engram.workflow._secrets import is_private_key_name, private_keys
 
 P = "engram.workflow"
 TERMINAL_EVENTS = frozenset({"end", "stop"})
@@ -35,8 +37,13 @@ def lint_workflow(
     ``publisher_id`` (the signer's, when signing) sharpens the lineage self-reference check;
     otherwise the verified-or-not ``integrity.publisherId`` is used when present.
     """
-    issues = schema_issues(document, package="engram.workflow", schema="cal.schema.json",
-                           rule=f"{P}.schema")
+    issues = schema_issues(
+        document,
+        package="engram.workflow",
+        schema="cal.schema.json",
+        rule=f"{P}.schema",
+        classify=_classify,
+    )
     if issues:
         return LintReport.of(issues)
     identity = _unique_ids(document)
@@ -53,6 +60,14 @@ def lint_workflow(
     if publish:
         issues += publication_issues(document)
     return LintReport.of(issues)
+
+
+def _classify(error: ValidationError) -> str | None:
+    """Content inside a RAC item breaks §14.4, not merely the schema."""
+    path = list(error.absolute_path)
+    if path[:1] == ["rac"] and any(is_private_key_name(k) for k in unexpected_members(error)):
+        return f"{P}.rac-description-only"
+    return None
 
 
 def publication_issues(document: dict[str, Any]) -> list[Issue]:

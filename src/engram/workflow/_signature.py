@@ -40,6 +40,7 @@ from engram.core.dsse import (
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import InputError, InvalidRequest, SignatureInvalid
 from engram.trust import TrustRegistry, TrustState, evaluate_signer
+from engram.workflow._issues import LintReport
 
 PUBLISHER_ID = re.compile(
     r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9][a-z0-9-]*(?:[./][a-z0-9][a-z0-9._-]*)*"
@@ -135,6 +136,25 @@ class Verification:
             "signedAt": self.signed_at,
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class ArtifactCheck:
+    """``verify``'s whole answer: the signature verdict and the publishable-profile lint.
+
+    Both must hold for ``ok``: a valid signature over content that is not publishable, and
+    publishable content whose signature fails, are each refused, and each fact is reported.
+    """
+
+    verification: Verification
+    lint: LintReport
+
+    @property
+    def ok(self) -> bool:
+        return self.verification.signed and self.lint.ok
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"ok": self.ok, **self.verification.to_json(), "lint": self.lint.to_json()}
 
 
 def unsigned(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
@@ -366,6 +386,7 @@ def _carries_private_key(value: JsonValue) -> bool:
 
 __all__ = [
     "PUBLISHER_ID",
+    "ArtifactCheck",
     "ArtifactKind",
     "SignError",
     "Verification",

@@ -11,7 +11,6 @@ workflow is visible as both facts.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +21,7 @@ from engram.workflow._document import load_document
 from engram.workflow._issues import LintReport
 from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import (
+    ArtifactCheck,
     ArtifactKind,
     SignError,
     Verification,
@@ -83,33 +83,18 @@ def verify_workflow(
     )
 
 
-@dataclass(frozen=True)
-class WorkflowCheck:
-    """``verify``'s whole answer: the signature verdict and the publishable-profile lint."""
-
-    verification: Verification
-    lint: LintReport
-
-    @property
-    def ok(self) -> bool:
-        return self.verification.signed and self.lint.ok
-
-    def to_json(self) -> dict[str, JsonValue]:
-        return {"ok": self.ok, **self.verification.to_json(), "lint": self.lint.to_json()}
-
-
 def check_workflow(
     document: dict[str, Any],
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
     local_keyids: Collection[str] = (),
-) -> WorkflowCheck:
+) -> ArtifactCheck:
     """The signature first, then ``lint --publish`` over the content it vouches for."""
     verification = verify_workflow(
         document, registry=registry, now=now, local_keyids=local_keyids
     )
-    return WorkflowCheck(verification, lint_workflow(document, publish=True))
+    return ArtifactCheck(verification, lint_workflow(document, publish=True))
 
 
 def workflow_card(document: dict[str, Any], verification: Verification) -> dict[str, JsonValue]:
@@ -167,7 +152,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "SIGNATURE_VERSION",
     "WORKFLOW",
-    "WorkflowCheck",
     "check_workflow",
     "load_workflow",
     "sign_workflow",
