@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from engram.core.canonical import JsonValue
@@ -28,7 +28,9 @@ from engram.errors import InputError
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _ID = re.compile(r"[a-z][a-z0-9._-]{0,127}")
-_REQUIRED = frozenset({"eventId", "correlationId", "graphDigest", "routeId", "hopCount", "knowledge"})
+_REQUIRED = frozenset(
+    {"eventId", "correlationId", "graphDigest", "routeId", "hopCount", "knowledge"}
+)
 _OPTIONAL = frozenset({"causationId"})
 _REF_MEMBERS = frozenset({"id", "revision"})
 
@@ -237,7 +239,7 @@ class RouteLedger:
         return RouteEvent.from_json(event.to_json())  # the envelope's own checks, once
 
     def _route(self, route_id: str) -> Mapping[str, Any]:
-        route = self._routes.get(route_id)
+        route: Mapping[str, Any] | None = self._routes.get(route_id)
         if route is None:
             raise RouteEventError(f"the graph has no route {route_id!r}")
         return route
@@ -262,7 +264,9 @@ class ConvergenceInbox:
             raise RouteEventError(f"the graph has no convergence point {self.point_id!r}")
         self.point = points[self.point_id]
         self._wanted = {
-            (source["loop"], module) for source in self.point["inputs"] for module in source["knowledge"]
+            (source["loop"], module)
+            for source in self.point["inputs"]
+            for module in source["knowledge"]
         }
 
     def add(self, loop_id: str, event: RouteEvent) -> bool:

@@ -79,9 +79,7 @@ def sign_graph(
         first = "; ".join(str(i) for i in report.errors[:3])
         more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
         raise SignError(f"the Agent Graph is not publishable: {first}{more}")
-    return sign_document(
-        AGENT_GRAPH, document, key, publisher_id=publisher_id, signed_at=signed_at
-    )
+    return sign_document(AGENT_GRAPH, document, key, publisher_id=publisher_id, signed_at=signed_at)
 
 
 def verify_graph(

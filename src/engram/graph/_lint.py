@@ -163,14 +163,18 @@ def _references(doc: dict[str, Any]) -> Iterator[Issue]:
         yield from check([route["from"]], actors, "actor", "routes", i, "from")
         yield from check(route["to"], actors, "actor", "routes", i, "to")
         yield from check(route["carries"], knowledge, "knowledge module", "routes", i, "carries")
-        yield from check(route.get("returns", []), knowledge, "knowledge module", "routes", i, "returns")
+        yield from check(
+            route.get("returns", []), knowledge, "knowledge module", "routes", i, "returns"
+        )
         if "expects" in route:
             yield from check([route["expects"]["via"]], routes, "route", "routes", i, "expects")
     for i, loop in enumerate(doc.get("loops", [])):
         for j, binding in enumerate(loop.get("actorBindings", [])):
             yield from check([binding["actor"]], actors, "actor", "loops", i, "actorBindings", j)
         for member in ("imports", "exports"):
-            yield from check(loop.get(member, []), knowledge, "knowledge module", "loops", i, member)
+            yield from check(
+                loop.get(member, []), knowledge, "knowledge module", "loops", i, member
+            )
     for i, point in enumerate(doc.get("convergence", [])):
         for j, source in enumerate(point["inputs"]):
             yield from check([source["loop"]], loops, "loop", "convergence", i, "inputs", j)
@@ -179,8 +183,12 @@ def _references(doc: dict[str, Any]) -> Iterator[Issue]:
                 "convergence", i, "inputs", j, "knowledge",
             )  # fmt: skip
         yield from check([point["steward"]], actors, "actor", "convergence", i, "steward")
-        yield from check(point.get("contributors", []), actors, "actor", "convergence", i, "contributors")
-        yield from check(point["outputs"], knowledge, "knowledge module", "convergence", i, "outputs")
+        yield from check(
+            point.get("contributors", []), actors, "actor", "convergence", i, "contributors"
+        )
+        yield from check(
+            point["outputs"], knowledge, "knowledge module", "convergence", i, "outputs"
+        )
 
 
 def _cardinality(doc: dict[str, Any]) -> Iterator[Issue]:
@@ -188,7 +196,9 @@ def _cardinality(doc: dict[str, Any]) -> Iterator[Issue]:
         bounds = actor.get("cardinality", {})
         if "min" in bounds and "max" in bounds and bounds["min"] > bounds["max"]:
             path = member_path("$.actors", index, "cardinality")
-            yield Issue(f"{P}.cardinality", path, f"min {bounds['min']} exceeds max {bounds['max']}")
+            yield Issue(
+                f"{P}.cardinality", path, f"min {bounds['min']} exceeds max {bounds['max']}"
+            )
 
 
 def _routes(doc: dict[str, Any]) -> Iterator[Issue]:
@@ -198,7 +208,9 @@ def _routes(doc: dict[str, Any]) -> Iterator[Issue]:
     for index, route in enumerate(doc["routes"]):
         path = member_path("$.routes", index)
         if route["from"] in route["to"]:
-            yield Issue(f"{P}.route-self", member_path(path, "to"), "a route never targets its own from")
+            yield Issue(
+                f"{P}.route-self", member_path(path, "to"), "a route never targets its own from"
+            )
         if len(route["to"]) > fanout:
             yield Issue(
                 f"{P}.route-fanout",
@@ -294,7 +306,11 @@ def _convergence(doc: dict[str, Any]) -> Iterator[Issue]:
         path = member_path("$.convergence", index)
         steward = point["steward"]
         if len({source["loop"] for source in point["inputs"]}) < 2:
-            yield Issue(f"{P}.convergence-loops", member_path(path, "inputs"), "inputs come from fewer than two distinct loops")
+            yield Issue(
+                f"{P}.convergence-loops",
+                member_path(path, "inputs"),
+                "inputs come from fewer than two distinct loops",
+            )
         inputs: set[str] = set()
         for j, source in enumerate(point["inputs"]):
             exported = set(loops[source["loop"]].get("exports", []))
@@ -316,7 +332,9 @@ def _convergence(doc: dict[str, Any]) -> Iterator[Issue]:
         for module in point["outputs"]:
             where = member_path(path, "outputs")
             if module in inputs:
-                yield Issue(f"{P}.convergence-outputs", where, f"output {module!r} is an unchanged input")
+                yield Issue(
+                    f"{P}.convergence-outputs", where, f"output {module!r} is an unchanged input"
+                )
             elif steward not in stewards[module]:
                 yield Issue(
                     f"{P}.convergence-outputs",

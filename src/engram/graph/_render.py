@@ -181,7 +181,9 @@ def _route_line(route: dict[str, Any], names: dict[str, str]) -> str:
     if "expects" in route:
         within = route["expects"].get("withinMs")
         when = f" within {_duration(within)}" if within else ""
-        line += f"; expects {', '.join(route.get('returns', []))} via {route['expects']['via']}{when}"
+        line += (
+            f"; expects {', '.join(route.get('returns', []))} via {route['expects']['via']}{when}"
+        )
     return line
 
 
@@ -219,13 +221,16 @@ def graph_dot(document: dict[str, Any], verification: Verification) -> str:
         '  edge [fontname="Helvetica", fontsize=9, color="#475569"];',
     ]
     for actor in document.get("actors", []):
-        stewarded = [knowledge[k]["name"] if "name" in knowledge[k] else k for k in knowledge if actor["id"] in knowledge[k]["stewards"]]
+        stewarded = [
+            _kname(knowledge, k) for k in knowledge if actor["id"] in knowledge[k]["stewards"]
+        ]
         rows = "".join(f'<tr><td align="left">◆ {escape(str(s))}</td></tr>' for s in stewarded)
         colour = _KIND_COLOUR.get(actor["kind"], "#f1f5f9")
         label = (
             '<<table border="0" cellborder="0" cellspacing="1">'
-            f'<tr><td><b>{escape(names[actor["id"]])}</b></td></tr>'
-            f'<tr><td><font point-size="9" color="#475569">{escape(actor["kind"])}{escape(_seats(actor))}</font></td></tr>'
+            f"<tr><td><b>{escape(names[actor['id']])}</b></td></tr>"
+            '<tr><td><font point-size="9" color="#475569">'
+            f"{escape(actor['kind'] + _seats(actor))}</font></td></tr>"
             f"{rows}</table>>"
         )
         lines.append(
@@ -236,16 +241,20 @@ def graph_dot(document: dict[str, Any], verification: Verification) -> str:
         carried = ", ".join(_kname(knowledge, k) for k in route["carries"])
         label = escape(f"{route['intent']} · {route['obligation']}") + "<br/>" + escape(carried)
         mandatory = route["intent"] == "direct" and route["obligation"] == "must"
-        style = "bold" if mandatory else ("dashed" if route["intent"] in ("report", "advise") else "solid")
+        style = (
+            "bold"
+            if mandatory
+            else ("dashed" if route["intent"] in ("report", "advise") else "solid")
+        )
         colour = "#0f766e" if route["intent"] in ("report", "advise", "review") else "#1d4ed8"
         for target in route["to"]:
             lines.append(
-                f'  {_id("actor", route["from"])} -> {_id("actor", target)} '
+                f"  {_id('actor', route['from'])} -> {_id('actor', target)} "
                 f'[label=<{label}>, style={style}, color="{colour}", fontcolor="{colour}"];'
             )
     for loop in document.get("loops", []):
         ref = loop.get("workflowRef")
-        rows = f'<tr><td><b>{escape(loop["id"])}</b></td></tr>'
+        rows = f"<tr><td><b>{escape(loop['id'])}</b></td></tr>"
         if ref:
             where = f"{ref['id']} {ref.get('version', '')}".strip()
             rows += f'<tr><td><font point-size="9">workflow {escape(where)}</font></td></tr>'
@@ -257,7 +266,9 @@ def graph_dot(document: dict[str, Any], verification: Verification) -> str:
         for member, arrow in (("imports", "in"), ("exports", "out")):
             if loop.get(member):
                 carried = escape(", ".join(_kname(knowledge, k) for k in loop[member]))
-                rows += f'<tr><td align="left"><font point-size="9">{arrow}: {carried}</font></td></tr>'
+                rows += (
+                    f'<tr><td align="left"><font point-size="9">{arrow}: {carried}</font></td></tr>'
+                )
         lines.append(
             f'  {_id("loop", loop["id"])} [shape=component, style=filled, fillcolor="#f8fafc", '
             f'color="#64748b", label=<<table border="0" cellborder="0">{rows}</table>>];'
@@ -265,28 +276,30 @@ def graph_dot(document: dict[str, Any], verification: Verification) -> str:
         for binding in loop.get("actorBindings", []):
             seats = escape(", ".join(binding["participants"]))
             lines.append(
-                f'  {_id("actor", binding["actor"])} -> {_id("loop", loop["id"])} '
+                f"  {_id('actor', binding['actor'])} -> {_id('loop', loop['id'])} "
                 f'[dir=none, style=dotted, color="#64748b", label=<<i>{seats}</i>>];'
             )
     for point in document.get("convergence", []):
         bounds = point["limits"]
         label = (
-            f'<<b>{escape(point["id"])}</b><br/><font point-size="9">{escape(point["policy"]["mode"])}'
-            f'<br/>≤ {bounds["maxRounds"]} rounds · ≤ {escape(_duration(bounds["maxWaitMs"]))}</font>>'
+            f"<<b>{escape(point['id'])}</b><br/>"
+            f'<font point-size="9">{escape(point["policy"]["mode"])}<br/>'
+            f"≤ {bounds['maxRounds']} rounds · ≤ {escape(_duration(bounds['maxWaitMs']))}"
+            "</font>>"
         )
         lines.append(
-            f'  {_id("convergence", point["id"])} [shape=diamond, style=filled, '
+            f"  {_id('convergence', point['id'])} [shape=diamond, style=filled, "
             f'fillcolor="#fef9c3", color="#a16207", label={label}];'
         )
         for source in point["inputs"]:
             carried = escape(", ".join(_kname(knowledge, k) for k in source["knowledge"]))
             lines.append(
-                f'  {_id("loop", source["loop"])} -> {_id("convergence", point["id"])} '
+                f"  {_id('loop', source['loop'])} -> {_id('convergence', point['id'])} "
                 f'[color="#a16207", fontcolor="#a16207", label=<{carried}>];'
             )
         outputs = escape(", ".join(_kname(knowledge, k) for k in point["outputs"]))
         lines.append(
-            f'  {_id("convergence", point["id"])} -> {_id("actor", point["steward"])} '
+            f"  {_id('convergence', point['id'])} -> {_id('actor', point['steward'])} "
             f'[color="#a16207", fontcolor="#a16207", penwidth=1.6, label=<⇒ {outputs}>];'
         )
     lines.append("}")

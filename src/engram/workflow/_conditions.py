@@ -170,7 +170,8 @@ def _compare(condition: Mapping[str, JsonValue], variables: Mapping[str, JsonVal
             return False
         a: Any = actual
         b: Any = value
-        return {"lt": a < b, "gt": a > b, "le": a <= b, "ge": a >= b}[str(op)]
+        outcome: bool = {"lt": a < b, "gt": a > b, "le": a <= b, "ge": a >= b}[str(op)]
+        return outcome
     raise ConditionError(f"unknown comparison op {op!r}")
 
 

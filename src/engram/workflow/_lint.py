@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from engram.workflow._conditions import condition_issues
 from jsonschema.exceptions import ValidationError
 
+from engram.workflow._conditions import condition_issues
 from engram.workflow._document import schema_issues, unexpected_members
 from engram.workflow._issues import Issue, LintReport, duplicates, member_path
 from engram.workflow._profile import lineage_issues, metadata_issues, secret_issues, uri_issues
@@ -175,16 +175,16 @@ def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
     """§14.3 graph and termination semantics over a workflow whose references all resolve."""
     nodes = {n["id"]: n for n in doc["nodes"]}
     index_of = {n["id"]: i for i, n in enumerate(doc["nodes"])}
-    terminal = {i for i, n in nodes.items() if n["type"] == "event" and n["event"] in TERMINAL_EVENTS}
+    terminal = {
+        i for i, n in nodes.items() if n["type"] == "event" and n["event"] in TERMINAL_EVENTS
+    }
     outgoing: dict[str, list[tuple[int, dict[str, Any]]]] = {i: [] for i in nodes}
     for index, edge in enumerate(doc["edges"]):
         outgoing[edge["from"]].append((index, edge))
     yield from _start_event(doc, nodes)
     yield from _edges(doc, nodes, outgoing, terminal)
     # Edges out of a terminal are reported above; they do not count as paths or cycles.
-    successors = {
-        i: [] if i in terminal else [e["to"] for _, e in outgoing[i]] for i in nodes
-    }
+    successors = {i: [] if i in terminal else [e["to"] for _, e in outgoing[i]] for i in nodes}
     reachable = _closure([doc["start"]], successors)
     for node_id in nodes:
         if node_id not in reachable:
@@ -205,7 +205,9 @@ def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
                     f"{P}.reaches-terminal", path, f"node {node_id!r} has no path to an end or stop"
                 )
     if _has_cycle(successors) and not doc.get("limits", {}).get("maxSteps"):
-        yield Issue(f"{P}.cycle-bound", "$.limits.maxSteps", "a cyclic workflow needs limits.maxSteps")
+        yield Issue(
+            f"{P}.cycle-bound", "$.limits.maxSteps", "a cyclic workflow needs limits.maxSteps"
+        )
 
 
 def _start_event(doc: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Iterator[Issue]:
@@ -214,7 +216,9 @@ def _start_event(doc: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Itera
     if len(starts) > 1:
         yield Issue(rule, "$.nodes", f"more than one start event: {', '.join(starts)}")
     elif starts and starts[0] != doc["start"]:
-        yield Issue(rule, "$.start", f"start is {doc['start']!r} but the start event is {starts[0]!r}")
+        yield Issue(
+            rule, "$.start", f"start is {doc['start']!r} but the start event is {starts[0]!r}"
+        )
 
 
 def _edges(
@@ -233,7 +237,11 @@ def _edges(
         node = nodes[node_id]
         if node_id in terminal and edges:
             path = member_path("$.edges", edges[0][0])
-            yield Issue(f"{P}.terminal-no-outgoing", path, f"terminal event {node_id!r} has an outgoing edge")
+            yield Issue(
+                f"{P}.terminal-no-outgoing",
+                path,
+                f"terminal event {node_id!r} has an outgoing edge",
+            )
             continue
         if node["type"] != "gateway" and len(edges) > 1:
             for index, edge in edges:

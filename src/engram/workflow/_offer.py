@@ -49,9 +49,7 @@ def find_cartridges(directory: Path) -> list[Path]:
     return found
 
 
-def read_offers(
-    paths: list[Path], reader: OfferReader
-) -> tuple[list[CartridgeOffer], list[str]]:
+def read_offers(paths: list[Path], reader: OfferReader) -> tuple[list[CartridgeOffer], list[str]]:
     """Offers of the readable cartridges, and one line per cartridge that could not be read."""
     offers: list[CartridgeOffer] = []
     unreadable: list[str] = []
@@ -63,9 +61,7 @@ def read_offers(
     return offers, unreadable
 
 
-def _each(
-    paths: list[Path], reader: OfferReader
-) -> Iterator[tuple[Path, CartridgeOffer | str]]:
+def _each(paths: list[Path], reader: OfferReader) -> Iterator[tuple[Path, CartridgeOffer | str]]:
     for path in paths:
         try:
             yield path, reader(path)
@@ -94,4 +90,10 @@ def read_cartridge_offer(path: Path) -> CartridgeOffer:
     )
 
 
-__all__ = ["MAX_CARTRIDGES", "OfferReader", "find_cartridges", "read_cartridge_offer", "read_offers"]
+__all__ = [
+    "MAX_CARTRIDGES",
+    "OfferReader",
+    "find_cartridges",
+    "read_cartridge_offer",
+    "read_offers",
+]

@@ -20,7 +20,7 @@ only from a resolved credential, does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from engram.core.canonical import JsonValue
@@ -29,7 +29,16 @@ from engram.workflow._issues import LintReport
 from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import Verification
 
-CAREER_TIERS = ("intern", "junior", "mid", "senior", "staff", "principal", "distinguished", "legend")
+CAREER_TIERS = (
+    "intern",
+    "junior",
+    "mid",
+    "senior",
+    "staff",
+    "principal",
+    "distinguished",
+    "legend",
+)
 _TRUST_RANK = {
     TrustState.LOCAL: 4,
     TrustState.TRUSTED: 3,
@@ -241,9 +250,7 @@ def _staff(participant: dict[str, Any], offers: list[CartridgeOffer]) -> Staffin
     else:
         slot = participant["slot"]
         hits = _ranked(o for o in offers if not _unmet(slot, o))
-        reason = (
-            f"best of {len(hits)} matching cartridge(s)" if hits else _why_none(slot, offers)
-        )
+        reason = f"best of {len(hits)} matching cartridge(s)" if hits else _why_none(slot, offers)
     return Staffing(
         alias=alias,
         bind=bind,
@@ -273,7 +280,9 @@ def _unmet(slot: dict[str, Any], offer: CartridgeOffer) -> list[str]:
         unmet.append(f"a proven level of at least {_describe_level(level)}")
     for need in slot.get("capabilities", []):
         stack = frozenset(need.get("stack", []))
-        if not any(c.task_type == need["taskType"] and stack <= c.stack for c in offer.capabilities):
+        if not any(
+            c.task_type == need["taskType"] and stack <= c.stack for c in offer.capabilities
+        ):
             shown = f" on {', '.join(sorted(stack))}" if stack else ""
             unmet.append(f"capability {need['taskType']!r}{shown}")
     return unmet

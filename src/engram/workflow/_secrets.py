@@ -82,7 +82,8 @@ def private_keys(value: JsonValue, path: str) -> Iterator[str]:
 
 
 def is_private_key_name(key: str) -> bool:
-    """``content``, ``transcript``, ``apiKey``, ``client_secret``, ... (case and separators ignored)."""
+    """``content``, ``transcript``, ``apiKey``, ``client_secret``, ... (case and separators
+    ignored)."""
     normalised = re.sub(r"[^A-Za-z0-9]", "", key).lower()
     return bool(_CONTENT_KEY.match(normalised) or _CREDENTIAL_KEY.search(normalised))
 

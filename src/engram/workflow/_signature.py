@@ -349,7 +349,9 @@ def _check_statement(
             )
 
 
-def _required(integrity: Mapping[str, JsonValue], member: str, pattern: re.Pattern[str] | None) -> str:
+def _required(
+    integrity: Mapping[str, JsonValue], member: str, pattern: re.Pattern[str] | None
+) -> str:
     value = integrity[member]
     if not isinstance(value, str) or (pattern is not None and not pattern.fullmatch(value)):
         raise _Tampered(f"integrity.{member} is malformed")

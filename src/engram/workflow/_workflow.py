@@ -18,7 +18,6 @@ from engram.core.canonical import JsonValue
 from engram.core.keys import PrivateKey
 from engram.trust import TrustRegistry
 from engram.workflow._document import load_document
-from engram.workflow._issues import LintReport
 from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import (
     ArtifactCheck,
@@ -91,15 +90,15 @@ def check_workflow(
     local_keyids: Collection[str] = (),
 ) -> ArtifactCheck:
     """The signature first, then ``lint --publish`` over the content it vouches for."""
-    verification = verify_workflow(
-        document, registry=registry, now=now, local_keyids=local_keyids
-    )
+    verification = verify_workflow(document, registry=registry, now=now, local_keyids=local_keyids)
     return ArtifactCheck(verification, lint_workflow(document, publish=True))
 
 
 def workflow_card(document: dict[str, Any], verification: Verification) -> dict[str, JsonValue]:
     """The discovery card ``inspect`` shows: identity, team, tasks, context, safety, trust."""
-    tasks = [n for n in document.get("nodes", []) if isinstance(n, dict) and n.get("type") == "task"]
+    tasks = [
+        n for n in document.get("nodes", []) if isinstance(n, dict) and n.get("type") == "task"
+    ]
     capabilities = sorted({c for t in tasks for c in t.get("requires", {}).get("capabilities", [])})
     skills = sorted({s for t in tasks for s in t.get("requires", {}).get("skills", [])})
     return {
