@@ -49,7 +49,8 @@ def lint_workflow(
     identity = _unique_ids(document)
     references = list(_references(document))
     issues = identity + references
-    issues += list(_conditions(document))
+    if not identity:
+        issues += list(_conditions(document))
     issues += list(_rac_metadata(document))
     issues += list(_completion(document))
     integrity = document.get("integrity")
@@ -181,11 +182,18 @@ def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
     outgoing: dict[str, list[tuple[int, dict[str, Any]]]] = {i: [] for i in nodes}
     for index, edge in enumerate(doc["edges"]):
         outgoing[edge["from"]].append((index, edge))
-    yield from _start_event(doc, nodes)
+    start_issues = list(_start_event(doc, nodes))
+    yield from start_issues
     yield from _edges(doc, nodes, outgoing, terminal)
     # Edges out of a terminal are reported above; they do not count as paths or cycles.
     successors = {i: [] if i in terminal else [e["to"] for _, e in outgoing[i]] for i in nodes}
+    if _has_cycle(successors) and not doc.get("limits", {}).get("maxSteps"):
+        yield Issue(
+            f"{P}.cycle-bound", "$.limits.maxSteps", "a cyclic workflow needs limits.maxSteps"
+        )
     reachable = _closure([doc["start"]], successors)
+    if start_issues:
+        return  # with the start in doubt, "reachable from start" means nothing yet
     for node_id in nodes:
         if node_id not in reachable:
             path = member_path("$.nodes", index_of[node_id])
@@ -204,10 +212,6 @@ def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
                 yield Issue(
                     f"{P}.reaches-terminal", path, f"node {node_id!r} has no path to an end or stop"
                 )
-    if _has_cycle(successors) and not doc.get("limits", {}).get("maxSteps"):
-        yield Issue(
-            f"{P}.cycle-bound", "$.limits.maxSteps", "a cyclic workflow needs limits.maxSteps"
-        )
 
 
 def _start_event(doc: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Iterator[Issue]:
@@ -233,7 +237,12 @@ def _edges(
         if pair in seen:
             yield Issue(f"{P}.duplicate-edges", member_path("$.edges", index), f"edge {pair} twice")
         seen.add(pair)
-    for node_id, edges in outgoing.items():
+    for node_id, all_edges in outgoing.items():
+        # A repeated edge is reported above; it is not a second branch.
+        first: dict[str, tuple[int, dict[str, Any]]] = {}
+        for index, edge in all_edges:
+            first.setdefault(edge["to"], (index, edge))
+        edges = list(first.values())
         node = nodes[node_id]
         if node_id in terminal and edges:
             path = member_path("$.edges", edges[0][0])

@@ -40,7 +40,10 @@ def spdx_problem(expression: str) -> str | None:
     """Why ``expression`` is not a valid SPDX license expression, or None if it is."""
     if not expression.strip():
         return "is empty"
-    result = _licensing().validate(expression)
+    try:
+        result = _licensing().validate(expression)
+    except Exception as e:  # license-expression raises bare errors for some malformed input
+        return f"is not an SPDX expression ({type(e).__name__})"
     unknown = [s for s in result.invalid_symbols if not _LICENSE_REF.match(str(s))]
     syntax = [e for e in result.errors if not e.startswith("Unknown license key")]
     if syntax:

@@ -108,6 +108,7 @@ def _strings(document: dict[str, JsonValue]) -> Iterator[tuple[str, str]]:
 
 def _random_token(text: str) -> str | None:
     for token in _TOKEN_SPLIT.split(text):
+        token = token.removeprefix("sha256:")  # an unpinned digest is scanned as its hex
         if _HEX.fullmatch(token):
             return "high-entropy-hex"
         if _B64ISH.fullmatch(token) and (any(c.isdigit() for c in token) or len(token) >= 40):
