@@ -125,7 +125,11 @@ _WORKFLOW: dict[str, Any] = {
             "type": "task",
             "agent": "builder",
             "requires": {"capabilities": ["build-dag"], "rac": ["code-wiki"]},
-            "completion": {"type": "verification", "commands": ["make test"], "passIntent": "green"},
+            "completion": {
+                "type": "verification",
+                "commands": ["make test"],
+                "passIntent": "green",
+            },
         },
         {
             "id": "review",
@@ -140,7 +144,11 @@ _WORKFLOW: dict[str, Any] = {
     "edges": [
         {"from": "build", "to": "review"},
         {"from": "review", "to": "gate"},
-        {"from": "gate", "to": "done", "when": {"var": "review.outcome", "op": "eq", "value": "ok"}},
+        {
+            "from": "gate",
+            "to": "done",
+            "when": {"var": "review.outcome", "op": "eq", "value": "ok"},
+        },
         {"from": "gate", "to": "build", "when": {"always": True}},
     ],
 }
@@ -167,8 +175,18 @@ _GRAPH: dict[str, Any] = {
         {"id": "researchers", "kind": "agent", "description": "Collect evidence."},
     ],
     "knowledge": [
-        {"id": "brief", "kind": "requirement", "description": "What to build.", "stewards": ["lead"]},
-        {"id": "status", "kind": "status", "description": "Build progress.", "stewards": ["builders"]},
+        {
+            "id": "brief",
+            "kind": "requirement",
+            "description": "What to build.",
+            "stewards": ["lead"],
+        },
+        {
+            "id": "status",
+            "kind": "status",
+            "description": "Build progress.",
+            "stewards": ["builders"],
+        },
         {
             "id": "evidence",
             "kind": "evidence",

@@ -52,32 +52,135 @@ def _append(member: str, value: Any) -> Mutation:
 
 CASES: list[tuple[str, Mutation, str]] = [
     ("unknown member", _set(["nodes", 0, "script"], "rm -rf /"), "engram.workflow.schema"),
-    ("expression string", _set(["edges", 2, "when"], "review.outcome == 'ok'"), "engram.workflow.schema"),
-    ("two shapes", _set(["edges", 2, "when"], {"always": True, "racAvailable": "code-wiki"}), "engram.workflow.schema"),
-    ("duplicate alias", _append("participants", {"alias": "builder", "bind": "slot", "slot": {"role": "x"}}), "engram.workflow.unique-ids"),
-    ("duplicate variable", _append("variables", {"name": "review", "type": "string"}), "engram.workflow.unique-ids"),
+    (
+        "expression string",
+        _set(["edges", 2, "when"], "review.outcome == 'ok'"),
+        "engram.workflow.schema",
+    ),
+    (
+        "two shapes",
+        _set(["edges", 2, "when"], {"always": True, "racAvailable": "code-wiki"}),
+        "engram.workflow.schema",
+    ),
+    (
+        "duplicate alias",
+        _append("participants", {"alias": "builder", "bind": "slot", "slot": {"role": "x"}}),
+        "engram.workflow.unique-ids",
+    ),
+    (
+        "duplicate variable",
+        _append("variables", {"name": "review", "type": "string"}),
+        "engram.workflow.unique-ids",
+    ),
     ("unknown agent", _set(["nodes", 0, "agent"], "ghost"), "engram.workflow.references"),
     ("unknown start", _set(["start"], "nowhere"), "engram.workflow.references"),
     ("unknown rac", _set(["nodes", 0, "requires", "rac"], ["infra"]), "engram.workflow.references"),
     ("dangling edge", _set(["edges", 0, "to"], "nowhere"), "engram.workflow.references"),
-    ("undeclared var", _set(["edges", 2, "when", "var"], "verdict.outcome"), "engram.workflow.condition-references"),
-    ("undeclared rac in condition", _set(["edges", 3, "when"], {"racAvailable": "infra"}), "engram.workflow.condition-references"),
-    ("member of a scalar", _set(["edges", 2, "when"], {"var": "attempts.count", "op": "gt", "value": 1}), "engram.workflow.condition-types"),
+    (
+        "undeclared var",
+        _set(["edges", 2, "when", "var"], "verdict.outcome"),
+        "engram.workflow.condition-references",
+    ),
+    (
+        "undeclared rac in condition",
+        _set(["edges", 3, "when"], {"racAvailable": "infra"}),
+        "engram.workflow.condition-references",
+    ),
+    (
+        "member of a scalar",
+        _set(["edges", 2, "when"], {"var": "attempts.count", "op": "gt", "value": 1}),
+        "engram.workflow.condition-types",
+    ),
     ("in without array", _set(["edges", 2, "when", "op"], "in"), "engram.workflow.condition-types"),
-    ("ordering on a boolean", _set(["edges", 2, "when"], {"var": "review.ok", "op": "lt", "value": True}), "engram.workflow.condition-types"),
-    ("wrong scalar type", _set(["edges", 2, "when"], {"var": "attempts", "op": "eq", "value": "3"}), "engram.workflow.condition-types"),
+    (
+        "ordering on a boolean",
+        _set(["edges", 2, "when"], {"var": "review.ok", "op": "lt", "value": True}),
+        "engram.workflow.condition-types",
+    ),
+    (
+        "wrong scalar type",
+        _set(["edges", 2, "when"], {"var": "attempts", "op": "eq", "value": "3"}),
+        "engram.workflow.condition-types",
+    ),
     ("no completion", _drop(["nodes", 0, "completion"]), "engram.workflow.schema"),
-    ("blank completion", _set(["nodes", 0, "completion", "passIntent"], "  "), "engram.workflow.completion-contract"),
-    ("second start event", lambda d: d["nodes"].extend([{"id": "s1", "type": "event", "event": "start"}, {"id": "s2", "type": "event", "event": "start"}]) or d["edges"].extend([{"from": "s1", "to": "build", "when": {"always": True}}, {"from": "s2", "to": "build", "when": {"always": True}}]), "engram.workflow.start-event"),
-    ("unreachable node", _append("nodes", {"id": "orphan", "type": "event", "event": "stop"}), "engram.workflow.reachable"),
-    ("dead end", lambda d: d["nodes"].append({"id": "limbo", "type": "event", "event": "handoff"}) or d["edges"].append({"from": "build", "to": "limbo", "when": {"var": "attempts", "op": "gt", "value": 3}}) or d["edges"][0].update(when={"var": "attempts", "op": "le", "value": 3}), "engram.workflow.reaches-terminal"),
-    ("no terminal", lambda d: (d["nodes"].pop(), d["edges"].pop(2)) and None, "engram.workflow.reaches-terminal"),
-    ("edge out of a terminal", _append("edges", {"from": "done", "to": "review"}), "engram.workflow.terminal-no-outgoing"),
-    ("unconditional branches", _append("edges", {"from": "build", "to": "gate"}), "engram.workflow.branch-conditions"),
-    ("duplicate edge", _append("edges", {"from": "review", "to": "gate"}), "engram.workflow.duplicate-edges"),
-    ("cycle without maxSteps", _set(["limits"], {"maxDurationMs": 1000}), "engram.workflow.cycle-bound"),
-    ("content in RAC", _set(["rac", 0, "content"], "the wiki itself"), "engram.workflow.rac-description-only"),
-    ("content in OKF", _set(["rac", 0, "okf"], {"type": "concept", "body": "# secrets"}), "engram.workflow.rac-description-only"),
+    (
+        "blank completion",
+        _set(["nodes", 0, "completion", "passIntent"], "  "),
+        "engram.workflow.completion-contract",
+    ),
+    (
+        "second start event",
+        lambda d: (
+            d["nodes"].extend(
+                [
+                    {"id": "s1", "type": "event", "event": "start"},
+                    {"id": "s2", "type": "event", "event": "start"},
+                ]
+            )
+            or d["edges"].extend(
+                [
+                    {"from": "s1", "to": "build", "when": {"always": True}},
+                    {"from": "s2", "to": "build", "when": {"always": True}},
+                ]
+            )
+        ),
+        "engram.workflow.start-event",
+    ),
+    (
+        "unreachable node",
+        _append("nodes", {"id": "orphan", "type": "event", "event": "stop"}),
+        "engram.workflow.reachable",
+    ),
+    (
+        "dead end",
+        lambda d: (
+            d["nodes"].append({"id": "limbo", "type": "event", "event": "handoff"})
+            or d["edges"].append(
+                {
+                    "from": "build",
+                    "to": "limbo",
+                    "when": {"var": "attempts", "op": "gt", "value": 3},
+                }
+            )
+            or d["edges"][0].update(when={"var": "attempts", "op": "le", "value": 3})
+        ),
+        "engram.workflow.reaches-terminal",
+    ),
+    (
+        "no terminal",
+        lambda d: (d["nodes"].pop(), d["edges"].pop(2)) and None,
+        "engram.workflow.reaches-terminal",
+    ),
+    (
+        "edge out of a terminal",
+        _append("edges", {"from": "done", "to": "review"}),
+        "engram.workflow.terminal-no-outgoing",
+    ),
+    (
+        "unconditional branches",
+        _append("edges", {"from": "build", "to": "gate"}),
+        "engram.workflow.branch-conditions",
+    ),
+    (
+        "duplicate edge",
+        _append("edges", {"from": "review", "to": "gate"}),
+        "engram.workflow.duplicate-edges",
+    ),
+    (
+        "cycle without maxSteps",
+        _set(["limits"], {"maxDurationMs": 1000}),
+        "engram.workflow.cycle-bound",
+    ),
+    (
+        "content in RAC",
+        _set(["rac", 0, "content"], "the wiki itself"),
+        "engram.workflow.rac-description-only",
+    ),
+    (
+        "content in OKF",
+        _set(["rac", 0, "okf"], {"type": "concept", "body": "# secrets"}),
+        "engram.workflow.rac-description-only",
+    ),
     ("non reverse-DNS extension", _set(["extensions"], {"mine": {}}), "engram.workflow.schema"),
 ]
 
@@ -115,7 +218,12 @@ def test_every_condition_shape_is_accepted_and_nested_ones_are_checked() -> None
     document["edges"][3]["when"] = {
         "any": [
             {"not": {"var": "review.outcome", "op": "eq", "value": "ok"}},
-            {"all": [{"racAvailable": "code-wiki"}, {"var": "attempts", "op": "in", "value": [1, 2]}]},
+            {
+                "all": [
+                    {"racAvailable": "code-wiki"},
+                    {"var": "attempts", "op": "in", "value": [1, 2]},
+                ]
+            },
         ]
     }
     assert lint_workflow(document).ok
@@ -161,7 +269,11 @@ def test_the_publication_profile(member: str, value: str | None) -> None:
 
 
 def test_spdx_accepts_license_refs_and_expressions() -> None:
-    for expression in ("LicenseRef-acx-proprietary", "MIT OR Apache-2.0", "GPL-2.0-only WITH Classpath-exception-2.0"):
+    for expression in (
+        "LicenseRef-acx-proprietary",
+        "MIT OR Apache-2.0",
+        "GPL-2.0-only WITH Classpath-exception-2.0",
+    ):
         document = workflow()
         document["license"] = expression
         assert lint_workflow(document, publish=True).ok, expression
@@ -173,7 +285,10 @@ def test_spdx_accepts_license_refs_and_expressions() -> None:
     [
         (["description"], "Deploys with token ghp_" + "a1B2" * 10 + " in the environment."),
         (["rac", 0, "description"], "-----BEGIN PRIVATE KEY----- of the deploy bot"),
-        (["rac", 0, "check"], {"type": "url", "hint": "https://deploy:hunter2hunter2@ci.example.com/"}),
+        (
+            ["rac", 0, "check"],
+            {"type": "url", "hint": "https://deploy:hunter2hunter2@ci.example.com/"},
+        ),
         (["nodes", 0, "action"], "api_key = 9f8e7d6c5b4a39281706"),
         (["nodes", 0, "action"], "Build from /home/alice/projects/secret"),
         (["nodes", 0, "action"], "Use Zx9kQ2vLp8RtY4wNb7Hc3Jd6Mf1Gs5Ak0Ue"),
@@ -194,7 +309,11 @@ def test_the_secret_scan_fails_closed(path: list[str | int], value: Any) -> None
 @pytest.mark.req("engram.workflow.publish-secret-scan")
 def test_pinned_rom_digests_are_identifiers_not_secrets() -> None:
     document = workflow()
-    document["participants"][1] = {"alias": "reviewer", "bind": "hash", "romDigest": "sha256:" + "7c" * 32}
+    document["participants"][1] = {
+        "alias": "reviewer",
+        "bind": "hash",
+        "romDigest": "sha256:" + "7c" * 32,
+    }
     assert lint_workflow(document, publish=True).ok
 
 
@@ -221,7 +340,13 @@ def test_lineage_refuses_duplicates_and_itself() -> None:
 @pytest.mark.req("engram.workflow.strict-json")
 @pytest.mark.parametrize(
     "text",
-    [b'{"id": 1, "id": 2}', b'{"n": NaN}', b'{"n": 123456789012345678901}', b'{"s": "\\ud800"}', b"[1]"],
+    [
+        b'{"id": 1, "id": 2}',
+        b'{"n": NaN}',
+        b'{"n": 123456789012345678901}',
+        b'{"s": "\\ud800"}',
+        b"[1]",
+    ],
 )
 def test_only_strict_i_json_objects_are_read(text: bytes) -> None:
     with pytest.raises(Exception, match="I-JSON|JSON object"):
@@ -245,7 +370,9 @@ def workflows(draw: st.DrawFn) -> dict[str, Any]:
     count = draw(st.integers(1, 6))
     names = draw(st.lists(_IDS, min_size=count + 3, max_size=count + 3, unique=True))
     tasks, alias_names, gate, end = names[:count], names[count : count + 1], names[-2], names[-1]
-    aliases = alias_names + draw(st.lists(_IDS.filter(lambda n: n not in names), max_size=2, unique=True))
+    aliases = alias_names + draw(
+        st.lists(_IDS.filter(lambda n: n not in names), max_size=2, unique=True)
+    )
     loop = draw(st.booleans())
     nodes: list[dict[str, Any]] = [
         {
@@ -261,7 +388,9 @@ def workflows(draw: st.DrawFn) -> dict[str, Any]:
     if loop:
         nodes.append({"id": gate, "type": "gateway", "gateway": "exclusive"})
         edges.append({"from": tasks[-1], "to": gate})
-        edges.append({"from": gate, "to": end, "when": {"var": "state.done", "op": "eq", "value": True}})
+        edges.append(
+            {"from": gate, "to": end, "when": {"var": "state.done", "op": "eq", "value": True}}
+        )
         edges.append({"from": gate, "to": tasks[0], "when": {"always": True}})
     else:
         edges.append({"from": tasks[-1], "to": end})

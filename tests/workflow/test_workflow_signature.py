@@ -53,7 +53,10 @@ def test_the_integrity_block_holds_exactly_the_published_members() -> None:
     assert len(integrity["envelope"]["signatures"]) == 1
     statement = json.loads(base64.b64decode(integrity["envelope"]["payload"]))
     assert statement["subject"] == [
-        {"name": "urn:acx:workflow:review-loop@1.2.0", "digest": {"sha256": integrity["digest"][7:]}}
+        {
+            "name": "urn:acx:workflow:review-loop@1.2.0",
+            "digest": {"sha256": integrity["digest"][7:]},
+        }
     ]
     assert statement["predicate"] == {
         "acxSchemaVersion": "acx.cal/1",
@@ -76,7 +79,9 @@ def test_sign_refuses_what_is_not_publishable() -> None:
         sign_workflow(document, KEY, publisher_id=PUBLISHER, signed_at=NOW)
     with pytest.raises(SignError, match="reverse-DNS"):
         sign_workflow(workflow(), KEY, publisher_id="Not A Publisher", signed_at=NOW)
-    resigned = sign_workflow(_signed(), PrivateKey.generate(), publisher_id="io.github.b", signed_at=NOW)
+    resigned = sign_workflow(
+        _signed(), PrivateKey.generate(), publisher_id="io.github.b", signed_at=NOW
+    )
     assert resigned["integrity"]["publisherId"] == "io.github.b"
     assert verify_workflow(resigned, now=NOW).state is TrustState.PORTABLE
 
@@ -89,31 +94,81 @@ TAMPERING: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
     ("limit edited", lambda d: d["limits"].update(maxSteps=1000)),
     ("metadata edited", lambda d: d.update(name="Build, review and ship")),
     ("digest re-pointed", lambda d: d["integrity"].update(digest="sha256:" + "0" * 64)),
-    ("other key", lambda d: d["integrity"].update(publicKeyPem=PrivateKey.generate().public_key().to_pem().decode())),
+    (
+        "other key",
+        lambda d: d["integrity"].update(
+            publicKeyPem=PrivateKey.generate().public_key().to_pem().decode()
+        ),
+    ),
     ("keyid mismatch", lambda d: d["integrity"].update(keyid="ed25519:" + "1" * 64)),
-    ("envelope keyid mismatch", lambda d: d["integrity"]["envelope"]["signatures"][0].update(keyid="ed25519:" + "2" * 64)),
+    (
+        "envelope keyid mismatch",
+        lambda d: d["integrity"]["envelope"]["signatures"][0].update(keyid="ed25519:" + "2" * 64),
+    ),
     ("publisher re-claimed", lambda d: d["integrity"].update(publisherId="io.github.mallory")),
     ("signedAt re-dated", lambda d: d["integrity"].update(signedAt="2026-01-01T00:00:00Z")),
     ("signedAt not a date", lambda d: d["integrity"].update(signedAt="yesterday")),
     ("signature schema", lambda d: d["integrity"].update(schemaVersion="acx.workflow-signature/2")),
     ("extra member", lambda d: d["integrity"].update(note="hi")),
     ("private key", lambda d: d["integrity"].update(publicKeyPem=KEY.to_pem().decode())),
-    ("second signature", lambda d: d["integrity"]["envelope"]["signatures"].append(dict(d["integrity"]["envelope"]["signatures"][0]))),
+    (
+        "second signature",
+        lambda d: d["integrity"]["envelope"]["signatures"].append(
+            dict(d["integrity"]["envelope"]["signatures"][0])
+        ),
+    ),
     ("payload type", lambda d: d["integrity"]["envelope"].update(payloadType="application/json")),
-    ("bad signature", lambda d: d["integrity"]["envelope"]["signatures"][0].update(sig=base64.b64encode(b"\0" * 64).decode())),
-    ("subject name", lambda d: _resign(d, lambda s: s["subject"][0].update(name="urn:acx:workflow:other@1.2.0"))),
-    ("subject digest", lambda d: _resign(d, lambda s: s["subject"][0]["digest"].update(sha256="0" * 64))),
-    ("two subjects", lambda d: _resign(d, lambda s: s["subject"].append(copy.deepcopy(s["subject"][0])))),
-    ("predicate type", lambda d: _resign(d, lambda s: s.update(predicateType="https://acx.dev/attestation/cartridge/v1"))),
-    ("statement type", lambda d: _resign(d, lambda s: s.update(_type="https://in-toto.io/Statement/v0.1"))),
+    (
+        "bad signature",
+        lambda d: d["integrity"]["envelope"]["signatures"][0].update(
+            sig=base64.b64encode(b"\0" * 64).decode()
+        ),
+    ),
+    (
+        "subject name",
+        lambda d: _resign(d, lambda s: s["subject"][0].update(name="urn:acx:workflow:other@1.2.0")),
+    ),
+    (
+        "subject digest",
+        lambda d: _resign(d, lambda s: s["subject"][0]["digest"].update(sha256="0" * 64)),
+    ),
+    (
+        "two subjects",
+        lambda d: _resign(d, lambda s: s["subject"].append(copy.deepcopy(s["subject"][0]))),
+    ),
+    (
+        "predicate type",
+        lambda d: _resign(
+            d, lambda s: s.update(predicateType="https://acx.dev/attestation/cartridge/v1")
+        ),
+    ),
+    (
+        "statement type",
+        lambda d: _resign(d, lambda s: s.update(_type="https://in-toto.io/Statement/v0.1")),
+    ),
     ("predicate id", lambda d: _resign(d, lambda s: s["predicate"].update(workflowId="other"))),
-    ("predicate version", lambda d: _resign(d, lambda s: s["predicate"].update(workflowVersion="9.9.9"))),
-    ("predicate publisher", lambda d: _resign(d, lambda s: s["predicate"].update(publisherId="io.github.mallory"))),
-    ("predicate signedAt", lambda d: _resign(d, lambda s: s["predicate"].update(signedAt="2020-01-01T00:00:00Z"))),
-    ("predicate digest", lambda d: _resign(d, lambda s: s["predicate"].update(workflowDigest="sha256:" + "0" * 64))),
+    (
+        "predicate version",
+        lambda d: _resign(d, lambda s: s["predicate"].update(workflowVersion="9.9.9")),
+    ),
+    (
+        "predicate publisher",
+        lambda d: _resign(d, lambda s: s["predicate"].update(publisherId="io.github.mallory")),
+    ),
+    (
+        "predicate signedAt",
+        lambda d: _resign(d, lambda s: s["predicate"].update(signedAt="2020-01-01T00:00:00Z")),
+    ),
+    (
+        "predicate digest",
+        lambda d: _resign(d, lambda s: s["predicate"].update(workflowDigest="sha256:" + "0" * 64)),
+    ),
     ("participant count", lambda d: _resign(d, lambda s: s["predicate"].update(participants=3))),
     ("node count as a flag", lambda d: _resign(d, lambda s: s["predicate"].update(nodes=True))),
-    ("schema version", lambda d: _resign(d, lambda s: s["predicate"].update(acxSchemaVersion="acx.cal/2"))),
+    (
+        "schema version",
+        lambda d: _resign(d, lambda s: s["predicate"].update(acxSchemaVersion="acx.cal/2")),
+    ),
     ("binding missing", lambda d: _resign(d, lambda s: s["predicate"].pop("nodes"))),
 ]
 
@@ -151,7 +206,11 @@ def test_trust_follows_the_registry_lifecycle() -> None:
         "expired": ({"notAfter": "2026-08-01T00:00:00Z"}, TrustState.PORTABLE),
         "not yet valid": ({"notBefore": "2026-10-01T00:00:00Z"}, TrustState.PORTABLE),
         "retired after signing": (
-            {"status": "revoked", "revokedAt": "2026-12-01T00:00:00Z", "revocationReason": "retired"},
+            {
+                "status": "revoked",
+                "revokedAt": "2026-12-01T00:00:00Z",
+                "revocationReason": "retired",
+            },
             TrustState.TRUSTED,
         ),
     }

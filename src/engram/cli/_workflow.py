@@ -12,6 +12,7 @@ signature table) are shared with ``engram graph`` (``cli/_graph.py``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,10 @@ def own_keyids(paths: Iterable[Path]) -> frozenset[str]:
 
 
 def console() -> Console:
-    return Console(soft_wrap=False, highlight=False)
+    # Piped output gets wide tables rather than rich's 80 columns: rule ids and digests stay on
+    # one line for grep.
+    width = None if sys.stdout.isatty() else 160
+    return Console(soft_wrap=False, highlight=False, width=width)
 
 
 def emit_json(value: JsonValue) -> None:

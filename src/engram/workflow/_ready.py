@@ -274,7 +274,7 @@ def _unmet(slot: dict[str, Any], offer: CartridgeOffer) -> list[str]:
     unmet: list[str] = []
     role = slot.get("role")
     if role is not None and role not in offer.roles:
-        unmet.append(f"plays role {role!r}")
+        unmet.append(f"role {role!r}")
     level = slot.get("minLevel")
     if level is not None and not _meets_level(level, offer.level):
         unmet.append(f"a proven level of at least {_describe_level(level)}")
@@ -312,7 +312,7 @@ def _why_none(slot: dict[str, Any], offers: list[CartridgeOffer]) -> str:
     unmet = [set(_unmet(slot, o)) for o in offers]
     nobody = sorted(set.intersection(*unmet))
     if nobody:
-        text = "no cartridge offers " + "; nor ".join(nobody)
+        text = "no cartridge offers " + "; ".join(nobody)
         if any("proven level" in n for n in nobody):
             text += " (a declared level never counts; a verified credential must prove it)"
         return text
