@@ -243,7 +243,8 @@ def _direction(doc: dict[str, Any]) -> Iterator[Issue]:
         if route["intent"] != "direct" or route["obligation"] != "must":
             continue
         for module in route["carries"]:
-            for target in route["to"]:
+            # A self-route is reported as route-self; it is not also a command cycle.
+            for target in (t for t in route["to"] if t != route["from"]):
                 owner = owners.setdefault((target, module), route["from"])
                 if owner != route["from"]:
                     yield Issue(
