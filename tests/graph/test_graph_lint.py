@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from acx_json_kit import graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acx_json_kit import graph
 from engram.graph import lint_graph, load_graph
 
 Mutation = Callable[[dict[str, Any]], object]
@@ -18,6 +18,7 @@ Mutation = Callable[[dict[str, Any]], object]
 
 def _route(doc: dict[str, Any], route_id: str) -> dict[str, Any]:
     (route,) = [r for r in doc["routes"] if r["id"] == route_id]
+    assert isinstance(route, dict)
     return route
 
 
@@ -36,43 +37,198 @@ def _new_route(route_id: str, source: str, targets: list[str], carries: list[str
 
 
 CASES: list[tuple[str, Mutation, str]] = [
-    ("embedded content", lambda d: d["knowledge"][0].update(content="Build the login page."), "engram.graph.metadata-only"),
-    ("embedded transcript", lambda d: d["knowledge"][1].update(transcript=["hi"]), "engram.graph.metadata-only"),
-    ("permission grant", lambda d: d["actors"][0].update(permissions=["deploy"]), "engram.graph.non-executing"),
-    ("executable payload", lambda d: d["routes"][0].update(command="curl evil"), "engram.graph.non-executing"),
+    (
+        "embedded content",
+        lambda d: d["knowledge"][0].update(content="Build the login page."),
+        "engram.graph.metadata-only",
+    ),
+    (
+        "embedded transcript",
+        lambda d: d["knowledge"][1].update(transcript=["hi"]),
+        "engram.graph.metadata-only",
+    ),
+    (
+        "permission grant",
+        lambda d: d["actors"][0].update(permissions=["deploy"]),
+        "engram.graph.non-executing",
+    ),
+    (
+        "executable payload",
+        lambda d: d["routes"][0].update(command="curl evil"),
+        "engram.graph.non-executing",
+    ),
     ("unknown member", lambda d: d["routes"][0].update(colour="red"), "engram.graph.schema"),
     ("empty cardinality", lambda d: d["actors"][0].update(cardinality={}), "engram.graph.schema"),
-    ("inverted cardinality", lambda d: d["actors"][1].update(cardinality={"min": 3, "max": 2}), "engram.graph.cardinality"),
-    ("periodic freshness unbounded", lambda d: d["knowledge"][0].update(freshness={"mode": "periodic", "description": "Daily."}), "engram.graph.schema"),
-    ("expression trigger", lambda d: _route(d, "builders-report").update(triggers=["when done"]), "engram.graph.schema"),
-    ("event not dotted", lambda d: _route(d, "builders-report").update(triggers=[{"type": "event", "events": ["done"]}]), "engram.graph.schema"),
+    (
+        "inverted cardinality",
+        lambda d: d["actors"][1].update(cardinality={"min": 3, "max": 2}),
+        "engram.graph.cardinality",
+    ),
+    (
+        "periodic freshness unbounded",
+        lambda d: d["knowledge"][0].update(freshness={"mode": "periodic", "description": "Daily."}),
+        "engram.graph.schema",
+    ),
+    (
+        "expression trigger",
+        lambda d: _route(d, "builders-report").update(triggers=["when done"]),
+        "engram.graph.schema",
+    ),
+    (
+        "event not dotted",
+        lambda d: _route(d, "builders-report").update(
+            triggers=[{"type": "event", "events": ["done"]}]
+        ),
+        "engram.graph.schema",
+    ),
     ("zero hops", lambda d: d["limits"].update(maxPropagationHops=0), "engram.graph.schema"),
-    ("returns without expects", lambda d: _route(d, "lead-directs").pop("expects"), "engram.graph.schema"),
-    ("workflowRef on informal loop", lambda d: d["loops"][1].update(workflowRef={"id": "x"}), "engram.graph.schema"),
-    ("acx-workflow without workflowRef", lambda d: d["loops"][0].pop("workflowRef"), "engram.graph.schema"),
+    (
+        "returns without expects",
+        lambda d: _route(d, "lead-directs").pop("expects"),
+        "engram.graph.schema",
+    ),
+    (
+        "workflowRef on informal loop",
+        lambda d: d["loops"][1].update(workflowRef={"id": "x"}),
+        "engram.graph.schema",
+    ),
+    (
+        "acx-workflow without workflowRef",
+        lambda d: d["loops"][0].pop("workflowRef"),
+        "engram.graph.schema",
+    ),
     ("one convergence input", lambda d: d["convergence"][0]["inputs"].pop(), "engram.graph.schema"),
-    ("duplicate actor", lambda d: d["actors"].append(copy.deepcopy(d["actors"][0])), "engram.graph.unique-ids"),
-    ("duplicate route", lambda d: d["routes"].append(copy.deepcopy(d["routes"][2])), "engram.graph.unique-ids"),
-    ("unknown steward", lambda d: d["knowledge"][0].update(stewards=["ghost"]), "engram.graph.references"),
-    ("unknown target", lambda d: _route(d, "research-advises").update(to=["ghost"]), "engram.graph.references"),
-    ("unknown carried module", lambda d: _route(d, "research-advises").update(carries=["ghost"]), "engram.graph.references"),
-    ("unknown return route", lambda d: _route(d, "lead-directs")["expects"].update(via="ghost"), "engram.graph.references"),
-    ("unknown convergence loop", lambda d: d["convergence"][0]["inputs"][0].update(loop="ghost"), "engram.graph.references"),
-    ("self route", lambda d: _route(d, "lead-directs")["to"].append("lead"), "engram.graph.route-self"),
+    (
+        "duplicate actor",
+        lambda d: d["actors"].append(copy.deepcopy(d["actors"][0])),
+        "engram.graph.unique-ids",
+    ),
+    (
+        "duplicate route",
+        lambda d: d["routes"].append(copy.deepcopy(d["routes"][2])),
+        "engram.graph.unique-ids",
+    ),
+    (
+        "unknown steward",
+        lambda d: d["knowledge"][0].update(stewards=["ghost"]),
+        "engram.graph.references",
+    ),
+    (
+        "unknown target",
+        lambda d: _route(d, "research-advises").update(to=["ghost"]),
+        "engram.graph.references",
+    ),
+    (
+        "unknown carried module",
+        lambda d: _route(d, "research-advises").update(carries=["ghost"]),
+        "engram.graph.references",
+    ),
+    (
+        "unknown return route",
+        lambda d: _route(d, "lead-directs")["expects"].update(via="ghost"),
+        "engram.graph.references",
+    ),
+    (
+        "unknown convergence loop",
+        lambda d: d["convergence"][0]["inputs"][0].update(loop="ghost"),
+        "engram.graph.references",
+    ),
+    (
+        "self route",
+        lambda d: _route(d, "lead-directs")["to"].append("lead"),
+        "engram.graph.route-self",
+    ),
     ("fan-out", lambda d: d["limits"].update(maxFanout=1), "engram.graph.route-fanout"),
-    ("return route backwards", lambda d: _route(d, "lead-directs")["expects"].update(via="lead-directs"), "engram.graph.route-returns"),
-    ("return route drops a module", lambda d: _route(d, "lead-directs").update(returns=["status", "evidence"]), "engram.graph.route-returns"),
-    ("two mandatory directors", lambda d: d["routes"].append(_new_route("r2", "researchers", ["builders"], ["brief"])), "engram.graph.direction-owner"),
-    ("mandatory command cycle", lambda d: d["routes"].append(_new_route("r2", "builders", ["lead"], ["brief"])), "engram.graph.direction-acyclic"),
-    ("alias bound twice", lambda d: d["loops"][0]["actorBindings"].append({"actor": "lead", "participants": ["builder"]}), "engram.graph.participant-one-actor"),
-    ("single-loop convergence", lambda d: (d["convergence"][0]["inputs"][1].update(loop="build-loop"), d["loops"][0]["exports"].append("evidence")), "engram.graph.convergence-loops"),
-    ("input not exported", lambda d: d["loops"][1].update(exports=["decision"]), "engram.graph.convergence-exported"),
-    ("input never reaches steward", lambda d: (d["convergence"][0].update(steward="researchers"), d["knowledge"][3].update(stewards=["researchers"])), "engram.graph.convergence-reachable"),
-    ("output is an input", lambda d: d["convergence"][0]["outputs"].append("status"), "engram.graph.convergence-outputs"),
-    ("steward does not steward output", lambda d: d["knowledge"][3].update(stewards=["builders"]), "engram.graph.convergence-outputs"),
-    ("isolated actor", lambda d: d["actors"].append({"id": "bystander", "kind": "human", "description": "Nobody."}), "engram.graph.no-isolated-actor"),
-    ("unused knowledge", lambda d: d["knowledge"].append({"id": "lore", "kind": "tacit", "description": "Unused.", "stewards": ["lead"]}), "engram.graph.no-unused-knowledge"),
-    ("self lineage", lambda d: d.update(lineage={"parents": [{"artifactType": "agent-graph", "publisherId": "io.github.a", "id": "x", "digest": "sha256:" + "1" * 64, "relation": "fork"}] * 2}), "engram.graph.lineage"),
+    (
+        "return route backwards",
+        lambda d: _route(d, "lead-directs")["expects"].update(via="lead-directs"),
+        "engram.graph.route-returns",
+    ),
+    (
+        "return route drops a module",
+        lambda d: _route(d, "lead-directs").update(returns=["status", "evidence"]),
+        "engram.graph.route-returns",
+    ),
+    (
+        "two mandatory directors",
+        lambda d: d["routes"].append(_new_route("r2", "researchers", ["builders"], ["brief"])),
+        "engram.graph.direction-owner",
+    ),
+    (
+        "mandatory command cycle",
+        lambda d: d["routes"].append(_new_route("r2", "builders", ["lead"], ["brief"])),
+        "engram.graph.direction-acyclic",
+    ),
+    (
+        "alias bound twice",
+        lambda d: d["loops"][0]["actorBindings"].append(
+            {"actor": "lead", "participants": ["builder"]}
+        ),
+        "engram.graph.participant-one-actor",
+    ),
+    (
+        "single-loop convergence",
+        lambda d: (
+            d["convergence"][0]["inputs"][1].update(loop="build-loop"),
+            d["loops"][0]["exports"].append("evidence"),
+        ),
+        "engram.graph.convergence-loops",
+    ),
+    (
+        "input not exported",
+        lambda d: d["loops"][1].update(exports=["decision"]),
+        "engram.graph.convergence-exported",
+    ),
+    (
+        "input never reaches steward",
+        lambda d: (
+            d["convergence"][0].update(steward="researchers"),
+            d["knowledge"][3].update(stewards=["researchers"]),
+        ),
+        "engram.graph.convergence-reachable",
+    ),
+    (
+        "output is an input",
+        lambda d: d["convergence"][0]["outputs"].append("status"),
+        "engram.graph.convergence-outputs",
+    ),
+    (
+        "steward does not steward output",
+        lambda d: d["knowledge"][3].update(stewards=["builders"]),
+        "engram.graph.convergence-outputs",
+    ),
+    (
+        "isolated actor",
+        lambda d: d["actors"].append(
+            {"id": "bystander", "kind": "human", "description": "Nobody."}
+        ),
+        "engram.graph.no-isolated-actor",
+    ),
+    (
+        "unused knowledge",
+        lambda d: d["knowledge"].append(
+            {"id": "lore", "kind": "tacit", "description": "Unused.", "stewards": ["lead"]}
+        ),
+        "engram.graph.no-unused-knowledge",
+    ),
+    (
+        "self lineage",
+        lambda d: d.update(
+            lineage={
+                "parents": [
+                    {
+                        "artifactType": "agent-graph",
+                        "publisherId": "io.github.a",
+                        "id": "x",
+                        "digest": "sha256:" + "1" * 64,
+                        "relation": "fork",
+                    }
+                ]
+                * 2
+            }
+        ),
+        "engram.graph.lineage",
+    ),
 ]
 
 
@@ -132,7 +288,9 @@ def test_reporting_cycles_are_healthy() -> None:
     assert "builders -> lead -> builders" in str(lint_graph(document).errors[0])
 
 
-@pytest.mark.req("engram.graph.workflow-pinned", "engram.graph.publish-metadata", "engram.graph.publish-signed")
+@pytest.mark.req(
+    "engram.graph.workflow-pinned", "engram.graph.publish-metadata", "engram.graph.publish-signed"
+)
 @pytest.mark.parametrize("member", ["publisherId", "version", "digest"])
 def test_published_graphs_pin_their_workflows(member: str) -> None:
     document = graph()
@@ -150,9 +308,13 @@ def test_published_graphs_pin_their_workflows(member: str) -> None:
 @pytest.mark.parametrize(
     "mutate",
     [
-        lambda d: d["actors"][0].update(description="Signs with -----BEGIN OPENSSH PRIVATE KEY-----"),
+        lambda d: d["actors"][0].update(
+            description="Signs with -----BEGIN OPENSSH PRIVATE KEY-----"
+        ),
         lambda d: d["routes"][0].update(medium="xoxb-1234567890-abcdefghij"),
-        lambda d: d["knowledge"][0].update(locator={"type": "manual", "description": "password: correct-horse-battery"}),
+        lambda d: d["knowledge"][0].update(
+            locator={"type": "manual", "description": "password: correct-horse-battery"}
+        ),
         lambda d: d["actors"][1].update(selector={"description": "sha256:" + "9e" * 32}),
         lambda d: d.update(extensions={"com.example.ops": {"nested": {"apiToken": "t"}}}),
         lambda d: d["convergence"][0].update(failureMode="Page /Users/bob/oncall.txt"),
@@ -177,7 +339,7 @@ def test_pinned_digests_and_unknown_extensions_pass() -> None:
 @pytest.mark.req("engram.graph.strict-json")
 def test_only_strict_i_json_objects_are_read() -> None:
     for text in (b'{"a": 1, "a": 1}', b'{"x": Infinity}', b'"graph"', b"\xff"):
-        with pytest.raises(Exception, match="I-JSON|JSON object"):
+        with pytest.raises(Exception, match=r"I-JSON|JSON object"):
             load_graph(text)
 
 
@@ -193,21 +355,31 @@ def graphs(draw: st.DrawFn) -> dict[str, Any]:
         {"id": t, "kind": draw(st.sampled_from(["agent", "group", "mixed"])), "description": t}
         for t in teams
     ]
-    knowledge = [{"id": "brief", "kind": "requirement", "description": "Brief.", "stewards": ["lead"]}]
-    knowledge += [{"id": f"{t}-status", "kind": "status", "description": "S.", "stewards": [t]} for t in teams]
-    knowledge.append({"id": "decision", "kind": "decision", "description": "D.", "stewards": ["lead"]})
+    knowledge = [
+        {"id": "brief", "kind": "requirement", "description": "Brief.", "stewards": ["lead"]}
+    ]
+    knowledge += [
+        {"id": f"{t}-status", "kind": "status", "description": "S.", "stewards": [t]} for t in teams
+    ]
+    knowledge.append(
+        {"id": "decision", "kind": "decision", "description": "D.", "stewards": ["lead"]}
+    )
     routes = [
         {**_new_route("lead-directs", "lead", teams, ["brief"]), "returns": ["team-0-status"],
          "expects": {"via": "team-0-reports"}},
     ]  # fmt: skip
-    routes += [_new_route(f"{t}-reports", t, ["lead"], [f"{t}-status"], intent="report") for t in teams]
     routes += [
-        _new_route(f"{t}-informs", t, [teams[(i + 1) % n]], [f"{t}-status"], intent="inform", obligation="may")
+        _new_route(f"{t}-reports", t, ["lead"], [f"{t}-status"], intent="report") for t in teams
+    ]
+    routes += [
+        _new_route(f"{t}-informs", t, [teams[(i + 1) % n]], [f"{t}-status"], intent="inform",
+                   obligation="may")
         for i, t in enumerate(teams)
         if draw(st.booleans())
     ]  # fmt: skip
     loops = [
-        {"id": f"loop-{i}", "kind": "informal", "description": "L.", "exports": [f"team-{i}-status"],
+        {"id": f"loop-{i}", "kind": "informal", "description": "L.",
+         "exports": [f"team-{i}-status"],
          "actorBindings": [{"actor": f"team-{i}", "participants": [f"p{i}"]}]}
         for i in range(2)
     ]  # fmt: skip
@@ -217,16 +389,25 @@ def graphs(draw: st.DrawFn) -> dict[str, Any]:
             "description": "Loops meet.",
             "inputs": [{"loop": f"loop-{i}", "knowledge": [f"team-{i}-status"]} for i in range(2)],
             "steward": "lead",
-            "policy": {"mode": draw(st.sampled_from(["consensus", "vote", "latest"])), "description": "P."},
+            "policy": {
+                "mode": draw(st.sampled_from(["consensus", "vote", "latest"])),
+                "description": "P.",
+            },
             "outputs": ["decision"],
             "trigger": "When both report.",
-            "limits": {"maxWaitMs": draw(st.integers(1, 10**6)), "maxRounds": draw(st.integers(1, 5))},
+            "limits": {
+                "maxWaitMs": draw(st.integers(1, 10**6)),
+                "maxRounds": draw(st.integers(1, 5)),
+            },
         }
     ]
     return {
         "schemaVersion": "acx.agent-graph/1",
         "id": "generated",
-        "limits": {"maxPropagationHops": draw(st.integers(1, 9)), "maxFanout": n + draw(st.integers(0, 3))},
+        "limits": {
+            "maxPropagationHops": draw(st.integers(1, 9)),
+            "maxFanout": n + draw(st.integers(0, 3)),
+        },
         "actors": actors,
         "knowledge": knowledge,
         "routes": routes,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from acx_json_kit import (
     NOW,
     REFERENCE_CAL,
@@ -27,7 +28,6 @@ from acx_json_kit import (
     registry_for,
     workflow,
 )
-
 from engram.core.dsse import PAYLOAD_TYPE_IN_TOTO, pae
 from engram.core.keys import PrivateKey
 from engram.graph import (
@@ -63,7 +63,8 @@ def test_packaged_schema_is_the_published_one() -> None:
 def test_the_reference_graph_lints_clean_for_publication() -> None:
     assert not lint_graph(load_graph(REFERENCE_GRAPH.read_bytes()), publish=True).issues
     example = lint_graph(load_graph(REFERENCE_EXAMPLE_GRAPH.read_bytes()), publish=True)
-    assert example.ok and [w.rule for w in example.warnings] == ["engram.graph.publish-signed"]
+    assert example.ok
+    assert [w.rule for w in example.warnings] == ["engram.graph.publish-signed"]
 
 
 @pytest.mark.req("engram.graph.digest")
@@ -73,14 +74,15 @@ def test_the_digest_is_the_one_the_registry_index_records() -> None:
     # The unsigned example is the same graph: the same digest.
     assert graph_digest(load_graph(REFERENCE_EXAMPLE_GRAPH.read_bytes())) == graph_digest(document)
     reordered = {k: document[k] for k in sorted(document, reverse=True)}
-    assert graph_digest(load_graph(json.dumps(reordered).encode())) == graph_digest(document)
+    assert graph_digest(load_graph(json.dumps(reordered).encode())) == graph_digest(document)  # noqa: TID251
 
 
 @pytest.mark.req("engram.graph.trust", "engram.graph.verify-publishable")
 def test_portable_bare_and_trusted_with_a_registry() -> None:
     document = load_graph(REFERENCE_GRAPH.read_bytes())
     check = check_graph(document, now=NOW)
-    assert check.ok and check.verification.state is TrustState.PORTABLE
+    assert check.ok
+    assert check.verification.state is TrustState.PORTABLE
     pem = document["integrity"]["publicKeyPem"]
     registry = load_trust_registry(registry_for(pem, "io.github.lboel"))
     assert verify_graph(document, registry=registry, now=NOW).state is TrustState.TRUSTED
@@ -92,7 +94,8 @@ def test_one_changed_byte_is_tampered() -> None:
     changed = data.replace(b'"maxRounds": 2', b'"maxRounds": 3')
     assert changed != data
     verification = verify_graph(load_graph(changed), now=NOW)
-    assert verification.state is TrustState.TAMPERED and "digest mismatch" in verification.reason
+    assert verification.state is TrustState.TAMPERED
+    assert "digest mismatch" in verification.reason
 
 
 @pytest.mark.req("engram.graph.workflow-resolution", "engram.graph.participant-aliases")
@@ -134,7 +137,7 @@ def _recount(member: str, value: int) -> Any:
         envelope = document["integrity"]["envelope"]
         statement = json.loads(base64.b64decode(envelope["payload"]))
         statement["predicate"][member] = value
-        payload = json.dumps(statement).encode()
+        payload = json.dumps(statement).encode()  # noqa: TID251
         envelope["payload"] = base64.b64encode(payload).decode()
         sig = KEY.sign(pae(PAYLOAD_TYPE_IN_TOTO, payload))
         envelope["signatures"][0]["sig"] = base64.b64encode(sig).decode()
@@ -194,14 +197,15 @@ def test_sign_and_verify_need_the_publishable_profile() -> None:
     )
     check = check_graph(forced, now=NOW)
     assert check.verification.state is TrustState.PORTABLE
-    assert not check.ok and "engram.graph.route-self" in check.lint.rules
+    assert not check.ok
+    assert "engram.graph.route-self" in check.lint.rules
 
 
 @pytest.mark.req("engram.graph.signature-bindings")
 def test_what_engram_signs_verifies_under_an_independent_verifier(tmp_path: Path) -> None:
     signed = _signed()
     path = tmp_path / "team.agent-graph.json"
-    path.write_text(json.dumps(signed), encoding="utf-8")
+    path.write_text(json.dumps(signed), encoding="utf-8")  # noqa: TID251
     result = node_verify(path, "agent-graph")
     assert result["signatureOk"] is True
     assert result["digest"] == result["integrityDigest"] == result["subjectDigest"]

@@ -8,22 +8,18 @@ expects exactly the broken rule again (so one mistake is never reported as three
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from acx_json_kit import workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acx_json_kit import workflow
 from engram.workflow import lint_workflow, load_workflow
 
-Mutation = Callable[[dict[str, Any]], None]
-
-
-def _task(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
-    (node,) = [n for n in doc["nodes"] if n["id"] == node_id]
-    return node
+Mutation = Callable[[dict[str, Any]], object]
 
 
 def _set(path: list[str | int], value: Any) -> Mutation:
@@ -148,7 +144,7 @@ CASES: list[tuple[str, Mutation, str]] = [
     ),
     (
         "no terminal",
-        lambda d: (d["nodes"].pop(), d["edges"].pop(2)) and None,
+        lambda d: (d["nodes"].pop(), d["edges"].pop(2)),
         "engram.workflow.reaches-terminal",
     ),
     (
@@ -257,7 +253,8 @@ def test_unknown_extension_namespaces_are_ignored() -> None:
 )
 def test_the_publication_profile(member: str, value: str | None) -> None:
     document = workflow()
-    assert lint_workflow(document).ok and lint_workflow(document, publish=True).ok
+    assert lint_workflow(document).ok
+    assert lint_workflow(document, publish=True).ok
     signed = lint_workflow(document, publish=True)
     assert [w.rule for w in signed.warnings] == ["engram.workflow.publish-signed"]
     if value is None:
@@ -349,7 +346,7 @@ def test_lineage_refuses_duplicates_and_itself() -> None:
     ],
 )
 def test_only_strict_i_json_objects_are_read(text: bytes) -> None:
-    with pytest.raises(Exception, match="I-JSON|JSON object"):
+    with pytest.raises(Exception, match=r"I-JSON|JSON object"):
         load_workflow(text)
 
 
@@ -384,7 +381,7 @@ def workflows(draw: st.DrawFn) -> dict[str, Any]:
         }
         for t in tasks
     ]
-    edges = [{"from": a, "to": b} for a, b in zip(tasks, tasks[1:], strict=False)]
+    edges: list[dict[str, Any]] = [{"from": a, "to": b} for a, b in itertools.pairwise(tasks)]
     if loop:
         nodes.append({"id": gate, "type": "gateway", "gateway": "exclusive"})
         edges.append({"from": tasks[-1], "to": gate})

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acx_json_kit import NOW, REFERENCE_CAL, REFERENCE_CARTRIDGE, workflow
 
+from acx_json_kit import NOW, REFERENCE_CAL, REFERENCE_CARTRIDGE, workflow
 from engram.cartridge import build as build_cartridge
 from engram.core.clock import FixedClock
 from engram.core.keys import PrivateKey
@@ -112,13 +112,15 @@ def test_the_reference_cartridge_never_meets_min_level_with_a_declared_level() -
     assert (
         ada.rom_digest == "sha256:318b930a1942eb9d3e8088906c6b32f91def9e156d4cbb3a178e676d4e28aaca"
     )
-    assert "devops_engineer" in ada.roles and "build-dag" in ada.task_types
+    assert "devops_engineer" in ada.roles
+    assert "build-dag" in ada.task_types
     report = ready(document, [ada], verification=verify_workflow(document, now=NOW))
     builder = {s.alias: s for s in report.staffing}["builder"]
     assert builder.selected is None
     assert "proven level of at least acxLevel 15" in builder.reason
     assert "declared level never counts" in builder.reason
-    assert not report.ready and len(report.missing) == 3
+    assert not report.ready
+    assert len(report.missing) == 3
     # With a level a verified credential proved, the same cartridge takes the builder seat.
     proven = replace(ada, level=ProvenLevel(28, "principal"))
     report = ready(document, [proven], verification=verify_workflow(document, now=NOW))
@@ -166,7 +168,8 @@ def test_a_pinned_participant_is_never_substituted() -> None:
     assert "never substituted" in report.staffing[1].reason
     exact = replace(REVIEWER, source="exact", rom_digest=pinned)
     report = ready(document, [BUILDER, lookalike, exact], verification=_unsigned(document))
-    assert report.staffing[1].selected == exact and report.ready
+    assert report.staffing[1].selected == exact
+    assert report.ready
     broken = replace(exact, trust=TrustState.TAMPERED)
     report = ready(document, [BUILDER, broken], verification=_unsigned(document))
     assert report.staffing[1].selected is None
@@ -204,11 +207,15 @@ def test_a_tampered_or_invalid_workflow_resolves_no_slot() -> None:
     assert ready(signed, [BUILDER, REVIEWER], verification=verify_workflow(signed, now=NOW)).ready
     signed["participants"][0]["slot"]["role"] = "anyone"
     report = ready(signed, [BUILDER, REVIEWER], verification=verify_workflow(signed, now=NOW))
-    assert report.staffing == () and report.refused and "tampered" in report.refused
+    assert report.staffing == ()
+    assert report.refused
+    assert "tampered" in report.refused
     invalid = workflow()
     invalid["nodes"][0]["agent"] = "ghost"
     report = ready(invalid, [BUILDER, REVIEWER], verification=_unsigned(invalid))
-    assert report.staffing == () and report.refused and "not valid" in report.refused
+    assert report.staffing == ()
+    assert report.refused
+    assert "not valid" in report.refused
 
 
 @pytest.mark.req("engram.workflow.ready-cartridges")
@@ -230,5 +237,7 @@ def test_cartridges_are_found_recursively_and_read_through_the_cartridge_reader(
     assert found == [(roster / "broken.acx").resolve(), built.resolve()]
     offers, unreadable = read_offers(found, read_cartridge_offer)
     assert [o.label for o in offers] == ["io.github.acme/helper@2.0.0"]
-    assert offers[0].trust is TrustState.PORTABLE and offers[0].rom_digest.startswith("sha256:")
-    assert len(unreadable) == 1 and "broken.acx" in unreadable[0]
+    assert offers[0].trust is TrustState.PORTABLE
+    assert offers[0].rom_digest.startswith("sha256:")
+    assert len(unreadable) == 1
+    assert "broken.acx" in unreadable[0]

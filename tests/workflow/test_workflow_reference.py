@@ -1,4 +1,4 @@
-"""The reference implementation's signed workflow, and engram's output under an independent verifier.
+"""The reference implementation's signed workflow, and engram's output under an independent check.
 
 ``ship-a-feature`` 1.0.0 was signed by lboel/acx (its bytes are in tests/vectors): engram must
 lint it, recompute the digest its registry index records, verify it ``portable`` with no registry
@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from acx_json_kit import (
     NOW,
     REFERENCE_CAL,
@@ -24,7 +25,6 @@ from acx_json_kit import (
     registry_for,
     workflow,
 )
-
 from engram.core.keys import PrivateKey
 from engram.trust import TrustState, load_trust_registry
 from engram.workflow import (
@@ -62,7 +62,7 @@ def test_reordered_members_and_whitespace_keep_the_digest() -> None:
     original = reference(REFERENCE_CAL)
     reordered = {k: original[k] for k in reversed(list(original))}
     reordered["nodes"] = [{k: n[k] for k in sorted(n, reverse=True)} for n in original["nodes"]]
-    text = json.dumps(reordered, indent=7, ensure_ascii=True).encode()
+    text = json.dumps(reordered, indent=7, ensure_ascii=True).encode()  # noqa: TID251
     document = load_workflow(text)
     assert workflow_digest(document) == original["integrity"]["digest"]
     assert verify_workflow(document, now=NOW).state is TrustState.PORTABLE
@@ -133,7 +133,7 @@ def test_what_engram_signs_verifies_under_an_independent_verifier(tmp_path: Path
     key = PrivateKey.generate()
     signed = sign_workflow(workflow(), key, publisher_id="io.github.example", signed_at=NOW)
     path = tmp_path / "signed.cal.json"
-    path.write_text(json.dumps(signed, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(signed, indent=2), encoding="utf-8")  # noqa: TID251
     result = node_verify(path, "workflow")
     assert result["signatureOk"] is True
     assert result["digest"] == result["integrityDigest"] == result["subjectDigest"]

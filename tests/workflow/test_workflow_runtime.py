@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acx_json_kit import workflow
 
+from acx_json_kit import workflow
 from engram.cli._app import cli, run_cli
 from engram.workflow import (
     ConditionError,
@@ -88,7 +88,7 @@ def test_no_command_runs_and_nothing_is_granted(
     document["nodes"][1]["completion"] = {"type": "skill-scripts", "scripts": [command]}
     document["rac"][0]["check"] = {"type": "file-glob", "hint": f"$(touch {witness})"}
     path = tmp_path / "team.cal.json"
-    path.write_text(json.dumps(document))
+    path.write_text(json.dumps(document))  # noqa: TID251
     assert lint_workflow(document).ok
     for command_line in (
         ["workflow", "lint", str(path), "--publish"],

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from acx_json_kit import NOW, registry_for, workflow
 
+from acx_json_kit import NOW, registry_for, workflow
 from engram.core.dsse import PAYLOAD_TYPE_IN_TOTO, pae
 from engram.core.keys import PrivateKey
 from engram.trust import TrustState, load_trust_registry
@@ -34,7 +34,7 @@ def _resign(document: dict[str, Any], edit: Callable[[dict[str, Any]], None]) ->
     envelope = document["integrity"]["envelope"]
     statement = json.loads(base64.b64decode(envelope["payload"]))
     edit(statement)
-    payload = json.dumps(statement).encode()
+    payload = json.dumps(statement).encode()  # noqa: TID251
     envelope["payload"] = base64.b64encode(payload).decode()
     signature = KEY.sign(pae(PAYLOAD_TYPE_IN_TOTO, payload))
     envelope["signatures"][0]["sig"] = base64.b64encode(signature).decode()
@@ -68,7 +68,7 @@ def test_the_integrity_block_holds_exactly_the_published_members() -> None:
         "participants": 2,
         "nodes": 4,
     }
-    assert "PRIVATE" not in json.dumps(_signed())
+    assert "PRIVATE" not in json.dumps(_signed())  # noqa: TID251
 
 
 @pytest.mark.req("engram.workflow.sign-publishable")
@@ -86,7 +86,7 @@ def test_sign_refuses_what_is_not_publishable() -> None:
     assert verify_workflow(resigned, now=NOW).state is TrustState.PORTABLE
 
 
-TAMPERING: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
+TAMPERING: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
     ("task edited", lambda d: d["nodes"][0]["completion"].update(passIntent="anything")),
     ("condition edited", lambda d: d["edges"][2]["when"].update(value="nope")),
     ("slot edited", lambda d: d["participants"][0]["slot"].update(role="intern")),
@@ -175,7 +175,7 @@ TAMPERING: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
 
 @pytest.mark.req("engram.workflow.signature-bindings", "engram.workflow.signature-format")
 @pytest.mark.parametrize(("case", "tamper"), TAMPERING, ids=[c[0] for c in TAMPERING])
-def test_every_binding_is_checked(case: str, tamper: Callable[[dict[str, Any]], None]) -> None:
+def test_every_binding_is_checked(case: str, tamper: Callable[[dict[str, Any]], object]) -> None:
     document = _signed()
     assert verify_workflow(document, now=NOW).state is TrustState.PORTABLE
     tamper(document)
@@ -193,7 +193,8 @@ def test_extra_predicate_members_are_signed_data_not_tampering() -> None:
 @pytest.mark.req("engram.workflow.trust")
 def test_unsigned_is_its_own_verdict() -> None:
     verification = verify_workflow(workflow(), now=NOW)
-    assert verification.state is None and verification.verdict == "unsigned"
+    assert verification.state is None
+    assert verification.verdict == "unsigned"
     assert verification.digest == workflow_digest(workflow())
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.text import Text
 from rich.tree import Tree
 
 from engram.cli._app import cli
@@ -178,7 +179,9 @@ def inspect_cmd(
 
 
 def _tree(outline: Outline, tree: Tree | None = None) -> Tree:
-    node = Tree(f"[bold]{outline.label}[/bold]") if tree is None else tree.add(outline.label)
+    # Text, not markup: "[product-owner]" in a label is an id, not a rich style tag.
+    label = Text(outline.label, style="bold" if tree is None else "")
+    node = Tree(label) if tree is None else tree.add(label)
     for child in outline.children:
         _tree(child, node)
     return node

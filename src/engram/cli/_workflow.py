@@ -20,6 +20,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from engram.cli._app import cli
 from engram.core.canonical import JsonValue
@@ -71,7 +72,9 @@ def console() -> Console:
     # Piped output gets wide tables rather than rich's 80 columns: rule ids and digests stay on
     # one line for grep.
     width = None if sys.stdout.isatty() else 160
-    return Console(soft_wrap=False, highlight=False, width=width)
+    # markup=False: every string shown comes from a document, and "[red]" in a description
+    # must print as itself, not restyle the table. Styles are given as Text objects instead.
+    return Console(soft_wrap=False, highlight=False, markup=False, width=width)
 
 
 def emit_json(value: JsonValue) -> None:
@@ -85,7 +88,7 @@ def lint_table(report: LintReport, what: str) -> Table:
     for column in ("", "rule", "where", "what"):
         table.add_column(column, overflow="fold")
     for issue in report.issues:
-        mark = "[red]✗[/red]" if issue.severity == "error" else "[yellow]![/yellow]"
+        mark = Text("✗", "red") if issue.severity == "error" else Text("!", "yellow")
         table.add_row(mark, issue.rule, issue.path, issue.message)
     return table
 
@@ -105,7 +108,7 @@ def verification_table(verification: Verification, title: str) -> Table:
     colour = {"tampered": "red", "unsigned": "yellow", "portable": "yellow"}.get(
         verification.verdict, "green"
     )
-    table.add_row("verdict", f"[{colour}]{verification.verdict}[/{colour}]")
+    table.add_row("verdict", Text(verification.verdict, colour))
     table.add_row("reason", verification.reason)
     table.add_row("digest", verification.digest)
     for label, value in (
@@ -232,13 +235,13 @@ def _print_ready(report: Any, file: Path, cartridges: Path | None) -> None:
                           item["description"])  # fmt: skip
         out.print(table)
     for line in report.approvals:
-        out.print(f"[yellow]approval[/yellow] {line}")
+        out.print(Text.assemble(("approval", "yellow"), " ", line))
     for line in [*report.warnings, *report.unreadable]:
-        out.print(f"[yellow]warning[/yellow] {line}")
+        out.print(Text.assemble(("warning", "yellow"), " ", line))
     if report.ready:
-        out.print("[green]ready[/green]: every required participant is staffed and covered")
+        out.print(Text.assemble(("ready", "green"), ": every required participant is staffed"))
     else:
-        out.print("[red]not ready[/red]:")
+        out.print(Text("not ready:", "red"))
         for line in report.missing:
             out.print(f"  - {line}")
 
@@ -291,7 +294,11 @@ def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
         emit_json(card)
         return
     out = console()
-    out.print(f"[bold]{card['name']}[/bold] {card['id']} {card['version'] or '(unversioned)'}")
+    out.print(
+        Text.assemble(
+            (str(card["name"]), "bold"), f" {card['id']} {card['version'] or '(unversioned)'}"
+        )
+    )
     out.print(verification_table(verification, "signature"))
     team = Table(title="participants", title_justify="left")
     for column in ("alias", "bind", "constraints"):
