@@ -27,10 +27,10 @@ from engram.cli._workflow import (
     read_bytes,
     read_registry,
     report_check,
-    write_signed,
+    sign_file,
+    sign_options,
 )
 from engram.core.clock import SystemClock
-from engram.core.keys import load_private_key
 from engram.errors import EngramError
 from engram.graph import (
     Outline,
@@ -97,17 +97,10 @@ def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -
 
 
 @graph_group.command("sign")
-@click.argument("file", type=FILE)
-@click.option("--publisher", required=True, help="Reverse-DNS publisherId (e.g. io.github.you).")
-@click.option("--sign-key", required=True, type=FILE, help="Ed25519 private key (PEM/OpenSSH).")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path))
+@sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable graph (acx.agent-graph-signature/1); write it to -o or stdout."""
-    document = load_graph(read_bytes(file), what=str(file))
-    signed = sign_graph(
-        document, load_private_key(sign_key), publisher_id=publisher, signed_at=SystemClock().now()
-    )
-    write_signed(signed, out)
+    sign_file(_load, sign_graph, file, publisher, sign_key, out)
 
 
 @graph_group.command("verify")

@@ -153,6 +153,36 @@ def lint_command(
         raise click.exceptions.Exit(1)
 
 
+def sign_options(command: Any) -> Any:
+    """FILE, --publisher, --sign-key and -o, shared by ``workflow sign`` and ``graph sign``."""
+    for option in reversed(
+        [
+            click.argument("file", type=FILE),
+            click.option("--publisher", required=True, help="Reverse-DNS publisherId."),
+            click.option("--sign-key", required=True, type=FILE, help="Ed25519 private key."),
+            click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path)),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def sign_file(
+    load: Callable[[bytes, str], dict[str, Any]],
+    sign: Callable[..., JsonValue],
+    file: Path,
+    publisher: str,
+    sign_key: Path,
+    out: Path | None,
+) -> None:
+    """Load FILE, sign it with the key file for ``publisher`` now, write it to -o or stdout."""
+    document = load(read_bytes(file), str(file))
+    signed = sign(
+        document, load_private_key(sign_key), publisher_id=publisher, signed_at=SystemClock().now()
+    )
+    write_signed(signed, out)
+
+
 def write_signed(document: JsonValue, out: Path | None) -> None:
     text = dumps_text(document, indent=2, sort_keys=False) + "\n"
     if out is None:
@@ -247,17 +277,10 @@ def _print_ready(report: Any, file: Path, cartridges: Path | None) -> None:
 
 
 @workflow_group.command("sign")
-@click.argument("file", type=FILE)
-@click.option("--publisher", required=True, help="Reverse-DNS publisherId (e.g. io.github.you).")
-@click.option("--sign-key", required=True, type=FILE, help="Ed25519 private key (PEM/OpenSSH).")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path))
+@sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable workflow (acx.workflow-signature/1); write it to -o or stdout."""
-    document = load_workflow(read_bytes(file), what=str(file))
-    signed = sign_workflow(
-        document, load_private_key(sign_key), publisher_id=publisher, signed_at=SystemClock().now()
-    )
-    write_signed(signed, out)
+    sign_file(_load, sign_workflow, file, publisher, sign_key, out)
 
 
 @workflow_group.command("verify")
@@ -337,6 +360,8 @@ __all__ = [
     "read_bytes",
     "read_registry",
     "report_check",
+    "sign_file",
+    "sign_options",
     "verification_table",
     "workflow_group",
     "write_signed",

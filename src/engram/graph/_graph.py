@@ -26,12 +26,12 @@ from engram.workflow import (
     ArtifactCheck,
     ArtifactKind,
     Issue,
-    SignError,
     Verification,
+    check_document,
     document_digest,
     load_document,
     member_path,
-    sign_document,
+    sign_publishable,
     verify_document,
     verify_workflow,
 )
@@ -74,12 +74,9 @@ def sign_graph(
     document: dict[str, Any], key: PrivateKey, *, publisher_id: str, signed_at: datetime
 ) -> dict[str, JsonValue]:
     """A signed copy of a publishable graph (§16.8, §16.9); :class:`SignError` otherwise."""
-    report = lint_graph(document, publish=True, publisher_id=publisher_id)
-    if not report.ok:
-        first = "; ".join(str(i) for i in report.errors[:3])
-        more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
-        raise SignError(f"the Agent Graph is not publishable: {first}{more}")
-    return sign_document(AGENT_GRAPH, document, key, publisher_id=publisher_id, signed_at=signed_at)
+    return sign_publishable(
+        AGENT_GRAPH, lint_graph, document, key, publisher_id=publisher_id, signed_at=signed_at
+    )
 
 
 def verify_graph(
@@ -103,8 +100,9 @@ def check_graph(
     local_keyids: Collection[str] = (),
 ) -> ArtifactCheck:
     """§16.8/§16.9 ``verify``: a valid signature AND a valid publishable structure."""
-    verification = verify_graph(document, registry=registry, now=now, local_keyids=local_keyids)
-    return ArtifactCheck(verification, lint_graph(document, publish=True))
+    return check_document(
+        AGENT_GRAPH, lint_graph, document, registry=registry, now=now, local_keyids=local_keyids
+    )
 
 
 @dataclass(frozen=True)

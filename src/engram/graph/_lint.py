@@ -27,11 +27,9 @@ from engram.workflow import (
     is_private_key_name,
     lineage_issues,
     member_path,
-    metadata_issues,
+    profile_issues,
     schema_issues,
-    secret_issues,
     unexpected_members,
-    uri_issues,
 )
 
 P = "engram.graph"
@@ -78,8 +76,9 @@ def lint_graph(
 
 def publication_issues(document: dict[str, Any]) -> list[Issue]:
     """§16.1 discovery profile, §16.5/§17.4 pinned workflows, and the fail-closed secret scan."""
-    issues = metadata_issues(document, prefix=P, what="Agent Graph")
-    issues += uri_issues(document, prefix=P)
+    issues = profile_issues(
+        document, prefix=P, what="Agent Graph", command="engram graph sign", pinned=_is_pinned
+    )
     for index, loop in enumerate(document.get("loops", [])):
         ref = loop.get("workflowRef")
         if loop.get("kind") != "acx-workflow" or not isinstance(ref, dict):
@@ -94,16 +93,6 @@ def publication_issues(document: dict[str, Any]) -> list[Issue]:
                     "(an unpinned, moving reference is not publishable)",
                 )
             )
-    issues += secret_issues(document, prefix=P, pinned=_is_pinned)
-    if "integrity" not in document:
-        issues.append(
-            Issue(
-                f"{P}.publish-signed",
-                "$.integrity",
-                "not signed yet: run `engram graph sign` before publishing",
-                "warning",
-            )
-        )
     return issues
 
 

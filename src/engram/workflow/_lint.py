@@ -22,7 +22,7 @@ from jsonschema.exceptions import ValidationError
 from engram.workflow._conditions import condition_issues
 from engram.workflow._document import schema_issues, unexpected_members
 from engram.workflow._issues import Issue, LintReport, duplicates, member_path
-from engram.workflow._profile import lineage_issues, metadata_issues, secret_issues, uri_issues
+from engram.workflow._profile import lineage_issues, profile_issues
 from engram.workflow._secrets import is_private_key_name, private_keys
 
 P = "engram.workflow"
@@ -73,19 +73,9 @@ def _classify(error: ValidationError) -> str | None:
 
 def publication_issues(document: dict[str, Any]) -> list[Issue]:
     """§14.1: the discovery profile, absolute URIs and the fail-closed secret scan."""
-    issues = metadata_issues(document, prefix=P, what="workflow")
-    issues += uri_issues(document, prefix=P)
-    issues += secret_issues(document, prefix=P, pinned=_is_pinned)
-    if "integrity" not in document:
-        issues.append(
-            Issue(
-                f"{P}.publish-signed",
-                "$.integrity",
-                "not signed yet: run `engram workflow sign` before publishing",
-                "warning",
-            )
-        )
-    return issues
+    return profile_issues(
+        document, prefix=P, what="workflow", command="engram workflow sign", pinned=_is_pinned
+    )
 
 
 def _is_pinned(path: str) -> bool:

@@ -114,6 +114,25 @@ def secret_issues(document: dict[str, Any], *, prefix: str, pinned: Any) -> list
     return out
 
 
+def profile_issues(
+    document: dict[str, Any], *, prefix: str, what: str, command: str, pinned: Any
+) -> list[Issue]:
+    """The discovery profile, absolute URIs, the secret scan and the not-signed-yet warning."""
+    issues = metadata_issues(document, prefix=prefix, what=what)
+    issues += uri_issues(document, prefix=prefix)
+    issues += secret_issues(document, prefix=prefix, pinned=pinned)
+    if "integrity" not in document:
+        issues.append(
+            Issue(
+                f"{prefix}.publish-signed",
+                "$.integrity",
+                f"not signed yet: run `{command}` before publishing",
+                "warning",
+            )
+        )
+    return issues
+
+
 def lineage_issues(
     document: dict[str, Any], *, prefix: str, publisher_id: str | None
 ) -> list[Issue]:
@@ -153,6 +172,7 @@ __all__ = [
     "is_absolute_uri",
     "lineage_issues",
     "metadata_issues",
+    "profile_issues",
     "secret_issues",
     "spdx_problem",
     "uri_issues",

@@ -22,7 +22,7 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -201,6 +201,44 @@ def sign_document(
         "envelope": envelope,
     }
     return {**body, "integrity": integrity}
+
+
+Linter = Callable[..., LintReport]
+"""``lint(document, publish=..., publisher_id=...)`` of one artifact kind."""
+
+
+def sign_publishable(
+    kind: ArtifactKind,
+    lint: Linter,
+    document: Mapping[str, JsonValue],
+    key: PrivateKey,
+    *,
+    publisher_id: str,
+    signed_at: datetime,
+) -> dict[str, JsonValue]:
+    """:func:`sign_document` after ``lint --publish`` passes; :class:`SignError` otherwise."""
+    report = lint(document, publish=True, publisher_id=publisher_id)
+    if not report.ok:
+        first = "; ".join(str(i) for i in report.errors[:3])
+        more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
+        raise SignError(f"the {kind.label} is not publishable: {first}{more}")
+    return sign_document(kind, document, key, publisher_id=publisher_id, signed_at=signed_at)
+
+
+def check_document(
+    kind: ArtifactKind,
+    lint: Linter,
+    document: Mapping[str, JsonValue],
+    *,
+    registry: TrustRegistry | None = None,
+    now: datetime,
+    local_keyids: Collection[str] = (),
+) -> ArtifactCheck:
+    """``verify``: the signature verdict first, then ``lint --publish`` of what it vouches for."""
+    verification = verify_document(
+        kind, document, registry=registry, now=now, local_keyids=local_keyids
+    )
+    return ArtifactCheck(verification, lint(document, publish=True))
 
 
 class _Tampered(Exception):
@@ -390,10 +428,13 @@ __all__ = [
     "PUBLISHER_ID",
     "ArtifactCheck",
     "ArtifactKind",
+    "Linter",
     "SignError",
     "Verification",
+    "check_document",
     "document_digest",
     "sign_document",
+    "sign_publishable",
     "unsigned",
     "verify_document",
 ]

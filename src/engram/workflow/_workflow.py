@@ -22,10 +22,10 @@ from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import (
     ArtifactCheck,
     ArtifactKind,
-    SignError,
     Verification,
+    check_document,
     document_digest,
-    sign_document,
+    sign_publishable,
     verify_document,
 )
 
@@ -61,12 +61,9 @@ def sign_workflow(
     document: dict[str, Any], key: PrivateKey, *, publisher_id: str, signed_at: datetime
 ) -> dict[str, JsonValue]:
     """A signed copy of a publishable ``document`` (§14.5); :class:`SignError` otherwise."""
-    report = lint_workflow(document, publish=True, publisher_id=publisher_id)
-    if not report.ok:
-        first = "; ".join(str(i) for i in report.errors[:3])
-        more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
-        raise SignError(f"the workflow is not publishable: {first}{more}")
-    return sign_document(WORKFLOW, document, key, publisher_id=publisher_id, signed_at=signed_at)
+    return sign_publishable(
+        WORKFLOW, lint_workflow, document, key, publisher_id=publisher_id, signed_at=signed_at
+    )
 
 
 def verify_workflow(
@@ -90,8 +87,9 @@ def check_workflow(
     local_keyids: Collection[str] = (),
 ) -> ArtifactCheck:
     """The signature first, then ``lint --publish`` over the content it vouches for."""
-    verification = verify_workflow(document, registry=registry, now=now, local_keyids=local_keyids)
-    return ArtifactCheck(verification, lint_workflow(document, publish=True))
+    return check_document(
+        WORKFLOW, lint_workflow, document, registry=registry, now=now, local_keyids=local_keyids
+    )
 
 
 def workflow_card(document: dict[str, Any], verification: Verification) -> dict[str, JsonValue]:
