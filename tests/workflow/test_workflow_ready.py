@@ -8,18 +8,16 @@ tables (``cartridge`` meta, the ``capabilities`` records, ``acx_skill`` and the 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import zlib
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acx_json_kit import NOW, REFERENCE_CAL, REFERENCE_CARTRIDGE, workflow
-from engram.cartridge import build as build_cartridge
-from engram.core.clock import FixedClock
 from engram.core.keys import PrivateKey
 from engram.trust import TrustState
 from engram.workflow import (
@@ -219,25 +217,48 @@ def test_a_tampered_or_invalid_workflow_resolves_no_slot() -> None:
 
 
 @pytest.mark.req("engram.workflow.ready-cartridges")
-def test_cartridges_are_found_recursively_and_read_through_the_cartridge_reader(
+def test_engram_reads_the_reference_cartridge_offer_as_stock_sqlite3_does() -> None:
+    ours = read_cartridge_offer(REFERENCE_CARTRIDGE)
+    theirs = reference_offer()
+    assert ours.trust is TrustState.PORTABLE  # verified ROM, signer not in any registry
+    assert (ours.publisher_id, ours.artifact_id, ours.artifact_version, ours.rom_digest) == (
+        theirs.publisher_id, theirs.artifact_id, theirs.artifact_version, theirs.rom_digest,
+    )  # fmt: skip
+    assert ours.roles == theirs.roles
+    assert ours.skills == theirs.skills
+    assert set(ours.capabilities) == set(theirs.capabilities)
+    assert ours.level is None
+
+
+@pytest.mark.req("engram.workflow.ready-cartridges")
+def test_cartridges_are_found_recursively_and_a_tampered_one_offers_nothing(
     tmp_path: Path,
 ) -> None:
     roster = tmp_path / "roster"
     (roster / "team" / "deep").mkdir(parents=True)
-    clock = FixedClock(datetime(2026, 3, 1, tzinfo=UTC))
-    built = roster / "team" / "deep" / "helper.acx"
-    build_cartridge(built, publisher_id="io.github.acme", artifact_id="helper",
-                    artifact_version="2.0.0", clock=clock, key=PrivateKey.generate())  # fmt: skip
+    copy = roster / "team" / "deep" / "ada.acx"
+    shutil.copyfile(REFERENCE_CARTRIDGE, copy)
+    tampered = roster / "tampered.acx"
+    shutil.copyfile(REFERENCE_CARTRIDGE, tampered)
+    with sqlite3.connect(tampered) as db:
+        db.execute("UPDATE cartridge SET value = 'architect' WHERE key = 'acx.role'")
     (roster / "broken.acx").write_bytes(b"not a cartridge")
     (roster / "notes.txt").write_text("ignored")
     outside = tmp_path / "outside.acx"
-    outside.write_bytes(built.read_bytes())
+    shutil.copyfile(REFERENCE_CARTRIDGE, outside)
     (roster / "link.acx").symlink_to(outside)
     found = find_cartridges(roster)
-    assert found == [(roster / "broken.acx").resolve(), built.resolve()]
+    assert found == [
+        (roster / n).resolve() for n in ("broken.acx", "tampered.acx", "team/deep/ada.acx")
+    ]
     offers, unreadable = read_offers(found, read_cartridge_offer)
-    assert [o.label for o in offers] == ["io.github.acme/helper@2.0.0"]
-    assert offers[0].trust is TrustState.PORTABLE
-    assert offers[0].rom_digest.startswith("sha256:")
+    assert [(o.artifact_id, o.trust) for o in offers] == [
+        ("ada-ridge", TrustState.TAMPERED),
+        ("ada-ridge", TrustState.PORTABLE),
+    ]
+    assert offers[0].roles == frozenset()  # a tampered cartridge offers nothing
     assert len(unreadable) == 1
     assert "broken.acx" in unreadable[0]
+    document = load_workflow(REFERENCE_CAL.read_bytes())
+    report = ready(document, offers, verification=verify_workflow(document, now=NOW))
+    assert all(s.selected is None for s in report.staffing)

@@ -31,6 +31,7 @@ from engram.trust import TrustRegistry, load_trust_registry
 from engram.workflow import (
     MAX_DOCUMENT_BYTES,
     ArtifactCheck,
+    CartridgeOffer,
     DocumentError,
     LintReport,
     Verification,
@@ -222,11 +223,15 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 def ready_cmd(file: Path, cartridges: Path | None, registry: Path | None, as_json: bool) -> None:
     """Verify the signature, then staff every participant from --cartridges; exit 1 if not ready."""
     document = load_workflow(read_bytes(file), what=str(file))
-    verification = verify_workflow(
-        document, registry=read_registry(registry), now=SystemClock().now()
-    )
+    trust, now = read_registry(registry), SystemClock().now()
+    verification = verify_workflow(document, registry=trust, now=now)
+
+    def reader(path: Path) -> CartridgeOffer:
+        return read_cartridge_offer(path, registry=trust, now=now)
+
+    # Cartridges are read only after the workflow's own signature has been decided.
     offers, unreadable = (
-        read_offers(find_cartridges(cartridges), read_cartridge_offer) if cartridges else ([], [])
+        read_offers(find_cartridges(cartridges), reader) if cartridges else ([], [])
     )
     report = ready(document, offers, verification=verification, unreadable=unreadable)
     if as_json:
