@@ -51,6 +51,12 @@ COMMAND_MODULES: dict[str, str] = {
     "workflow": "engram.cli._workflow",
 }
 
+# Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
+# click command}. Attached when the parent is first looked up (`engram cartridge level ...`).
+SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
+    "cartridge": {"level": "engram.cli._level", "policy": "engram.cli._policy"},
+}
+
 
 class LazyGroup(click.Group):
     """A click group whose commands register themselves when their module is first imported."""
@@ -67,7 +73,12 @@ class LazyGroup(click.Group):
                 if (e.name or "").partition(".")[0] == "engram":
                     raise
                 return _needs_extra(cmd_name, e.name or "?")
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, click.Group):
+            for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
+                if name not in command.commands:
+                    command.add_command(importlib.import_module(sub).COMMAND, name)
+        return command
 
 
 def _needs_extra(name: str, missing: str) -> click.Command:
@@ -134,4 +145,4 @@ def main() -> None:
     sys.exit(run_cli(cli))
 
 
-__all__ = ["COMMAND_MODULES", "LazyGroup", "cli", "fail", "main", "run_cli"]
+__all__ = ["COMMAND_MODULES", "SUBCOMMAND_MODULES", "LazyGroup", "cli", "fail", "main", "run_cli"]
