@@ -34,6 +34,7 @@ COMMAND_MODULES: dict[str, str] = {
     "default-ote": "engram.cli._ote",
     "demo": "engram.cli._demo",
     "distill": "engram.cli._memory",
+    "graph": "engram.cli._graph",
     "init": "engram.cli._ote",
     "keys": "engram.cli._keys",
     "mcp": "engram.cli._mcp",
@@ -47,6 +48,7 @@ COMMAND_MODULES: dict[str, str] = {
     "status": "engram.cli._memory",
     "subject": "engram.cli._subject",
     "token": "engram.cli._token",
+    "workflow": "engram.cli._workflow",
 }
 
 # Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
