@@ -18,11 +18,12 @@ from engram.cartridge._paths import check_path
 from engram.cartridge._sqlar import Entry, decode, encode
 from engram.errors import CartridgeFormatError
 
-VECTORS = Path(__file__).resolve().parents[3] / "shared" / "vectors" / "sqlar"
+# Written by the stock sqlite3 CLI; see tests/vectors/sqlar/SOURCE.txt.
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "sqlar"
 
 
 def _listing() -> dict[str, tuple[int, int, int, int | None, str]]:
-    """shared/vectors/sqlar/listing.txt: name -> (mode, mtime, sz, stored_len, encoding)."""
+    """tests/vectors/sqlar/listing.txt: name -> (mode, mtime, sz, stored_len, encoding)."""
     table: dict[str, tuple[int, int, int, int | None, str]] = {}
     for line in (VECTORS / "listing.txt").read_text().splitlines()[1:]:
         name, mode, mtime, sz, stored, enc, _first2 = (c.strip() for c in line.split("|"))

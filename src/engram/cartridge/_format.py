@@ -1,6 +1,6 @@
 """The .acx container: SQLite header identity, the verbatim DDL, and the limits on untrusted files.
 
-Spec: acx-cartridge-conformance §12 item 1 (one SQLite >= 3.37 file, ``application_id =
+Spec: lboel/acx@85f1358 SPEC.md §12 item 1 (one SQLite >= 3.37 file, ``application_id =
 1094932529`` at header offset 68, packed ``user_version`` at offset 60) and item 2 (the verbatim
 §3.2 DDL with the stock ``sqlar`` table); docs/spec/acx.md §1-§2.
 
@@ -42,7 +42,7 @@ SQLAR_DDL = """CREATE TABLE sqlar(
   sz INT,                 -- original file size
   data BLOB               -- compressed content
 )"""
-"""Byte for byte the table ``sqlite3 -A`` creates (shared/vectors/sqlar/schema.txt)."""
+"""Byte for byte the table ``sqlite3 -A`` creates (tests/vectors/sqlar/schema.txt)."""
 
 ACX_DDL: dict[str, str] = {
     "sqlar": SQLAR_DDL,
