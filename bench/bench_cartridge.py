@@ -3,7 +3,7 @@
 Run: ``python -m bench cartridge [--rounds N]``. Every workload carries the same 10,000 memory
 records. The baseline is what the data costs with no format at all: ``executemany`` of those
 rows into a fresh SQLite file and one commit. The contenders are the three cartridge paths of
-acx-cartridge-conformance §12: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
+lboel/acx@85f1358 SPEC.md §12: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
 derive the manifest, sign), verify (open read-only, check the header and schema, hash every ROM
 byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
 records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes

@@ -19,7 +19,7 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 
 
 def test_cartridge_never_imports_sibling_domains_or_adapters() -> None:
-    """Domain packages are siblings (DESIGN.md): memory meets cartridge only in the CLI."""
+    """Domain packages are siblings (import-linter layers): memory meets cartridge in the CLI."""
     forbidden = ("engram.memory", "engram.context", "engram.cli", "engram.provider", "engram.mcp")
     for module in PACKAGE.glob("*.py"):
         tree = ast.parse(module.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """engram.cartridge: Agent Cartridges (.acx), one signed SQLite file of skills and memory.
 
-Spec: shared/specs/acx-cartridge-conformance.txt §12 items 1-11; our normative text is
+Spec: lboel/acx@85f1358 SPEC.md §12 items 1-11; our normative text is
 docs/spec/acx.md. Produce with :func:`build` / :func:`seal` / :func:`strip`, read with
 :meth:`Cartridge.open` + :func:`verify` (a :class:`TrustReport` whose state is one of
 :class:`TrustState`), move memory with :func:`plan_import`, and boot with :func:`activate`.

@@ -1,6 +1,6 @@
 """``engram cartridge build | verify | inspect | strip | sign | activate | export | import``.
 
-acx-cartridge-conformance §12 items 1-11; docs/spec/acx.md §11-§12. Each command parses, calls
+lboel/acx@85f1358 SPEC.md §12 items 1-11; docs/spec/acx.md §11-§12. Each command parses, calls
 ``engram.cartridge`` and renders. ``export`` and ``import`` are also the seam between two domain
 packages that must not import each other: memories leave a ring through
 ``engram.memory.export_memories`` and arrive through ``engram.memory.import_memories`` (one
