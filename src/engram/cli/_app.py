@@ -49,6 +49,12 @@ COMMAND_MODULES: dict[str, str] = {
     "token": "engram.cli._token",
 }
 
+# Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
+# click command}. Attached when the parent is first looked up (`engram cartridge level ...`).
+SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
+    "cartridge": {"level": "engram.cli._level", "policy": "engram.cli._policy"},
+}
+
 
 # Command name -> its one-line help, so that `engram --help` lists every command without
 # importing any (0.8 s with every module, the MCP SDK and numpy among them, against about 50 ms).
@@ -120,7 +126,12 @@ class LazyGroup(click.Group):
                 if (e.name or "").partition(".")[0] == "engram":
                     raise
                 return _needs_extra(cmd_name, e.name or "?")
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, click.Group):
+            for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
+                if name not in command.commands:
+                    command.add_command(importlib.import_module(sub).COMMAND, name)
+        return command
 
 
 def _needs_extra(name: str, missing: str) -> click.Command:
@@ -198,6 +209,7 @@ __all__ = [
     "COMMAND_HELP",
     "COMMAND_MODULES",
     "INTERRUPTED",
+    "SUBCOMMAND_MODULES",
     "LazyGroup",
     "cli",
     "fail",
