@@ -24,12 +24,17 @@ ROW = re.compile(r"^\| `(?P<command>engram [a-z -]+)` \|(?P<what>[^|]+)\|(?P<db>
 
 
 def leaf_commands() -> dict[str, click.Command]:
+    """Every command a user can run, by its full name; groups attach their late subgroups
+    (``engram cartridge level``) when looked up, as they do when a user runs them."""
     for module in sorted(set(COMMAND_MODULES.values())):
         importlib.import_module(module)
+    ctx = click.Context(cli)
 
     def walk(command: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:
         if isinstance(command, click.Group):
-            for name, sub in sorted(command.commands.items()):
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None, f"{path} {name}"
                 yield from walk(sub, f"{path} {name}")
         else:
             yield path, command

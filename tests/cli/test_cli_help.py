@@ -8,13 +8,14 @@ drift from the commands' own help.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
 
 import pytest
 
-from engram.cli._app import COMMAND_HELP, COMMAND_MODULES
+from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, cli
 
 PROBE = """
 import sys
@@ -63,5 +64,9 @@ def test_root_help_reads_the_same_as_with_every_module_imported() -> None:
 
 
 @pytest.mark.req("engram.cli.help-is-light")
-def test_every_command_has_exactly_one_summary() -> None:
+def test_every_summary_is_the_commands_own_first_sentence() -> None:
     assert sorted(COMMAND_HELP) == sorted(COMMAND_MODULES)
+    for module in sorted(set(COMMAND_MODULES.values())):
+        importlib.import_module(module)
+    for name, summary in COMMAND_HELP.items():
+        assert summary == cli.commands[name].get_short_help_str(10**6), name

@@ -63,8 +63,8 @@ COMMAND_HELP: dict[str, str] = {
     "belief": "Beliefs about a subject (categories: see `engram belief add --help`).",
     "canonicalize": "Print the RFC 8785 canonical form of the JSON in SOURCE (a file, or - for "
     "stdin).",
-    "cartridge": "Agent Cartridges (.acx): signed SQLite files carrying skills and portable "
-    "memory.",
+    "cartridge": "Agent Cartridges (.acx): signed SQLite files carrying skills, memory and a "
+    "harness.",
     "chat": "Chat with an LLM that is given the user's verified Engram context.",
     "complete": "Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings.",
     "conformance": "Engram v0.1 conformance: probe a provider, run a runtime, verify a bundle.",
