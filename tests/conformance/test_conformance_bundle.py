@@ -1,5 +1,5 @@
 """Signed certification bundles: cut from a run, verified, and refused when touched
-(openwop-conformance-v2 §"Bundle v3", §"Signature and attribution", §"Certification",
+(OpenWOP v2 Conformance §"Bundle v3", §"Signature and attribution", §"Certification",
 §"Canonical JSON"; docs/spec/conformance-bundle.md)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The provider runner against the real provider: clean at Full on every backend, and each
-injected fault failing exactly the requirements it breaks (engram-context-v0.1 §"Conformance
-Tiers"; openwop-conformance-v2 §"Requirement ids")."""
+injected fault failing exactly the requirements it breaks (Engram v0.1 Conformance §"Conformance
+Tiers"; OpenWOP v2 Conformance §"Requirement ids")."""
 
 from __future__ import annotations
 

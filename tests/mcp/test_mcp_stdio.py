@@ -1,6 +1,6 @@
 """``engram mcp`` as a real subprocess, driven over stdio by the official MCP Python client.
 
-engram-ote-v1-and-mcp §3.2; docs/spec/mcp.md.
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); docs/spec/mcp.md.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engram.cli._app import cli
+from engram.cli._common import token_option
 from engram.conformance import (
     HostInfo,
     ProviderRunOptions,
@@ -59,12 +60,13 @@ def _ledger_option(command: Any) -> Any:
 
 @conformance_group.command("provider")
 @click.argument("url")
-@click.option("--token", required=True, envvar="ENGRAM_TOKEN", help="Bearer token (read).")
+@token_option(envvar="ENGRAM_TOKEN", required=True, help="Bearer token (read)")
 @click.option("--tier", type=click.IntRange(1, 3), default=3, show_default=True)
-@click.option(
-    "--admin-token",
-    default=None,
-    help="engram admin token: add and delete probe beliefs, reject the probe corrections.",
+@token_option(
+    "admin_token",
+    envvar="ENGRAM_ADMIN_TOKEN",
+    required=False,
+    help="engram admin token: add and delete probe beliefs, reject the probe corrections",
 )
 @click.option(
     "--delete-hook",

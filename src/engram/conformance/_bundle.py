@@ -1,6 +1,6 @@
 """Signed certification bundles: build and sign one from a provider run.
 
-Spec: openwop-conformance-v2 §"Bundle v3", §"Signature and attribution" and §"Canonical JSON",
+Spec: OpenWOP v2 Conformance §"Bundle v3", §"Signature and attribution" and §"Canonical JSON",
 adapted to Engram in docs/spec/conformance-bundle.md. Every digest and the signature are over
 RFC 8785 bytes from :func:`engram.core.canonical.canonicalize`; rows are sorted by id in UTF-16
 code-unit order before hashing.

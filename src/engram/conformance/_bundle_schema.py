@@ -1,6 +1,6 @@
 """The JSON Schema of an engram certification bundle (docs/spec/conformance-bundle.md).
 
-Modelled on openwop-conformance-v2 §"Bundle v3": a closed root, REQUIRED suite, host, discovery,
+Modelled on OpenWOP v2 Conformance §"Bundle v3": a closed root, REQUIRED suite, host, discovery,
 results, witnessSha256, assertionCount (>= 1), detail.nonPass[] and signature.
 """
 

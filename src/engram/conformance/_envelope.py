@@ -1,6 +1,6 @@
 """Judging Engram exports, key lists and error bodies on their own terms (no SDK involved).
 
-Spec: engram-context-v0.1 §"Test Fixtures" (the minimal export's fields), §"Tier 3 — Full"
+Spec: Engram v0.1 Conformance §"Test Fixtures" (the minimal export's fields), §"Tier 3 — Full"
 (keys, kid, Ed25519 over canonical JSON) and §"Error Code Reference" (the error shape).
 Every function returns a list of problems (empty when the value conforms) so that a check can
 name exactly what was wrong in its row's detail.

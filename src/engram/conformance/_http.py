@@ -1,9 +1,9 @@
 """The runner's own small HTTP client: every exchange is logged so checks judge what was seen.
 
-The conformance package does not use ``engram.runtime`` (DESIGN.md): a bug the SDK hides must not
-hide from the probe. Responses are parsed with the strict I-JSON parser, so a provider that
-emits duplicate members or non-finite numbers fails on the wire rather than being coerced. A
-provider that cannot be reached raises :class:`engram.errors.RemoteError`
+The conformance package does not use ``engram.runtime`` (an import-linter contract): a bug the SDK
+hides must not hide from the probe. Responses are parsed with the strict I-JSON parser, so a
+provider that emits duplicate members or non-finite numbers fails on the wire rather than being
+coerced. A provider that cannot be reached raises :class:`engram.errors.RemoteError`
 (docs/spec/conformance-bundle.md, "Provider runner").
 """
 

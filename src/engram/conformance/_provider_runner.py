@@ -1,8 +1,8 @@
 """The provider runner: probe a live Engram provider over HTTP and judge each requirement.
 
-Spec: engram-context-v0.1 §"Conformance Tiers" (provider rows p1.*, p2.*, p3.*),
+Spec: Engram v0.1 Conformance §"Conformance Tiers" (provider rows p1.*, p2.*, p3.*),
 §"Self-Certification Checklist" and §"Error Code Reference"; dispositions follow
-openwop-conformance-v2 §"Requirement ids". The runner witnesses behaviour, not shapes alone: it
+OpenWOP v2 Conformance §"Requirement ids". The runner witnesses behaviour, not shapes alone: it
 posts a correction and reads the next export; it verifies signatures with engram's own
 canonicaliser; it deletes a belief (only through the operator's means) and looks for the
 tombstone. The probes of each tier are in ``_probe_reader`` (Reader), ``_probe_writer``

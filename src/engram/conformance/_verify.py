@@ -1,6 +1,6 @@
 """Verify a certification bundle: recompute everything, resolve the key, apply the rules.
 
-Spec: openwop-conformance-v2 §"Signature and attribution" (a gate distinguishes *no discovery
+Spec: OpenWOP v2 Conformance §"Signature and attribution" (a gate distinguishes *no discovery
 document was read*, *read and the key is not published*, *the attestation does not verify*),
 §"Certification" (no certification with a blocked row) and §"Canonical JSON" (a verifier that
 meets non-I-JSON it must re-canonicalise fails). Decisions: docs/spec/conformance-bundle.md.

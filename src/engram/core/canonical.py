@@ -9,7 +9,7 @@ package, which stays the reference: documents the fast path cannot vouch for are
 naming the ``reason`` and the ``position``: a path such as ``$.beliefs[3].confidence`` into a
 Python value, or a character offset into parsed text. docs/spec/canonical-json.md lists them.
 
-Spec: RFC 8785; RFC 7493 §2.1-2.3; openwop-conformance-v2 §"Canonical JSON" (a signer MUST
+Spec: RFC 8785; RFC 7493 §2.1-2.3; OpenWOP v2 Conformance §"Canonical JSON" (a signer MUST
 refuse, not coerce, duplicate member names, lone surrogates, non-finite numbers, integer literals
 beyond 2^53-1 and non-JSON values; a verifier that meets one MUST fail verification).
 """

@@ -1,8 +1,9 @@
 """``create_server``: one MCPServer with the six engram tools and the context resources.
 
-engram-ote-v1-and-mcp §3.2 ("Engram MCP Tools (engram mcp)"); ``docs/spec/mcp.md`` documents
-the tool contract, the limits, the resources and both transports. The same server object is run
-over stdio (``engram mcp``) and mounted over Streamable HTTP (``engram serve``, see ``_http``).
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) ("Engram MCP Tools (engram mcp)");
+``docs/spec/mcp.md`` documents the tool contract, the limits, the resources and both transports. The
+same server object is run over stdio (``engram mcp``) and mounted over Streamable HTTP
+(``engram serve``, see ``_http``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The six engram tools: each parses its arguments, calls one memory-engine function, maps errors.
 
-engram-ote-v1-and-mcp §3.2. ``engram_recall`` → :func:`engram.memory.recall`, ``engram_record``
-→ :func:`~engram.memory.record`, ``engram_distill`` → :func:`~engram.memory.distill`,
-``engram_complete`` → :func:`~engram.memory.complete`, ``engram_outcome`` →
-:func:`~engram.memory.outcome` (on the ``mcp`` channel, which refuses sealed_* / human_*) and
-``engram_status`` → :func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). ``engram_recall`` →
+:func:`engram.memory.recall`, ``engram_record`` → :func:`~engram.memory.record`,
+``engram_distill`` → :func:`~engram.memory.distill`, ``engram_complete`` →
+:func:`~engram.memory.complete`, ``engram_outcome`` → :func:`~engram.memory.outcome` (on the
+``mcp`` channel, which refuses sealed_* / human_*) and ``engram_status`` →
+:func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
 are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
 as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
 
