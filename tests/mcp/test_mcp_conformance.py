@@ -19,7 +19,7 @@ from mcp_kit import LoopbackServer, write_seat
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engram.cli._mcp import provider_app_with_mcp
-from engram.context import ensure_schema, seed_demo
+from engram.context import seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource
 from engram.provider import ProviderConfig
@@ -56,7 +56,6 @@ class _WithToken:
 @pytest.fixture
 def endpoint(tmp_path: Path) -> Iterator[str]:
     store = open_store(f"sqlite:///{tmp_path / 'engram.db'}")
-    ensure_schema(store)
     clock = SystemClock()
     demo = seed_demo(store, clock)
     seat = SeatSource("--ote", write_seat(tmp_path / "repo"))

@@ -17,7 +17,7 @@ from mcp_kit import HTTP_BASE, error_text, http_session, structured, write_seat
 from starlette.applications import Starlette
 
 from engram.cli._mcp import provider_app_with_mcp
-from engram.context import DemoSubject, ensure_schema, issue_token, seed_demo
+from engram.context import DemoSubject, issue_token, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.keys import PublicKey
@@ -33,7 +33,6 @@ CLOCK = SystemClock()
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     opened = open_store(f"sqlite:///{tmp_path / 'engram.db'}")
-    ensure_schema(opened)
     yield opened
     opened.close()
 

@@ -93,14 +93,23 @@ TOKEN_TOPIC = "token"  # noqa: S105 - a change-feed topic name, not a secret
 """Change-feed topics: a subject's state version (key: subject id) and a token (key: its hash)."""
 
 
-def touch_subject(tx: Tx, subject_id: str, now: datetime) -> None:
+def touch_subject(tx: Tx, subject_id: str, now: datetime, *, identity_changed: bool = True) -> None:
     """Record that the subject's exportable state changed (bumps the cache key, and tells every
-    process through the change feed)."""
-    tx.execute(
-        "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
-        " WHERE id = ?",
-        (_t(now), subject_id),
-    )
+    process through the change feed); with ``identity_changed`` also ``identity.last_updated``.
+    A pending or rejected correction changes the export (its ``corrections`` list) but not what
+    is known about the subject."""
+    if identity_changed:
+        tx.execute(
+            "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
+            " WHERE id = ?",
+            (_t(now), subject_id),
+        )
+    else:
+        tx.execute(
+            "UPDATE context_subjects SET state_version = state_version + 1 WHERE id = ?",
+            (subject_id,),
+        )
+    # Last in the transaction: the change counter's row lock is held only until the commit.
     tx.record_change(SUBJECT_TOPIC, subject_id)
 
 

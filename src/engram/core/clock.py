@@ -85,7 +85,8 @@ def parse_instant(text: str) -> datetime:
     try:
         return datetime.fromisoformat(normalised).astimezone(UTC)
     except (ValueError, OverflowError) as e:
-        # OverflowError: an offset that moves year 1 (or 9999) out of datetime's range.
+        # OverflowError: a valid RFC 3339 text whose UTC instant leaves datetime's range, such as
+        # 0001-01-01T00:00:00+00:01 (a minute before year 1); schemathesis found it on /diff.
         raise InvalidRequest(f"not a valid date-time: {text!r}") from e
 
 

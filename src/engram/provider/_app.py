@@ -30,6 +30,7 @@ from engram.provider import _routes_read as routes_read
 from engram.provider import _routes_write as write
 from engram.provider._auth import AuthGuard
 from engram.provider._config import ProviderConfig
+from engram.provider._cors import CorsMiddleware
 from engram.provider._limits import ConcurrencyGate, RateLimiter
 from engram.provider._middleware import ProviderMiddleware
 from engram.provider._openapi import openapi_document
@@ -65,8 +66,10 @@ async def _engram_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, HTTPException):  # pragma: no cover - registered for HTTPException
         raise exc
-    if exc.status_code == 405 and request.method == "OPTIONS":
+    preflight = "access-control-request-method" in request.headers
+    if exc.status_code == 405 and request.method == "OPTIONS" and not preflight:
         # RFC 9110 section 9.3.7: OPTIONS asks what the resource allows; answer, do not refuse.
+        # A CORS preflight is the CORS layer's to grant: one that gets here is not granted.
         allowed = (exc.headers or {}).get("Allow", "")
         methods = sorted({m.strip() for m in allowed.split(",") if m.strip()} | {"OPTIONS"})
         return Response(status_code=204, headers={"Allow": ", ".join(methods)})
@@ -208,12 +211,18 @@ def create_app(
         routes=[*own_routes, *extra, *routes],
         lifespan=lifespan,
         middleware=[
+            # Outermost, so every answer to an allowed origin (429 and 503 too) is readable.
+            *(
+                [Middleware(CorsMiddleware, origins=config.cors_origins)]
+                if config.cors_origins
+                else []
+            ),
             Middleware(
                 ProviderMiddleware,
                 gate=ConcurrencyGate(config.max_concurrent),
                 limiter=_limiter(config, clock),
                 trusted_proxies=config.trusted_proxies,
-            )
+            ),
         ],
         exception_handlers={
             EngramError: _engram_error,

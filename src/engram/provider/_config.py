@@ -6,6 +6,7 @@ Only this module (and the CLI) reads the environment. Every variable is document
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -14,6 +15,9 @@ from engram.errors import InvalidRequest
 from engram.provider._auth import Network, parse_trusted_proxies
 
 MAX_EXPORT_TTL = timedelta(hours=24)
+_ORIGIN = re.compile(
+    r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,9 @@ class ProviderConfig:
     # A change committed anywhere (revocation, correction, belief, key rotation) is seen by
     # every worker within this bound; a worker that cannot confirm it reads the database.
     change_bound: timedelta = timedelta(seconds=1)
+    # Origins a browser runtime may call the context routes from (CORS); "*" for any. None by
+    # default: no CORS headers at all (docs/spec/context-provider.md, "CORS").
+    cors_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.issuer_name.strip():
@@ -81,6 +88,11 @@ class ProviderConfig:
                 raise InvalidRequest(f"{name} must be at least 1")
         if self.injection_budget < 600 or self.max_body_bytes < 1024:
             raise InvalidRequest("injection budget >= 600 and max body >= 1024 bytes")
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.match(origin):
+                raise InvalidRequest(
+                    f"CORS origin {origin!r} is not scheme://host[:port] (no path, no slash) or *"
+                )
 
     @property
     def base_url(self) -> str:
@@ -126,6 +138,7 @@ class ProviderConfig:
             export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
             change_bound=_milliseconds(environ.get("ENGRAM_CHANGE_BOUND_MS"), d.change_bound),
             trusted_proxies=_proxies(environ.get("ENGRAM_TRUSTED_PROXIES", "")),
+            cors_origins=tuple(environ.get("ENGRAM_CORS_ORIGINS", "").replace(",", " ").split()),
         )
 
 

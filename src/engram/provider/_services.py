@@ -93,7 +93,7 @@ class Services:
         body: JsonValue,
         handle: Callable[[Tx | None], tuple[int, JsonValue]],
     ) -> Response:
-        """Run ``handle`` once per ``Idempotency-Key`` (openwop-conformance-v2, "Production
+        """Run ``handle`` once per ``Idempotency-Key`` (OpenWOP v2 Conformance, "Production
         profile"): a retry with the same key and body gets the first answer byte for byte; the
         same key with another body is ``422 idempotency_conflict``. ``handle`` gets the
         transaction that also holds the key's claim and its stored answer, so the three commit
