@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -157,3 +158,40 @@ def test_a_value_read_while_it_was_being_invalidated_is_not_kept(any_store: Stor
     assert cache.lookup(hash_token(token)) is None  # the pre-revocation row was not kept
     with pytest.raises(Unauthorized):
         authenticate_token_with_state(any_store, clock, token, cache)
+
+
+@pytest.mark.req("engram.provider.auth-cache")
+def test_a_stale_cache_is_revalidated_by_one_poll_not_one_query_per_request(
+    hosts: tuple[Store, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine, theirs = hosts
+    clock = FixedClock()
+    _, token = _subject_and_token(theirs, clock)
+    cache = ContextCache(mine, bound=BOUND)
+    authenticate_token_with_state(mine, clock, token, cache)
+    feed = mine._feed  # type: ignore[attr-defined]
+    feed.close()  # the poller stops (as if starved); a poll in flight finishes first
+    for thread in feed._threads:
+        thread.join(timeout=5)
+    polls = CountedCalls(feed, "_read", monkeypatch)
+    queries = CountedReads(mine, monkeypatch)
+    monkeypatch.setattr(feed, "_validated_at", -float("inf"))  # the last poll is long ago
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        grants = list(
+            pool.map(lambda _: authenticate_token_with_state(mine, clock, token, cache), range(16))
+        )
+    assert len({g[0].token_id for g in grants}) == 1
+    assert queries.count == 0  # nobody asked the store for the token
+    assert polls.count == 1  # one poll for all sixteen
+
+
+class CountedCalls:
+    def __init__(self, owner: object, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        original = getattr(owner, name)
+
+        def counted() -> object:
+            self.count += 1
+            return original()
+
+        monkeypatch.setattr(owner, name, counted)

@@ -80,6 +80,11 @@ class ContextCache:
     def epoch(self) -> int:
         return self._epoch
 
+    def revalidate(self) -> bool:
+        """Poll the change feed now (one poll for all who wait) if the cache is stale; True when
+        it may answer again. Blocking: call it off the event loop."""
+        return self._subscription.fresh() or self._subscription.refresh()
+
     def lookup(self, token_hash: str) -> tuple[CachedToken, int | None] | None:
         """The cached token and its subject's version, or None (ask the database)."""
         if not self._subscription.fresh():

@@ -100,6 +100,10 @@ def authenticate_token_with_state(
     token_hash = _plausible_hash(raw)
     if cache is not None:
         hit = cache.lookup(token_hash)
+        if hit is None and cache.revalidate():
+            # The cache was stale (its poller starved or behind): one poll, shared by every
+            # request waiting here, instead of one query each.
+            hit = cache.lookup(token_hash)
         if hit is not None:
             token, version = hit
             return _judged(token.grant, token.revoked, clock), version

@@ -160,6 +160,12 @@ class Subscription:
         """True while every change committed more than ``bound`` seconds ago was delivered."""
         return self._feed.fresh(self.bound)
 
+    def refresh(self) -> bool:
+        """Poll now (blocking; one poll at a time, others wait for it) and say whether memory
+        may be trusted again: for a subscriber that found itself stale, so that a starved
+        poller costs one poll instead of one query per waiting request."""
+        return self._feed.refresh(self.bound)
+
     def close(self) -> None:
         self._feed.unsubscribe(self)
 
@@ -182,6 +188,7 @@ class ChangeFeed:
         self._last_seq: int | None = None
         self._validated_at = -float("inf")
         self._poll_now = threading.Event()
+        self._refreshing = threading.Lock()
         self._stopped = threading.Event()
         self._threads: list[threading.Thread] = []
         self.on_schema_change: Callable[[], None] | None = None
@@ -277,6 +284,16 @@ class ChangeFeed:
                     self._last_seq = counter
             self._validated_at = max(self._validated_at, started)
         return True
+
+    def refresh(self, bound: float) -> bool:
+        """:meth:`Subscription.refresh`: a single-flight poll, then :meth:`fresh`."""
+        if not self._remote:
+            return True
+        with self._refreshing:
+            # Whoever polled while we waited made memory trustworthy again for all of us.
+            if not self.fresh(bound):
+                self.poll()
+        return self.fresh(bound)
 
     def notified(self, change: Change) -> None:
         """A NOTIFY arrived: deliver it if it is the next one, ask for a poll if one is missing."""
