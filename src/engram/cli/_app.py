@@ -52,9 +52,17 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 # Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
-# click command}. Attached when the parent is first looked up (`engram cartridge level ...`).
+# click command, or "module:attribute" for a module that defines several}. Attached when the
+# parent is first looked up (`engram cartridge level ...`).
 SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
-    "cartridge": {"level": "engram.cli._level", "policy": "engram.cli._policy"},
+    "cartridge": {
+        "level": "engram.cli._level",
+        "policy": "engram.cli._policy",
+        "push": "engram.cli._oci:push_command",
+        "pull": "engram.cli._oci:pull_command",
+        "discover": "engram.cli._oci:discover_command",
+        "attach-level": "engram.cli._oci:attach_level_command",
+    },
 }
 
 
@@ -134,7 +142,9 @@ class LazyGroup(click.Group):
         if isinstance(command, click.Group):
             for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
                 if name not in command.commands:
-                    command.add_command(importlib.import_module(sub).COMMAND, name)
+                    module, _, attribute = sub.partition(":")
+                    found = getattr(importlib.import_module(module), attribute or "COMMAND")
+                    command.add_command(found, name)
         return command
 
 
