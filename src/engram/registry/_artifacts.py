@@ -180,17 +180,21 @@ def _levels(
 
 def summarize_cartridge(
     root: Path,
-    relative: str,
+    relative: str | None,
     *,
     trust: TrustRegistry | None,
     now: datetime,
     resolve_level: LevelResolver | None = None,
+    source: Path | None = None,
 ) -> Summary:
-    path = root / relative
+    """``relative`` is where the cartridge sits in the registry; with ``source`` (a file to be
+    shared) and no ``relative``, the canonical path is derived from the verified identity."""
+    path = source if source is not None else root / str(relative)
+    shown = relative or (source.name if source is not None else "?")
     problems: list[Problem] = []
 
     def refuse(rule: str, message: str) -> Summary:
-        return Summary(None, {"path": relative}, [*problems, Problem(relative, rule, message)])
+        return Summary(None, {"path": shown}, [*problems, Problem(shown, rule, message)])
 
     try:
         with Cartridge.open(path) as cartridge:
@@ -238,6 +242,8 @@ def summarize_cartridge(
             f"acx.cartridge_id {report.cartridge_id!r} is not {publisher}/{artifact_id}@<uuid>",
         )
     expected = canonical_path(AGENT, publisher, artifact_id, version)
+    if relative is None:
+        relative = expected
     if relative != expected:
         return refuse("registry.path-binding", f"the verified cartridge belongs at {expected}")
     coordinate = Coordinate(AGENT, publisher, artifact_id, version, report.manifest_hash)
@@ -394,11 +400,11 @@ def lineage_entries(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
     ]
 
 
-def _document(root: Path, relative: str) -> tuple[dict[str, Any] | None, Problem | None]:
+def _document(path: Path, shown: str) -> tuple[dict[str, Any] | None, Problem | None]:
     try:
-        return load_document((root / relative).read_bytes(), what=relative), None
-    except EngramError as e:
-        return None, Problem(relative, "registry.live-verify", e.message)
+        return load_document(path.read_bytes(), what=shown), None
+    except (EngramError, OSError) as e:
+        return None, Problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
 
 
 def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
@@ -420,16 +426,17 @@ def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
 
 
 def _identity(
-    kind: str, document: dict[str, Any], verification: Verification, relative: str
+    kind: str, document: dict[str, Any], verification: Verification, relative: str | None
 ) -> tuple[Coordinate | None, list[Problem]]:
     wrong = identity_problem(
         kind, verification.publisher_id, document.get("id"), document.get("version")
     )
     if wrong:
-        return None, [Problem(relative, "registry.path-binding", f"signed identity: {wrong}")]
+        shown = relative or str(document.get("id"))
+        return None, [Problem(shown, "registry.path-binding", f"signed identity: {wrong}")]
     assert verification.publisher_id is not None
     expected = canonical_path(kind, verification.publisher_id, document["id"], document["version"])
-    if relative != expected:
+    if relative is not None and relative != expected:
         return None, [
             Problem(relative, "registry.path-binding", f"the verified {kind} belongs at {expected}")
         ]
@@ -455,18 +462,57 @@ def _common(document: dict[str, Any], verification: Verification, relative: str)
     }
 
 
-def summarize_workflow(
-    root: Path, relative: str, *, trust: TrustRegistry | None, now: datetime
-) -> Summary:
-    document, problem = _document(root, relative)
+@dataclass(frozen=True)
+class _Verified:
+    document: dict[str, Any]
+    check: ArtifactCheck
+    coordinate: Coordinate | None
+    relative: str
+    problems: list[Problem]
+
+
+def _verified(
+    kind: str,
+    checker: Callable[..., ArtifactCheck],
+    root: Path,
+    relative: str | None,
+    source: Path | None,
+    trust: TrustRegistry | None,
+    now: datetime,
+) -> _Verified | Summary:
+    shown = relative or (source.name if source is not None else "?")
+    document, problem = _document(source if source is not None else root / shown, shown)
     if document is None:
-        return Summary(None, {"path": relative}, [problem] if problem else [])
-    check = check_workflow(document, registry=trust, now=now)
-    problems = _signed(check, relative)
+        return Summary(None, {"path": shown}, [problem] if problem else [])
+    check = checker(document, registry=trust, now=now)
+    problems = _signed(check, shown)
     if problems:
-        return Summary(None, {"path": relative}, problems)
-    coordinate, problems = _identity(WORKFLOW, document, check.verification, relative)
-    problems += lineage_problems(document, coordinate, relative)
+        return Summary(None, {"path": shown}, problems)
+    coordinate, problems = _identity(kind, document, check.verification, relative)
+    if coordinate is not None:
+        shown = coordinate.path
+    problems += lineage_problems(document, coordinate, shown)
+    return _Verified(document, check, coordinate, shown, problems)
+
+
+def summarize_workflow(
+    root: Path,
+    relative: str | None,
+    *,
+    trust: TrustRegistry | None,
+    now: datetime,
+    source: Path | None = None,
+) -> Summary:
+    ready = _verified(WORKFLOW, check_workflow, root, relative, source, trust, now)
+    if isinstance(ready, Summary):
+        return ready
+    document, check, coordinate, relative, problems = (
+        ready.document,
+        ready.check,
+        ready.coordinate,
+        ready.relative,
+        ready.problems,
+    )
     tasks = [n for n in document.get("nodes", []) if isinstance(n, dict)]
     entry = {
         **_common(document, check.verification, relative),
@@ -492,17 +538,23 @@ def summarize_workflow(
 
 
 def summarize_graph(
-    root: Path, relative: str, *, trust: TrustRegistry | None, now: datetime
+    root: Path,
+    relative: str | None,
+    *,
+    trust: TrustRegistry | None,
+    now: datetime,
+    source: Path | None = None,
 ) -> Summary:
-    document, problem = _document(root, relative)
-    if document is None:
-        return Summary(None, {"path": relative}, [problem] if problem else [])
-    check = check_graph(document, registry=trust, now=now)
-    problems = _signed(check, relative)
-    if problems:
-        return Summary(None, {"path": relative}, problems)
-    coordinate, problems = _identity(AGENT_GRAPH, document, check.verification, relative)
-    problems += lineage_problems(document, coordinate, relative)
+    ready = _verified(AGENT_GRAPH, check_graph, root, relative, source, trust, now)
+    if isinstance(ready, Summary):
+        return ready
+    document, check, coordinate, relative, problems = (
+        ready.document,
+        ready.check,
+        ready.coordinate,
+        ready.relative,
+        ready.problems,
+    )
     routes = [r for r in document.get("routes", []) if isinstance(r, dict)]
     entry = {
         **_common(document, check.verification, relative),
