@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from engram.cartridge import ExportOptions, package_contents, write
+from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.level import Ledger, ReferenceSolver, Verifier, demo_benchmark, prove_level
 
@@ -67,7 +68,9 @@ class RunningRegistry:
 
 
 @contextmanager
-def docker_registry(folder: Path, *, htpasswd: tuple[str, str] | None = None) -> Iterator[RunningRegistry]:
+def docker_registry(
+    folder: Path, *, htpasswd: tuple[str, str] | None = None
+) -> Iterator[RunningRegistry]:
     """``docker-registry serve`` with filesystem storage in ``folder``, on a free loopback port."""
     binary = needs("docker-registry", "docker-registry")
     storage = folder / "storage"
@@ -91,7 +94,12 @@ def docker_registry(folder: Path, *, htpasswd: tuple[str, str] | None = None) ->
         user, password = htpasswd
         hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
         (folder / "htpasswd").write_text(f"{user}:{hashed}\n")
-        lines += ["auth:", "  htpasswd:", "    realm: engram-test", f"    path: {folder / 'htpasswd'}"]
+        lines += [
+            "auth:",
+            "  htpasswd:",
+            "    realm: engram-test",
+            f"    path: {folder / 'htpasswd'}",
+        ]
     config = folder / "config.yml"
     config.write_text("\n".join(lines) + "\n")
     log = (folder / "registry.log").open("wb")
@@ -106,7 +114,9 @@ def docker_registry(folder: Path, *, htpasswd: tuple[str, str] | None = None) ->
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"docker-registry did not start: {(folder / 'registry.log').read_text()}")
+                raise RuntimeError(
+                    f"docker-registry did not start: {(folder / 'registry.log').read_text()}"
+                )
             time.sleep(0.05)
         yield running
     finally:
@@ -152,6 +162,4 @@ def level_credential(folder: Path, rom_digest: str, publisher: str = "io.github.
         status_list_url="https://verifier.example.org/status/1",
     )
     assert issuance.credential is not None
-    import json
-
-    return json.dumps(issuance.credential).encode()
+    return canonicalize(issuance.credential)

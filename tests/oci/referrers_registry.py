@@ -29,7 +29,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-ROUTE = re.compile(r"^/v2/(?P<name>.+?)/(?P<kind>blobs/uploads|blobs|manifests|referrers)/?(?P<rest>[^/]*)$")
+ROUTE = re.compile(
+    r"^/v2/(?P<name>.+?)/(?P<kind>blobs/uploads|blobs|manifests|referrers)/?(?P<rest>[^/]*)$"
+)
 INDEX = "application/vnd.oci.image.index.v1+json"
 
 
@@ -44,6 +46,10 @@ class State:
     users: dict[str, str] = field(default_factory=dict)
     tokens: set[str] = field(default_factory=set)
     requests: list[str] = field(default_factory=list)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value)  # noqa: TID251 - a test peer's wire bodies, not signed bytes
 
 
 def digest_of(data: bytes) -> str:
@@ -67,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, status: int, code: str) -> None:
-        body = json.dumps({"errors": [{"code": code, "message": code.lower()}]}).encode()
+        body = _dumps({"errors": [{"code": code, "message": code.lower()}]}).encode()
         self._reply(status, body, {"Content-Type": "application/json"})
 
     def _body(self) -> bytes:
@@ -102,7 +108,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         token = secrets.token_urlsafe(16)
         self.state.tokens.add(token)
-        self._reply(200, json.dumps({"access_token": token}).encode(), {"Content-Type": "application/json"})
+        self._reply(
+            200, _dumps({"access_token": token}).encode(), {"Content-Type": "application/json"}
+        )
 
     def _dispatch(self) -> None:
         url = urlsplit(self.path)
@@ -132,7 +140,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(404, "BLOB_UNKNOWN")
         if digest in self.state.corrupt:
             data = bytes([data[0] ^ 1]) + data[1:]
-        return self._reply(200, data, {"Content-Type": "application/octet-stream", "Docker-Content-Digest": digest})
+        return self._reply(
+            200, data, {"Content-Type": "application/octet-stream", "Docker-Content-Digest": digest}
+        )
 
     def _upload(self, name: str, session: str, query: dict[str, str]) -> None:
         if self.command == "POST":
@@ -154,7 +164,14 @@ class Handler(BaseHTTPRequestHandler):
             if start != len(buffer):
                 return self._reply(416, b"")
             buffer.extend(body)
-            return self._reply(202, b"", {"Location": f"/v2/{name}/blobs/uploads/{session}", "Range": f"0-{len(buffer) - 1}"})
+            return self._reply(
+                202,
+                b"",
+                {
+                    "Location": f"/v2/{name}/blobs/uploads/{session}",
+                    "Range": f"0-{len(buffer) - 1}",
+                },
+            )
         buffer.extend(body)
         data = bytes(buffer)
         if digest_of(data) != query.get("digest"):
@@ -173,7 +190,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.state.tags[(name, reference)] = digest
             elif reference != digest:
                 return self._error(400, "DIGEST_INVALID")
-            headers = {"Location": f"/v2/{name}/manifests/{digest}", "Docker-Content-Digest": digest}
+            headers = {
+                "Location": f"/v2/{name}/manifests/{digest}",
+                "Docker-Content-Digest": digest,
+            }
             document = json.loads(body)
             subject = (document.get("subject") or {}).get("digest")
             if subject:
@@ -182,12 +202,16 @@ class Handler(BaseHTTPRequestHandler):
                     listed.append(digest)
                 headers["OCI-Subject"] = subject
             return self._reply(201, b"", headers)
-        digest = reference if reference.startswith("sha256:") else self.state.tags.get((name, reference))
-        stored = self.state.manifests.get(digest or "")
+        found = (
+            reference if reference.startswith("sha256:") else self.state.tags.get((name, reference))
+        )
+        stored = self.state.manifests.get(found or "")
         if stored is None:
             return self._error(404, "MANIFEST_UNKNOWN")
         media_type, body = stored
-        return self._reply(200, body, {"Content-Type": media_type, "Docker-Content-Digest": str(digest)})
+        return self._reply(
+            200, body, {"Content-Type": media_type, "Docker-Content-Digest": str(found)}
+        )
 
     def _referrers(self, name: str, digest: str, query: dict[str, str]) -> None:
         wanted = query.get("artifactType")
@@ -198,7 +222,12 @@ class Handler(BaseHTTPRequestHandler):
             artifact_type = document.get("artifactType") or document["config"]["mediaType"]
             if wanted and artifact_type != wanted:
                 continue
-            entry = {"mediaType": media_type, "digest": referrer, "size": len(body), "artifactType": artifact_type}
+            entry = {
+                "mediaType": media_type,
+                "digest": referrer,
+                "size": len(body),
+                "artifactType": artifact_type,
+            }
             if document.get("annotations"):
                 entry["annotations"] = document["annotations"]
             entries.append(entry)
@@ -212,9 +241,9 @@ class Handler(BaseHTTPRequestHandler):
                 following += f"&artifactType={wanted}"
             headers["Link"] = f'<{following}>; rel="next"'
         index = {"schemaVersion": 2, "mediaType": INDEX, "manifests": entries[page : page + 1]}
-        return self._reply(200, json.dumps(index).encode(), headers)
+        return self._reply(200, _dumps(index).encode(), headers)
 
-    do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = _dispatch
+    do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = _dispatch  # noqa: N815 - http.server's names
 
 
 class ReferrersRegistry:

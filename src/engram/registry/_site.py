@@ -61,7 +61,9 @@ KIND_LABEL = {
 }
 PAGE_KIND = {AGENT: "agents", WORKFLOW: "workflows", AGENT_GRAPH: "graphs", "template": "templates"}
 TRUST_TEXT = {
-    "portable": "the signature holds under a key the registry does not vouch for (no namespace proof)",
+    "portable": (
+        "the signature holds under a key the registry does not vouch for (no namespace proof)"
+    ),
     "trusted": "the signature holds under a trust-registry key with a namespace proof",
     "local": "signed by this registry's own key",
     "unsigned": "editable source, never signature-verified",
@@ -121,7 +123,8 @@ def _allowlist(registry: Path, now: datetime, trust: TrustRegistry | None) -> In
     committed = registry / INDEX_FILE
     if committed.is_file() and committed.read_bytes() != build.to_bytes():
         raise RegistryRefused(
-            "index.json is not the fresh build of the registry's bytes: run `engram registry index` first"
+            "index.json is not the fresh build of the registry's bytes: "
+            "run `engram registry index` first"
         )
     return build
 
@@ -185,8 +188,10 @@ def download_name(kind: str, entry: dict[str, Any]) -> str:
 def _cli(kind: str, name: str) -> tuple[str, str]:
     if kind == AGENT:
         return (
-            "A matching download digest proves only that you got the recorded file. These commands verify the cartridge itself.",
-            f"engram cartridge verify {name}\nengram cartridge spec {name}\n# reference tool:\nacx verify {name} && acx spec {name}",
+            "A matching download digest proves only that you got the recorded file. "
+            "These commands verify the cartridge itself.",
+            f"engram cartridge verify {name}\nengram cartridge spec {name}\n"
+            f"# the reference tool:\nacx verify {name} && acx spec {name}",
         )
     if kind == WORKFLOW:
         return (
@@ -448,7 +453,8 @@ def _details(
         sections.append(
             {
                 "title": "Capabilities (claims)",
-                "note": "A stored “verified” flag is never proof: a capability counts as verified only when a level credential it references resolves. None here did.",
+                "note": "A stored “verified” flag is never proof: a capability counts as "
+                "verified only when a level credential it references resolves. None here did.",
                 "items": [
                     {
                         "text": f"{c['taskType']} — {', '.join(c['stack']) or 'no stack'}"
@@ -492,10 +498,12 @@ def _details(
         sections.append(
             {
                 "title": "Pinned workflow dependencies",
-                "note": "Each loop pins a workflow by publisher, id, version and digest; the registry build resolved exactly these bytes, never a “latest”.",
+                "note": "Each loop pins a workflow by publisher, id, version and digest; the "
+                "registry build resolved exactly these bytes, never a “latest”.",
                 "items": [
                     {
-                        "text": f"{d['loopId']}: {d['publisherId']}/{d['id']}@{d['version']} ({d['digest'][:19]}…, {d['registryStatus']})",
+                        "text": f"{d['loopId']}: {d['publisherId']}/{d['id']}@{d['version']} "
+                        f"({d['digest'][:19]}…, {d['registryStatus']})",
                         "href": root
                         + pages.get(
                             Coordinate(
@@ -532,10 +540,12 @@ def _details(
         sections.append(
             {
                 "title": "Signed lineage",
-                "note": "Lineage preserves attribution; it does not pass on trust, namespace, licence or permission.",
+                "note": "Lineage preserves attribution; it does not pass on trust, "
+                "namespace, licence or permission.",
                 "items": [
                     {
-                        "text": f"{p['relation']} of {p['artifactType']} {p['publisherId']}/{p['id']}@{p['version'] or '?'} ({p['digest']})"
+                        "text": f"{p['relation']} of {p['artifactType']} {p['publisherId']}/"
+                        f"{p['id']}@{p['version'] or '?'} ({p['digest']})"
                     }
                     for p in entry["lineage"]
                 ],
