@@ -104,7 +104,7 @@ def test_a_base_that_is_not_an_ancestor_means_history_was_rewritten(tmp_path: Pa
 
 @pytest.mark.req("engram.registry.pr-gate", "engram.registry.no-secrets")
 def test_the_gate_reruns_everything_and_refuses_a_stale_index_and_secrets(tmp_path: Path) -> None:
-    repo, registry, base = repository(tmp_path)
+    _repo, registry, base = repository(tmp_path)
     assert check_registry(registry.root, now=NOW, since=base).ok
     dump(
         registry.root / f"cals/{PUBLISHER}/review-loop/1.3.0.cal.json",
@@ -123,7 +123,7 @@ def test_the_gate_reruns_everything_and_refuses_a_stale_index_and_secrets(tmp_pa
 
 @pytest.mark.req("engram.registry.pr-gate", "engram.registry.cli")
 def test_the_gate_from_the_command_line(tmp_path: Path) -> None:
-    repo, registry, base = repository(tmp_path)
+    _repo, registry, base = repository(tmp_path)
     run = [
         sys.executable,
         "-c",
