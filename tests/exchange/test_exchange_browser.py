@@ -98,7 +98,10 @@ def test_every_artifact_gets_the_verdict_it_may_have_and_one_changed_byte_fails(
         assert "engram cartridge verify" in text
     assert by_kind["template"][0]["state"] == "download-only"
     # The in-page JCS agrees with Python's rfc8785 on numbers, escapes and key order.
-    value = {"b": [1e21, 0.1, -0.0, "\u00e9\u2028"], "a": {"\u20ac": 1, "\u00e9": None}}
+    value: dict[str, Any] = {
+        "b": [1e21, 0.1, -0.0, "\u00e9\u2028"],
+        "a": {"\u20ac": 1, "\u00e9": None},
+    }
     assert seen["jcs"].encode() == rfc8785.dumps(value)
 
     # One byte changed in the built site: each page now says it failed.
