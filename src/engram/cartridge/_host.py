@@ -112,7 +112,11 @@ def activate(
 
 
 def install_skills(rom: Rom, target: Path) -> list[Path]:
-    """Write every ROM skill under ``target/<name>/`` byte for byte; return the files written."""
+    """Write every ROM skill under ``target/<name>/`` byte for byte; return the files written.
+
+    Each file gets the mode of its sqlar row, 0644 or 0755 (the only modes a cartridge may
+    carry), as ``sqlite3 -Ax`` would extract it.
+    """
     derive_skills(rom.files)  # refuses a skill that breaks §5 before anything is written
     written: list[Path] = []
     root = target.resolve()
@@ -125,6 +129,7 @@ def install_skills(rom: Rom, target: Path) -> list[Path]:
             raise CartridgeFormatError(f"{name} would be written outside {root}")
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(content)
+        destination.chmod(0o755 if rom.modes.get(name, 0) & 0o111 else 0o644)
         written.append(destination)
     return written
 

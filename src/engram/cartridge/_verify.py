@@ -104,11 +104,7 @@ def verify_rom(
             "ROM content diverges from its manifest entries",
             problems=tuple(rom.problems),
         ), rom
-    rows = cartridge.query(
-        "SELECT sig_id, manifest_hash, envelope, keyid, "  # noqa: S608
-        + ("public_key_pem, " if _has_pem(cartridge) else "NULL, ")
-        + "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
-    )
+    rows = cartridge.query(_SIGNATURE_SQL if _has_pem(cartridge) else _SIGNATURE_SQL_NO_PEM)
     if not rows:
         return _report(base, TrustState.LEGACY, "unsigned cartridge (no DSSE envelope)"), rom
     if len(rows) > 1:
@@ -162,6 +158,17 @@ def verify_rom(
         verified=True,
         warnings=verdict.warnings,
     ), rom
+
+
+_SIGNATURE_SQL = (
+    "SELECT sig_id, manifest_hash, envelope, keyid, public_key_pem, "
+    "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
+)
+_SIGNATURE_SQL_NO_PEM = (
+    "SELECT sig_id, manifest_hash, envelope, keyid, NULL, "
+    "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
+)
+"""The signature row, with the reference's ``public_key_pem`` or (SPEC's DDL) without it."""
 
 
 def _has_pem(cartridge: Cartridge) -> bool:
