@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from kit import NOW, REFERENCE, REFERENCE_HASH, REFERENCE_INDEX, REFERENCE_KEY_PEM, copy_reference
+from cartridge_kit import (
+    NOW,
+    REFERENCE,
+    REFERENCE_HASH,
+    REFERENCE_INDEX,
+    REFERENCE_KEY_PEM,
+    copy_reference,
+)
 
 from engram.cartridge import (
     Cartridge,
@@ -66,7 +73,8 @@ def test_the_manifest_hash_is_the_registry_index_digest() -> None:
         report = verify(cartridge)
         rom = load_rom(cartridge)
     assert rom.manifest_hash == REFERENCE_HASH
-    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
+    assert report.state is TrustState.PORTABLE
+    assert report.signature_verified
     assert report.manifest_hash == REFERENCE_HASH
     assert report.publisher_id == "io.github.ridgeworks"
 
@@ -110,7 +118,8 @@ def _flip_one_byte(path: Path, ref: str) -> None:
             )
         elif ref.startswith("capability:"):
             conn.execute(
-                "UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') WHERE id = ?",  # noqa: E501
+                "UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') "
+                "WHERE id = ?",
                 (ref[11:],),
             )
         elif ref.startswith("cartridge:"):
@@ -148,7 +157,8 @@ def test_strip_keeps_the_manifest_hash_and_the_signature(tmp_path: Path) -> None
     assert result.before == result.after == REFERENCE_HASH
     with Cartridge.open(tmp_path / "rom.acx") as cartridge:
         report = verify(cartridge)
-    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
+    assert report.state is TrustState.PORTABLE
+    assert report.signature_verified
 
 
 @pytest.mark.req("engram.cartridge.skill-index", "engram.cartridge.reference-interop")
