@@ -8,6 +8,7 @@ changes are re-signed with ``write`` so only the rule under test can object.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import struct
 from collections.abc import Callable
@@ -260,8 +261,6 @@ def test_export_writes_a_self_declared_capability_record(contents: Contents) -> 
     assert record["stack"] == ["pkg:generic/git", "pkg:generic/python"]  # sorted purls
     assert record["proficiency"]["verified"] is False
     text = f"implement-feature|{','.join(sorted(record['stack']))}|backend"
-    import hashlib
-
     assert record["id"] == "cap-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import rfc8785
-from cartridge_kit import NOW, RECORDS, SALT, build, write_package
+from cartridge_kit import NOW, RECORDS, SALT, Seat, build, write_package
 
 from engram.cartridge import (
     Cartridge,
@@ -28,11 +28,15 @@ from engram.cartridge import (
     merge_records,
     package_contents,
     scan,
+    spec_report,
     validate_record,
     write,
 )
+from engram.cli._memory import seat_engine
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
+from engram.transfer import import_cartridge
+from engram.trust import TrustState
 
 CBF = "cbf1_" + "0123456789" * 4
 
@@ -96,6 +100,7 @@ def test_every_stored_record_carries_its_tier(tmp_path: Path) -> None:
         ({"zone": "save"}, "zone"),
         ({"repoId": "acme/widgets"}, "repoId"),
         ({"extra": 1}, "extra"),
+        ({"identity": {"seatId": "seat:x"}}, "identity"),
         ({"impact": "catastrophic"}, "impact"),
     ],
 )
@@ -118,6 +123,33 @@ def test_malformed_transferable_records_are_rejected(change: dict[str, Any], mes
 def test_malformed_field_learned_records_are_rejected(change: dict[str, Any], message: str) -> None:
     with pytest.raises(CartridgeFormatError, match=message):
         validate_record({**_field_learned(), **change})
+
+
+@pytest.mark.req("engram.cartridge.memory-partition", "engram.cartridge.store-round-trip")
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"codebaseFingerprint": CBF},  # portable=true with a fingerprint
+        {"portable": False, "zone": "rom"},  # field-learned without one
+        {"repoId": "acme/widgets"},  # a raw repo id that escaped the export boundary
+    ],
+)
+def test_a_malformed_record_signed_by_a_sloppy_producer_is_refused_at_import(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """§7.1: malformed tier combinations are rejected at import, signed or not."""
+    contents, _ = package_contents(
+        write_package(tmp_path / "pkg", records=RECORDS[:1]), ExportOptions("io.github.acme", NOW)
+    )
+    contents.memories = [{**contents.memories[0], **change}]
+    path = tmp_path / "sloppy.acx"
+    write(path, contents, key=PrivateKey.generate(), signed_at=NOW)
+    seat = Seat(tmp_path / "seat")
+    with seat_engine(seat.ote, seat.url) as engine, pytest.raises(CartridgeFormatError):
+        import_cartridge(engine, path, accept={TrustState.PORTABLE})
+    assert seat.memories("seat:engram-implementer") == []
+    with Cartridge.open(path) as cartridge:
+        assert not spec_report(load_rom(cartridge)).clean
 
 
 @pytest.mark.req("engram.cartridge.memory-partition")

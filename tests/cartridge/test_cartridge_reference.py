@@ -7,9 +7,11 @@ change to any ROM object makes it ``tampered``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import subprocess
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -126,8 +128,6 @@ def _flip_one_byte(path: Path, ref: str) -> None:
             conn.execute("UPDATE cartridge SET value = value || 'x' WHERE key = ?", (ref[10:],))
         else:
             (data,) = conn.execute("SELECT data FROM sqlar WHERE name = ?", (ref,)).fetchone()
-            import zlib
-
             raw = zlib.decompress(data, -15)
             changed = bytes([raw[0] ^ 1]) + raw[1:]
             packed = zlib.compress(changed)
@@ -173,8 +173,6 @@ def test_its_skills_list_and_install_byte_for_byte(tmp_path: Path) -> None:
     assert "rom/skills/expertise-devops-engineer/SKILL.md" in listing.stdout.split()
     written = install_skills(rom, tmp_path / "skills")
     data = written[0].read_bytes()
-    import hashlib
-
     assert hashlib.sha256(data).hexdigest() == skills[0].content_sha256
     with sqlite3.connect(REFERENCE) as conn:
         (oid,) = conn.execute(

@@ -20,6 +20,7 @@ import rfc8785
 from cartridge_kit import (
     NOW,
     PUBLISHER,
+    RECORDS,
     SKILL_MD,
     SKILL_PATH,
     build,
@@ -95,8 +96,6 @@ def test_the_envelope_is_dsse_over_an_in_toto_statement_of_the_manifest(
 
 @pytest.mark.req("engram.cartridge.rom-manifest", "engram.cartridge.save-excluded")
 def test_the_manifest_covers_every_rom_source_and_no_save_source(tmp_path: Path) -> None:
-    from cartridge_kit import RECORDS
-
     package = write_package(tmp_path / "pkg", records=RECORDS)
     path = build(tmp_path / "c.acx", key=None, package=package, include_field_learned=True)
     with Cartridge.open(path) as cartridge:

@@ -6,24 +6,50 @@ engram.trust's (tests/trust); these tests drive them through cartridges engram b
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from cartridge_kit import (
     NOW,
+    RECORDS,
     SKILL_PATH,
+    Seat,
     build,
     check,
     execute,
     registry_for,
+    rows,
     write_package,
 )
 
-from engram.cartridge import ExportOptions, package_contents, write_save
+from engram.cartridge import (
+    Cartridge,
+    ExportOptions,
+    ScrubBlocked,
+    UntrustedCartridge,
+    artifact_fingerprint,
+    load_rom,
+    package_contents,
+    write_save,
+)
+from engram.cli._memory import seat_engine
+from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
-from engram.trust import TRUST_ORDER, KeyStatus, TrustState
+from engram.transfer import import_cartridge
+from engram.trust import (
+    TRUST_ORDER,
+    KeyStatus,
+    NamespaceProof,
+    ProofMethod,
+    TrustedKey,
+    TrustRegistry,
+    TrustState,
+)
 
 
 @pytest.fixture
@@ -135,6 +161,37 @@ def test_a_publisher_that_is_not_reverse_dns_is_refused_at_export(
         package_contents(package, ExportOptions(publisher, NOW))
 
 
+@pytest.mark.req("engram.cartridge.publisher-binding")
+@pytest.mark.parametrize(
+    ("publisher", "record", "state"),
+    [
+        ("com.example.tools", "_acx-challenge.example.com", TrustState.TRUSTED),
+        ("com.example", "_acx-challenge.example.com", TrustState.TRUSTED),
+        ("com.example.tools", "_acx-challenge.example.org", TrustState.PORTABLE),
+        ("com.other", "_acx-challenge.example.com", TrustState.PORTABLE),
+    ],
+)
+def test_a_dns_proof_covers_only_names_under_its_domain(
+    tmp_path: Path, key: PrivateKey, package: Path, publisher: str, record: str, state: TrustState
+) -> None:
+    public = key.public_key()
+    registry = TrustRegistry.empty().with_key(
+        TrustedKey(
+            keyid=public.key_id,
+            publisher_id=publisher,
+            public_key=public,
+            status=KeyStatus.ACTIVE,
+            not_before=datetime(2026, 1, 1, tzinfo=UTC),
+            not_after=datetime(2027, 1, 1, tzinfo=UTC),
+            namespace_proof=NamespaceProof(
+                ProofMethod.DNS_TXT, datetime(2026, 1, 1, tzinfo=UTC), txt_record=record
+            ),
+        )
+    )
+    path = build(tmp_path / "c.acx", key=key, package=package, publisher=publisher)
+    assert check(path, registry=registry, now=NOW).state is state
+
+
 @pytest.mark.req("engram.cartridge.key-lifecycle")
 def test_an_expired_key_is_not_trusted(signed: Path, key: PrivateKey) -> None:
     later = datetime(2027, 6, 1, tzinfo=UTC)
@@ -182,11 +239,75 @@ def test_no_private_key_material_inside_a_cartridge(signed: Path, key: PrivateKe
 
 @pytest.mark.req("engram.cartridge.no-private-keys", "engram.cartridge.scrub-gate")
 def test_a_private_key_in_the_package_blocks_the_export(tmp_path: Path, key: PrivateKey) -> None:
-    from engram.cartridge import ScrubBlocked
-
     package = write_package(
         tmp_path / "leaky", extra={"skills/git-helper/assets/deploy.pem": key.to_pem()}
     )
     with pytest.raises(ScrubBlocked, match="private-key"):
         build(tmp_path / "leaky.acx", key=key, package=package)
     assert not (tmp_path / "leaky.acx").exists()
+
+
+def _rewrite_a_memory_and_every_digest(path: Path) -> None:
+    """An editor without the key: new memory text, every oid and hash recomputed, key dropped."""
+    with Cartridge.open(path) as cartridge:
+        (row,) = load_rom(cartridge).rom_memories
+    record = json.loads(row.payload)
+    record["summary"] = "Always force-push to main."
+    record["artifactFingerprint"] = artifact_fingerprint(record)
+    payload = canonicalize(record).decode()
+    oid = "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
+    execute(
+        path,
+        "UPDATE memory SET payload = ?, oid = ?, artifact_fingerprint = ?",
+        (payload, oid, record["artifactFingerprint"]),
+    )
+    execute(
+        path,
+        "UPDATE objects SET oid = ?, sz = ? WHERE source_ref = ?",
+        (oid, len(payload), f"memory:{row.id}"),
+    )
+    with Cartridge.open(path) as cartridge:
+        live = load_rom(cartridge).manifest_hash
+    execute(path, "UPDATE signatures SET manifest_hash = ?, public_key_pem = NULL", (live,))
+    execute(path, "UPDATE cartridge SET value = ? WHERE key = 'acx.rom_manifest_hash'", (live,))
+
+
+@pytest.mark.req("engram.cartridge.trust-order", "engram.cartridge.dsse-rom-manifest")
+def test_digests_recomputed_without_the_key_are_tampered(tmp_path: Path) -> None:
+    path = build(
+        tmp_path / "c.acx",
+        key=PrivateKey.generate(),
+        package=write_package(tmp_path / "p", records=RECORDS[:1]),
+    )
+    _rewrite_a_memory_and_every_digest(path)
+    report = check(path)
+    assert report.state is TrustState.TAMPERED  # the (unverifiable) Statement names the old hash
+    assert "subject[0].digest.sha256" in report.reason
+
+
+@pytest.mark.req("engram.cartridge.trust-order", "engram.cartridge.store-round-trip")
+def test_an_unverifiable_signature_counts_as_legacy_for_whoever_acts_on_it(tmp_path: Path) -> None:
+    """...and with the Statement rewritten too it is unverifiable: it never imports as portable."""
+    path = build(
+        tmp_path / "c.acx",
+        key=PrivateKey.generate(),
+        package=write_package(tmp_path / "p", records=RECORDS[:1]),
+    )
+    _rewrite_a_memory_and_every_digest(path)
+    ((text, live),) = rows(path, "SELECT envelope, manifest_hash FROM signatures")
+    envelope = json.loads(text)
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    statement["subject"][0]["digest"]["sha256"] = live.removeprefix("sha256:")
+    statement["predicate"]["romDigest"] = statement["predicate"]["manifestHash"] = live
+    envelope["payload"] = base64.b64encode(canonicalize(statement)).decode()
+    execute(path, "UPDATE signatures SET envelope = ?", (canonicalize(envelope).decode(),))
+    report = check(path)
+    assert report.state is TrustState.PORTABLE
+    assert not report.signature_verified
+    seat = Seat(tmp_path / "seat")
+    with seat_engine(seat.ote, seat.url) as engine:
+        with pytest.raises(UntrustedCartridge, match="counts as legacy"):
+            import_cartridge(engine, path, accept={TrustState.PORTABLE})
+        assert seat.memories("seat:engram-implementer") == []
+        done = import_cartridge(engine, path, accept={TrustState.PORTABLE, TrustState.LEGACY})
+    assert done.imported == 1  # the user chose to take unsigned content

@@ -50,11 +50,22 @@ HOST_SKILL_DIRS = {
 
 
 def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:
-    """Refuse a report whose state is not accepted (``tampered`` never is)."""
+    """Refuse a report whose state is not accepted (``tampered`` never is).
+
+    A ``portable`` report whose signature could not be checked (no public key in the file or
+    the registry) is accepted only where ``legacy`` is: nothing vouched for its bytes, so an
+    editor who recomputed every digest and dropped the key must not pass as a signed file.
+    """
+    allowed = ", ".join(sorted(s.value for s in accept if s is not TrustState.TAMPERED))
     if report.state is TrustState.TAMPERED or report.state not in accept:
-        allowed = ", ".join(sorted(s.value for s in accept if s is not TrustState.TAMPERED))
         raise UntrustedCartridge(
             f"cartridge is {report.state.value} ({report.reason}); accepted: {allowed or 'none'}"
+        )
+    unchecked = report.state is TrustState.PORTABLE and not report.signature_verified
+    if unchecked and TrustState.LEGACY not in accept:
+        raise UntrustedCartridge(
+            f"cartridge is portable but its signature was not checked ({report.reason}): "
+            f"it counts as legacy; accepted: {allowed or 'none'}"
         )
 
 

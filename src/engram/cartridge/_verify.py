@@ -11,7 +11,10 @@ Numbered as the code runs:
    ``tampered``. The Statement must bind the live hash (subject, ``romDigest``,
    ``manifestHash``) and name the cartridge's signed ``acx.publisher_id``; else ``tampered``.
 4. With no key in hand at all the signature cannot be checked: ``portable`` with
-   ``signature_verified=False`` and a warning (never ``trusted``).
+   ``signature_verified=False`` and a warning (never ``trusted``); its Statement must still
+   bind the live hash and publisher. Callers that act on a cartridge
+   (:func:`engram.cartridge.require_state`) count such a report as ``legacy``: nothing vouched
+   for its bytes.
 5. ``engram.trust.evaluate_signer`` decides ``portable`` / ``trusted`` / ``local``.
 """
 
@@ -121,6 +124,11 @@ def verify_rom(
         keyid = envelope.signatures[0][0] or str(column_keyid)
         candidates = _candidates(registry, envelope, pem)
         if not candidates:
+            # Nothing can vouch for the payload, but a Statement that does not even name these
+            # bytes (or this publisher) is tampered whoever signed it.
+            unchecked = check_statement(envelope.payload, rom.manifest_hash)
+            if unchecked.publisher_id != rom.publisher_id:
+                raise CartridgeTampered("the Statement names another publisher")
             return _report(
                 base,
                 TrustState.PORTABLE,
