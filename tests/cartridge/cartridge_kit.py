@@ -29,6 +29,8 @@ from engram.cartridge import (
     verify,
     write,
 )
+from engram.cli import cli
+from engram.cli._app import run_cli
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey, PublicKey, save_private_key
 from engram.memory import default_manifest_text, export_memories
@@ -81,6 +83,20 @@ needs_sqlite3 = pytest.mark.skipif(
 needs_ssh_keygen = pytest.mark.skipif(
     shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed"
 )
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``engram ARGS`` in-process: (exit code, stdout, stderr)."""
+    code = run_cli(cli, list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str, code: str) -> None:
+    """A refusal is exactly one ``error: <code>: ...`` line on stderr, never a traceback."""
+    assert err.startswith(f"error: {code}: "), err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
 
 
 def copy_reference(tmp: Path) -> Path:

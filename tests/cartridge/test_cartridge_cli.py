@@ -19,24 +19,12 @@ from cartridge_kit import (
     digest,
     execute,
     key_file,
+    one_error_line,
+    run,
     write_package,
 )
 
-from engram.cli import cli
-from engram.cli._app import run_cli
 from engram.core.canonical import canonicalize
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run_cli(cli, list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err: str, code: str) -> None:
-    assert err.startswith(f"error: {code}: "), err
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
 
 
 @pytest.fixture
@@ -61,14 +49,14 @@ def seats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Seat, Sea
     ]
     source = tmp_path / "a-records.jsonl"
     source.write_bytes(b"".join(canonicalize(line) + b"\n" for line in lines))
-    assert _run(capsys, "record", "--from", str(source), *a.args())[0] == 0
+    assert run(capsys, "record", "--from", str(source), *a.args())[0] == 0
     return a, b
 
 
 def _export(
     capsys: pytest.CaptureFixture[str], seat: Seat, out: Path, *more: str
 ) -> tuple[int, str, str]:
-    return _run(
+    return run(
         capsys, "cartridge", "export", "-o", str(out), "--publisher", "io.github.acme",
         "--artifact-id", "seat", *more, *seat.args(),
     )  # fmt: skip
@@ -83,14 +71,14 @@ def test_round_trip_between_two_stores_without_duplicates(
     code, text, err = _export(capsys, a, out, "--ring", "M4", "--sign-key", str(sign_key))
     assert code == 0, err
     assert "memories:       3 (0 field-learned quarantined)" in text
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--local-key", str(sign_key))
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--local-key", str(sign_key))
     assert (code, "trust:    portable" in text) == (0, True)  # local needs the key in a registry
     imported = ["cartridge", "import", str(out), "--ring", "M4", "--accept", "portable", "--json"]
-    code, text, err = _run(capsys, *imported, *b.args())
+    code, text, err = run(capsys, *imported, *b.args())
     assert code == 0, err
     first = json.loads(text)
     assert (first["imported"], first["alreadyKnown"], first["trust"]["trust"]) == (3, 0, "portable")
-    code, text, _ = _run(capsys, *imported, *b.args())
+    code, text, _ = run(capsys, *imported, *b.args())
     second = json.loads(text)
     assert (second["imported"], second["alreadyKnown"]) == (0, 3)
     received = b.memories("seat:engram-implementer")
@@ -124,23 +112,23 @@ def test_repository_memory_is_field_learned_and_goes_only_home(
         capsys, a, out, "--ring", "M2", "--sign-key", str(sign_key), "--include-field-learned"
     )
     assert code == 2
-    _one_error_line(err, "invalid_cartridge")
+    one_error_line(err, "invalid_cartridge")
     assert "--installation-salt-file" in err
     code, _, err = _export(
         capsys, a, out, "--ring", "M2", "--sign-key", str(sign_key), "--include-field-learned",
         "--installation-salt-file", str(salt_file),
     )  # fmt: skip
     assert code == 0, err
-    code, text, _ = _run(capsys, "cartridge", "inspect", str(out), "--json")
+    code, text, _ = run(capsys, "cartridge", "inspect", str(out), "--json")
     assert json.loads(text)["memory"] == {"save": 1}
     importing = ["cartridge", "import", str(out), "--ring", "M3", "--accept", "portable", "--json"]
-    code, text, _ = _run(capsys, *importing, *b.args())
+    code, text, _ = run(capsys, *importing, *b.args())
     assert (json.loads(text)["quarantined"], json.loads(text)["imported"]) == (1, 0)
     assert b.memories("team:shared") == []
     # A teammate on the same codebase (same org salt, same repository) projects it.
     c = Seat(tmp_path / "c", "a" * 16)
     home = [*importing, "--codebase-fingerprint", c.codebase]
-    code, text, _ = _run(capsys, *home, *c.args())
+    code, text, _ = run(capsys, *home, *c.args())
     assert (json.loads(text)["imported"], json.loads(text)["quarantined"]) == (1, 0)
     assert [m["text"] for m in c.memories("team:shared")] == [
         "Our CI runs on the self-hosted runner pool."
@@ -154,20 +142,20 @@ def test_import_refuses_tampered_and_untrusted_cartridges_without_writing(
     a, b = seats
     out = tmp_path / "seat.acx"
     assert _export(capsys, a, out, "--ring", "M4", "--sign-key", str(sign_key))[0] == 0
-    code, _, err = _run(capsys, "cartridge", "import", str(out), *b.args())
+    code, _, err = run(capsys, "cartridge", "import", str(out), *b.args())
     assert code == 1
-    _one_error_line(err, "untrusted_cartridge")
+    one_error_line(err, "untrusted_cartridge")
     assert "portable" in err
     execute(out, "UPDATE memory SET payload = replace(payload, 'revert', 'rebase')")
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out))
+    code, text, _ = run(capsys, "cartridge", "verify", str(out))
     assert code == 1
     assert "trust:    tampered" in text
-    code, _, err = _run(capsys, "cartridge", "import", str(out), "--accept", "portable", *b.args())
+    code, _, err = run(capsys, "cartridge", "import", str(out), "--accept", "portable", *b.args())
     assert code == 1
-    _one_error_line(err, "untrusted_cartridge")
+    one_error_line(err, "untrusted_cartridge")
     assert "tampered" in err
     assert b.memories("seat:engram-implementer") == []
-    code, _, err = _run(capsys, "cartridge", "import", str(out), "--ring", "M0", *b.args())
+    code, _, err = run(capsys, "cartridge", "import", str(out), "--ring", "M0", *b.args())
     assert code == 1
     assert "not a writable mount" in err
 
@@ -178,23 +166,23 @@ def test_export_verify_strip_inspect(
 ) -> None:
     package = write_package(tmp_path / "pkg", records=RECORDS)
     out = tmp_path / "g.acx"
-    code, text, err = _run(
+    code, text, err = run(
         capsys, "cartridge", "export", str(package), "-o", str(out), "--publisher",
         "io.github.acme", "--include-field-learned", "--installation-salt-file", str(salt_file),
     )  # fmt: skip
     assert code == 0, err
     assert "unsigned (legacy)" in text
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out))
+    code, text, _ = run(capsys, "cartridge", "verify", str(out))
     assert code == 0
     assert "trust:    legacy" in text
-    code, text, _ = _run(
+    code, text, _ = run(
         capsys, "cartridge", "export", str(package), "-o", str(out), "--publisher",
         "io.github.acme", "--sign-key", str(sign_key), "--include-field-learned",
         "--installation-salt-file", str(salt_file),
     )  # fmt: skip
     assert code == 0
     manifest_hash = next(ln.split()[-1] for ln in text.splitlines() if ln.startswith("rom hash:"))
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--json")
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--json")
     report = json.loads(text)
     assert (report["trust"], report["manifestHash"], report["signatureVerified"]) == (
         "portable",
@@ -202,17 +190,17 @@ def test_export_verify_strip_inspect(
         True,
     )
     stripped = tmp_path / "rom.acx"
-    code, text, _ = _run(capsys, "cartridge", "strip", str(out), "-o", str(stripped))
+    code, text, _ = run(capsys, "cartridge", "strip", str(out), "-o", str(stripped))
     assert code == 0
     assert f"rom hash before strip: {manifest_hash}" in text
     assert f"rom hash after  strip: {manifest_hash}" in text
     assert "EQUAL" in text
-    code, text, _ = _run(capsys, "cartridge", "inspect", str(stripped))
+    code, text, _ = run(capsys, "cartridge", "inspect", str(stripped))
     assert code == 0
     assert "  - git-helper: Answers questions about a repository's git history." in text
     assert "  rom: 2" in text
     assert "save:" not in text
-    code, text, _ = _run(capsys, "cartridge", "inspect", str(out), "--json")
+    code, text, _ = run(capsys, "cartridge", "inspect", str(out), "--json")
     assert json.loads(text)["memory"] == {"rom": 2, "save": 1}
     assert json.loads(text)["meta"]["acx.save_codebase_fingerprint"]["signed"] is False
 
@@ -224,12 +212,12 @@ def test_export_refuses_a_record_that_leaks_the_signing_key(
     leak = {**RECORDS[0], "summary": "deploy with " + sign_key.read_text()}
     package = write_package(tmp_path / "pkg", records=[leak])
     out = tmp_path / "leak.acx"
-    code, _, err = _run(
+    code, _, err = run(
         capsys, "cartridge", "export", str(package), "-o", str(out), "--publisher",
         "io.github.acme", "--sign-key", str(sign_key),
     )  # fmt: skip
     assert code == 2
-    _one_error_line(err, "scrub_blocked")
+    one_error_line(err, "scrub_blocked")
     assert "private-key" in err
     assert "PRIVATE KEY" not in err
     assert not out.exists()
@@ -243,12 +231,12 @@ def test_a_private_key_given_as_the_registry_is_refused_as_private_material(
 ) -> None:
     out = tmp_path / "c.acx"
     export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(out), "--publisher"]
-    assert _run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
     for command in ("verify", "ls", "load", "import"):
         target = str(tmp_path) if command == "ls" else str(out)
-        code, _, err = _run(capsys, "cartridge", command, target, flag, str(sign_key))
+        code, _, err = run(capsys, "cartridge", command, target, flag, str(sign_key))
         assert code == 2, (command, err)
-        _one_error_line(err, "invalid_trust_registry")
+        one_error_line(err, "invalid_trust_registry")
         assert "private key material" in err
         assert "BEGIN" not in err
 
@@ -257,29 +245,29 @@ def test_a_private_key_given_as_the_registry_is_refused_as_private_material(
 def test_keygen_and_trust_registry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     key = tmp_path / "keys" / "pub.pem"
     key.parent.mkdir()
-    assert _run(capsys, "cartridge", "keygen", "-o", str(key))[0] == 0
+    assert run(capsys, "cartridge", "keygen", "-o", str(key))[0] == 0
     assert key.stat().st_mode & 0o777 == 0o600
     assert b"PRIVATE KEY" not in Path(f"{key}.pub").read_bytes()
-    code, _, err = _run(capsys, "cartridge", "keygen", "-o", str(tmp_path / "oops.acx"))
+    code, _, err = run(capsys, "cartridge", "keygen", "-o", str(tmp_path / "oops.acx"))
     assert code == 1
-    _one_error_line(err, "key_file_error")
+    one_error_line(err, "key_file_error")
     registry = tmp_path / "trust.json"
     add = ["cartridge", "trust", "add", str(registry), "--publisher", "io.github.acme"]
     proof = ["--proof", "github-oidc:repo:acme/a:ref:refs/heads/main"]
-    code, _, err = _run(capsys, *add, "--key", f"{key}.pub", *proof)
+    code, _, err = run(capsys, *add, "--key", f"{key}.pub", *proof)
     assert code == 0, err
     assert b"PRIVATE" not in registry.read_bytes()
-    code, _, err = _run(capsys, *add, "--key", str(key), *proof)
+    code, _, err = run(capsys, *add, "--key", str(key), *proof)
     assert code == 2
-    _one_error_line(err, "invalid_trust_registry")  # already listed
+    one_error_line(err, "invalid_trust_registry")  # already listed
     out = tmp_path / "a.acx"
     export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(out), "--publisher"]
-    assert _run(capsys, *export, "io.github.acme", "--sign-key", str(key))[0] == 0
+    assert run(capsys, *export, "io.github.acme", "--sign-key", str(key))[0] == 0
     assert b"PRIVATE KEY" not in out.read_bytes()
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--registry", str(registry))
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--registry", str(registry))
     assert code == 0
     assert "trust:    trusted" in text
-    code, text, _ = _run(
+    code, text, _ = run(
         capsys,
         "cartridge",
         "verify",
@@ -291,14 +279,14 @@ def test_keygen_and_trust_registry(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     assert code == 0
     assert "trust:    local" in text
-    code, text, _ = _run(capsys, "cartridge", "trust", "list", str(registry))
+    code, text, _ = run(capsys, "cartridge", "trust", "list", str(registry))
     keyid = text.split()[0]
-    assert _run(capsys, "cartridge", "trust", "remove", str(registry), keyid)[0] == 0
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--registry", str(registry))
+    assert run(capsys, "cartridge", "trust", "remove", str(registry), keyid)[0] == 0
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--registry", str(registry))
     assert "trust:    portable" in text
-    code, _, err = _run(capsys, "cartridge", "trust", "remove", str(registry), keyid)
+    code, _, err = run(capsys, "cartridge", "trust", "remove", str(registry), keyid)
     assert code == 2
-    _one_error_line(err, "invalid_trust_registry")
+    one_error_line(err, "invalid_trust_registry")
 
 
 @pytest.mark.req("engram.cartridge.cli-errors")
@@ -307,7 +295,7 @@ def test_every_refusal_is_one_line_with_its_exit_code(
 ) -> None:
     good = tmp_path / "good.acx"
     export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(good), "--publisher"]
-    assert _run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
     bad = tmp_path / "bad.acx"
     bad.write_bytes(b"not a cartridge at all" * 10)
     bad_json = tmp_path / "bad.json"
@@ -394,9 +382,9 @@ def test_every_refusal_is_one_line_with_its_exit_code(
     ]
     for args, exit_code, code in cases:
         before = digest(good)
-        got, _, err = _run(capsys, "cartridge", *args)
+        got, _, err = run(capsys, "cartridge", *args)
         assert got == exit_code, (args, err)
-        _one_error_line(err, code)
+        one_error_line(err, code)
         assert digest(good) == before, args
     assert not (tmp_path / "x.acx").exists()
     assert not (tmp_path / "s.acx").exists()

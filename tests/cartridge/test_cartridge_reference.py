@@ -12,7 +12,6 @@ import json
 import sqlite3
 import subprocess
 import zlib
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from cartridge_kit import (
     REFERENCE_INDEX,
     REFERENCE_KEY_PEM,
     copy_reference,
+    registry_for,
 )
 
 from engram.cartridge import (
@@ -35,35 +35,11 @@ from engram.cartridge import (
     verify,
 )
 from engram.core.keys import PublicKey
-from engram.trust import (
-    GITHUB_OIDC_ISSUER,
-    KeyStatus,
-    NamespaceProof,
-    ProofMethod,
-    TrustedKey,
-    TrustRegistry,
-    TrustState,
-)
+from engram.trust import TrustRegistry, TrustState
 
 
 def _registry() -> TrustRegistry:
-    key = PublicKey.from_pem(REFERENCE_KEY_PEM.encode())
-    return TrustRegistry.empty().with_key(
-        TrustedKey(
-            keyid=key.key_id,
-            publisher_id="io.github.ridgeworks",
-            public_key=key,
-            status=KeyStatus.ACTIVE,
-            not_before=datetime(2026, 1, 1, tzinfo=UTC),
-            not_after=datetime(2027, 1, 1, tzinfo=UTC),
-            namespace_proof=NamespaceProof(
-                ProofMethod.GITHUB_OIDC,
-                datetime(2026, 1, 1, tzinfo=UTC),
-                oidc_subject="repo:ridgeworks/agents:ref:refs/heads/main",
-                oidc_issuer=GITHUB_OIDC_ISSUER,
-            ),
-        )
-    )
+    return registry_for(PublicKey.from_pem(REFERENCE_KEY_PEM.encode()), "io.github.ridgeworks")
 
 
 @pytest.mark.req("engram.cartridge.rom-manifest", "engram.cartridge.reference-interop")

@@ -20,28 +20,16 @@ from cartridge_kit import (
     digest,
     needs_sqlite3,
     needs_ssh_keygen,
+    one_error_line,
+    run,
     stock_sqlite3,
     write_package,
 )
 
-from engram.cli import cli
-from engram.cli._app import run_cli
 from engram.core.keys import load_private_key
 
 pytestmark = [needs_sqlite3, needs_ssh_keygen]
 GRANT = "github-oidc:repo:acme/agents:ref:refs/heads/main"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run_cli(cli, list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err: str, code: str) -> None:
-    assert err.startswith(f"error: {code}: "), err
-    assert err.count("\n") == 1, err
-    assert "Traceback" not in err
 
 
 def _ssh_key(path: Path) -> Path:
@@ -59,14 +47,14 @@ def made(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path
     package = write_package(tmp_path / "pkg")
     key, other = _ssh_key(tmp_path / "id_ed25519"), _ssh_key(tmp_path / "other_ed25519")
     out = tmp_path / "git-helper.acx"
-    code, text, err = _run(
+    code, text, err = run(
         capsys, "cartridge", "export", str(package), "-o", str(out),
         "--publisher", "io.github.acme", "--sign-key", str(key),
     )  # fmt: skip
     assert code == 0, err
     assert load_private_key(key).public_key().key_id in text
     registry = tmp_path / "trust.json"
-    code, _, err = _run(
+    code, _, err = run(
         capsys, "cartridge", "trust", "add", str(registry), "--key", f"{key}.pub",
         "--publisher", "io.github.acme", "--proof", GRANT,
     )  # fmt: skip
@@ -80,24 +68,24 @@ def test_ssh_keygen_keys_sign_and_set_the_trust_state(
 ) -> None:
     out, key, other, registry = made
     keyid = load_private_key(key).public_key().key_id
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--json")
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--json")
     report = json.loads(text)
     assert (code, report["trust"], report["keyid"]) == (0, "portable", keyid)
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), "--trust", str(registry))
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), "--trust", str(registry))
     assert (code, "trust:    trusted" in text) == (0, True)
     local = ["--registry", str(registry), "--local-key", str(key)]
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), *local)
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), *local)
     assert (code, "trust:    local" in text) == (0, True)
     assert b"OPENSSH" not in out.read_bytes()
     assert b"dana@laptop" not in out.read_bytes()
     # The same package signed by another key the registry does not list: portable.
     again = tmp_path / "other.acx"
-    code, _, _ = _run(
+    code, _, _ = run(
         capsys, "cartridge", "export", str(tmp_path / "pkg"), "-o", str(again),
         "--publisher", "io.github.acme", "--sign-key", str(other),
     )  # fmt: skip
     assert code == 0
-    code, text, _ = _run(capsys, "cartridge", "verify", str(again), "--trust", str(registry))
+    code, text, _ = run(capsys, "cartridge", "verify", str(again), "--trust", str(registry))
     assert (code, "trust:    portable" in text) == (0, True)
 
 
@@ -106,12 +94,12 @@ def test_an_openssh_private_key_given_as_the_trust_registry_is_refused(
     made: tuple[Path, Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, key, _, _ = made
-    code, _, err = _run(capsys, "cartridge", "verify", str(out), "--trust", str(key))
+    code, _, err = run(capsys, "cartridge", "verify", str(out), "--trust", str(key))
     assert code == 2
-    _one_error_line(err, "invalid_trust_registry")
+    one_error_line(err, "invalid_trust_registry")
     assert "private key material" in err
     assert "OPENSSH" not in err
-    code, _, err = _run(
+    code, _, err = run(
         capsys, "cartridge", "trust", "add", str(out.parent / "t.json"), "--key", str(key),
         "--publisher", "io.github.acme", "--proof", GRANT,
     )  # fmt: skip
@@ -130,7 +118,7 @@ def test_stock_sqlite3_tampering_is_tampered(
         oid,
         "UPDATE objects SET oid = 'sha256:ff' || substr(oid, 10) WHERE source_ref LIKE '%SKILL.md'",
     )
-    code, text, _ = _run(capsys, "cartridge", "verify", str(oid), "--trust", str(registry))
+    code, text, _ = run(capsys, "cartridge", "verify", str(oid), "--trust", str(registry))
     assert code == 1
     assert "trust:    tampered" in text
     assert f"issue:    {SKILL_PATH}: oid mismatch" in text
@@ -147,15 +135,15 @@ def test_stock_sqlite3_tampering_is_tampered(
     shutil.copyfile(out, body)
     stock_sqlite3(body, "-Au", SKILL_PATH, cwd=work)
     assert digest(body) != digest(out)
-    code, text, _ = _run(capsys, "cartridge", "verify", str(body), "--trust", str(registry))
+    code, text, _ = run(capsys, "cartridge", "verify", str(body), "--trust", str(registry))
     assert code == 1
     assert "trust:    tampered" in text
     assert f"issue:    {SKILL_PATH}: oid mismatch" in text
     for command in ("check", "card", "activate"):
         extra = ["--url", "https://x.example"] if command == "card" else ["--all-tools"]
-        code, _, err = _run(capsys, "cartridge", command, str(body), *extra)
+        code, _, err = run(capsys, "cartridge", command, str(body), *extra)
         assert code == 1, command
-        _one_error_line(err, "untrusted_cartridge")
+        one_error_line(err, "untrusted_cartridge")
         assert "tampered" in err
 
 
@@ -191,14 +179,14 @@ def test_stock_sqlite3_edits_that_break_the_format_are_one_line_refusals(
     out = made[0]
     stock_sqlite3(out, sql)
     for command in ("verify", "inspect", "spec", "check"):
-        code, _, err = _run(capsys, "cartridge", command, str(out))
+        code, _, err = run(capsys, "cartridge", command, str(out))
         assert code == 2, command
-        _one_error_line(err, "invalid_cartridge")
+        one_error_line(err, "invalid_cartridge")
         assert message in err
     before = digest(out)
-    code, _, err = _run(capsys, "cartridge", "strip", str(out), "-o", str(tmp_path / "s.acx"))
+    code, _, err = run(capsys, "cartridge", "strip", str(out), "-o", str(tmp_path / "s.acx"))
     assert code == 2
-    _one_error_line(err, "invalid_cartridge")
+    one_error_line(err, "invalid_cartridge")
     assert digest(out) == before
     assert not (tmp_path / "s.acx").exists()
 
@@ -210,16 +198,16 @@ def test_activate_from_the_shell_refuses_without_touching_save(
     out, key, _, registry = made
     before = digest(out)
     trust = ["--registry", str(registry), "--local-key", str(key)]
-    code, _, err = _run(
+    code, _, err = run(
         capsys, "cartridge", "activate", str(out), *trust, "--tools", "execute",
         "--mcp-revision", "2024-10-07",
     )  # fmt: skip
     assert code == 1
-    _one_error_line(err, "activation_refused")
+    one_error_line(err, "activation_refused")
     assert "acx:dispatch: unbound" in err
     assert "floor is 2024-11-05" in err
     assert digest(out) == before
-    code, text, _ = _run(
+    code, text, _ = run(
         capsys, "cartridge", "activate", str(out), *trust, "--tools", "execute", "--json"
     )
     assert code == 1
@@ -228,22 +216,22 @@ def test_activate_from_the_shell_refuses_without_touching_save(
     assert refused["descriptor"]["verdict"] == "refuse"
     assert digest(out) == before
 
-    code, _, err = _run(capsys, "cartridge", "activate", str(out), "--all-tools")
+    code, _, err = run(capsys, "cartridge", "activate", str(out), "--all-tools")
     assert code == 1
-    _one_error_line(err, "untrusted_cartridge")  # portable is not accepted by default
+    one_error_line(err, "untrusted_cartridge")  # portable is not accepted by default
     assert digest(out) == before
 
-    code, text, err = _run(
+    code, text, err = run(
         capsys, "cartridge", "activate", str(out), *trust, "--all-tools", "--json"
     )
     assert code == 0, err
     descriptor = json.loads(text)
     assert (descriptor["verdict"], descriptor["protocolRevision"]) == ("accept", "2025-11-25")
-    code, text, _ = _run(capsys, "cartridge", "inspect", str(out), "--json")
+    code, text, _ = run(capsys, "cartridge", "inspect", str(out), "--json")
     assert json.loads(text)["trust"]["trust"] == "portable"  # no registry given to inspect
     listing = stock_sqlite3(out, "-At").split()
     assert "save/harness-compliance.json" in listing
-    code, text, _ = _run(capsys, "cartridge", "verify", str(out), *trust)
+    code, text, _ = run(capsys, "cartridge", "verify", str(out), *trust)
     assert "trust:    local" in text
 
 
@@ -253,13 +241,13 @@ def test_load_installs_the_skills_where_the_host_looks(
 ) -> None:
     out = made[0]
     target = tmp_path / "host-skills"
-    code, text, _ = _run(
+    code, text, _ = run(
         capsys, "cartridge", "load", str(out), "--skills-dir", str(target), "--print-only"
     )
     assert code == 0
     assert f"git-helper: {target / 'git-helper'}" in text
     assert not target.exists()
-    code, text, _ = _run(capsys, "cartridge", "load", str(out), "--skills-dir", str(target))
+    code, text, _ = run(capsys, "cartridge", "load", str(out), "--skills-dir", str(target))
     assert code == 0
     assert "installed 1 skill(s), 4 file(s)" in text
     source = tmp_path / "pkg" / "skills" / "git-helper"
@@ -267,6 +255,6 @@ def test_load_installs_the_skills_where_the_host_looks(
         assert (target / "git-helper" / name).read_bytes() == (source / name).read_bytes()
     assert os.access(target / "git-helper" / "scripts" / "blame.sh", os.X_OK)
     assert not os.access(target / "git-helper" / "SKILL.md", os.X_OK)
-    code, _, err = _run(capsys, "cartridge", "load", str(out), "--accept", "trusted")
+    code, _, err = run(capsys, "cartridge", "load", str(out), "--accept", "trusted")
     assert code == 1
-    _one_error_line(err, "untrusted_cartridge")
+    one_error_line(err, "untrusted_cartridge")

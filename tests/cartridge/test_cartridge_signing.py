@@ -259,15 +259,20 @@ def test_a_malformed_envelope_is_tampered(signed: Path, change: Any, message: st
     assert any(part in report.reason for part in message.split("|")), report.reason
 
 
-@pytest.mark.req("engram.cartridge.dsse-rom-manifest")
-def test_a_statement_resigned_by_another_key_under_the_old_keyid_is_tampered(signed: Path) -> None:
-    envelope = _envelope(signed)
+def _resign(path: Path) -> PrivateKey:
+    """Re-sign the same Statement with a fresh key, keeping the publisher's keyid hint."""
+    envelope = _envelope(path)
     mallory = PrivateKey.generate()
     payload = base64.b64decode(envelope["payload"])
-    envelope["signatures"][0]["sig"] = base64.b64encode(
-        mallory.sign(pae(PAYLOAD_TYPE, payload))
-    ).decode()
-    _set_envelope(signed, envelope)
+    signature = mallory.sign(pae(PAYLOAD_TYPE, payload))
+    envelope["signatures"][0]["sig"] = base64.b64encode(signature).decode()
+    _set_envelope(path, envelope)
+    return mallory
+
+
+@pytest.mark.req("engram.cartridge.dsse-rom-manifest")
+def test_a_statement_resigned_by_another_key_under_the_old_keyid_is_tampered(signed: Path) -> None:
+    _resign(signed)
     assert check(signed).state is TrustState.TAMPERED
 
 
@@ -276,13 +281,7 @@ def test_a_column_key_swapped_in_by_an_attacker_never_grants_trust(
     signed: Path, key: PrivateKey
 ) -> None:
     """Re-signing with one's own key and storing its PEM in the row verifies - as portable."""
-    envelope = _envelope(signed)
-    mallory = PrivateKey.generate()
-    payload = base64.b64decode(envelope["payload"])
-    envelope["signatures"][0]["sig"] = base64.b64encode(
-        mallory.sign(pae(PAYLOAD_TYPE, payload))
-    ).decode()
-    _set_envelope(signed, envelope)  # the keyid hint still names the publisher's key
+    mallory = _resign(signed)  # the keyid hint still names the publisher's key
     execute(
         signed,
         "UPDATE signatures SET public_key_pem = ?",
