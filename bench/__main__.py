@@ -12,6 +12,7 @@ BENCHMARKS = {
     "cartridge": "bench.bench_cartridge",
     "mcp": "bench.bench_mcp",
     "recall": "bench.bench_recall",
+    "tamper": "bench.bench_tamper",
 }
 
 
@@ -26,8 +27,8 @@ def main(argv: list[str] | None = None) -> int:
             doc = importlib.import_module(module).__doc__ or ""
             print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
-    importlib.import_module(BENCHMARKS[args.name]).main(rounds=args.rounds)
-    return 0
+    status = importlib.import_module(BENCHMARKS[args.name]).main(rounds=args.rounds)
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

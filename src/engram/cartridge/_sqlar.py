@@ -1,10 +1,12 @@
 """The stock ``sqlar`` row format, read and written exactly as ``sqlite3 -A`` does.
 
-Spec: acx-cartridge-conformance §12 item 2 ("stock ``sqlar`` schema") and the rules observed in
-shared/vectors/sqlar/SOURCE.txt (written by the stock CLI, sqlite3 3.40.1); docs/spec/acx.md §2.
+Spec: lboel/acx@85f1358 SPEC.md §12 item 2 ("stock ``sqlar`` schema") and the rules observed in
+tests/vectors/sqlar/SOURCE.txt (written by the stock CLI, sqlite3 3.40.1); docs/spec/acx.md §2.
 
 - ``data`` is zlib (RFC 1950, ``78 9c``, level 6 as ``compress()`` uses) only when that is
   strictly smaller than the content; otherwise the bytes are stored raw and ``length(data) == sz``.
+  engram writes every row stored (``encode(..., compress=True)`` gives the stock choice): the ACX
+  reference reads only raw Deflate and stock sqlite3 only zlib, and both read stored rows.
 - An empty file is ``sz = 0`` with a zero-length blob, never NULL.
 - A directory is mode ``040755``, ``sz = 0``, ``data`` NULL.
 - ``mode`` is the full ``st_mode``; ``mtime`` is unix seconds.

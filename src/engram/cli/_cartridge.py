@@ -53,6 +53,7 @@ from engram.cartridge import (
 from engram.cartridge._harness import harness_problems
 from engram.cartridge._host import harness_of
 from engram.cli._app import cli
+from engram.cli._common import database_option
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, PublicKey, load_private_key, save_private_key
@@ -139,7 +140,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 @click.option("--artifact-version", default=None)
 @click.option("--ring", default=None, help="Also export this ring's memories (M2, M3, M4).")
 @click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option("--database", "--db", "database", default=None, metavar="URL")
+@database_option
 def export_command(
     package: Path | None,
     out: Path,
@@ -570,7 +571,7 @@ def load_command(
 )
 @json_option
 @click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option("--database", "--db", "database", default=None, metavar="URL")
+@database_option
 def import_command(
     file: Path,
     ring: str,

@@ -1,11 +1,11 @@
 """The in-process retrieval index: BM25 with corpus IDF over an inverted index, and vector matrices.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_recall ("lexical (FTS5 BM25 + Corpus IDF) + dense").
-SQLite's FTS5 does not exist on PostgreSQL and pgvector is not installed, so both lexical and
-vector scoring run here, in numpy, over an index loaded from the store and kept current through
-the ``memory_generation`` counter (new rows are loaded incrementally; a ring move rebuilds).
-The BM25 ranking function is the one FTS5 uses (k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) /
-(n + 0.5) + 1) over the whole corpus). Decisions: ``docs/spec/memory-retrieval.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall ("lexical (FTS5 BM25 +
+Corpus IDF) + dense"). SQLite's FTS5 does not exist on PostgreSQL and pgvector is not installed, so
+both lexical and vector scoring run here, in numpy, over an index loaded from the store and kept
+current through the ``memory_generation`` counter (new rows are loaded incrementally; a ring move
+rebuilds). The BM25 ranking function is the one FTS5 uses (k1 = 1.2, b = 0.75, IDF = ln((N - n +
+0.5) / (n + 0.5) + 1) over the whole corpus). Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations

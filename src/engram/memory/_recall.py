@@ -1,8 +1,8 @@
 """``recall``: hybrid retrieval over the seat's mounted rings, cut to its token budget.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_recall: "Two-stage hybrid lexical (FTS5 BM25 + Corpus
-IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank) retrieval with MMR
-slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall: "Two-stage hybrid lexical
+(FTS5 BM25 + Corpus IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank)
+retrieval with MMR slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
 
 Stages: (1) BM25 over the in-process index, smoothed with the neighbouring memories of the same
 thread (a conversation, an episode) because an answer often sits next to the words that find it;

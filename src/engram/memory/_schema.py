@@ -1,11 +1,12 @@
 """The memory engine's tables, as one store Component (runs on SQLite and PostgreSQL).
 
-Spec: engram-ote-v1-and-mcp §3.2: memories with "dual-table vector storage (memory_vectors 128-dim
-local baseline + memory_dense_vectors neural vector)", and outcome events with their oracle and
-decision_id. ``memory_generation`` is a one-row counter every write bumps, so a process holding
-an in-memory retrieval index knows cheaply whether to load new rows (``appended``) or rebuild
-(``rebuilt``, after ring ids move). Writers update it first, which serialises them on
-PostgreSQL, so ``n`` order is commit order and incremental loading never skips a row.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2): memories with "dual-table vector
+storage (memory_vectors 128-dim local baseline + memory_dense_vectors neural vector)", and outcome
+events with their oracle and decision_id. ``memory_generation`` is a one-row counter every write
+bumps, so a process holding an in-memory retrieval index knows cheaply whether to load new rows
+(``appended``) or rebuild (``rebuilt``, after ring ids move). Writers update it first, which
+serialises them on PostgreSQL, so ``n`` order is commit order and incremental loading never skips a
+row.
 """
 
 from __future__ import annotations
