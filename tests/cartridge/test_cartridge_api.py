@@ -25,7 +25,8 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 
 @pytest.mark.req("engram.cartridge.store-round-trip")
 def test_cartridge_never_imports_sibling_domains_or_adapters() -> None:
-    """Domain packages are siblings (DESIGN.md): memory meets cartridge only in engram.transfer."""
+    """Domain packages are siblings (the layer contracts in pyproject.toml): memory meets cartridge
+    only in engram.transfer."""
     forbidden = (
         "engram.memory",
         "engram.context",
