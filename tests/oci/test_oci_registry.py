@@ -5,6 +5,7 @@ API: push, pull byte-exact, the referrers-tag fallback, refusals, skopeo, oras-p
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import json
 import sqlite3
@@ -380,8 +381,9 @@ def test_the_cosign_signature_and_attestation_follow_cosigns_specs(
     raw = json.loads(registry.get(f"/v2/acme/cosigned/blobs/{att_layer['digest']}").content)
     assert raw["payloadType"] == "application/vnd.in-toto+json"
     assert [s["keyid"] for s in raw["signatures"]] == [""]  # as cosign writes a key-signed one
-    envelope = Envelope.from_dict(raw)  # securesystemslib's DSSE: an independent PAE
-    public.verify(base64.b64decode(raw["signatures"][0]["sig"]), envelope.pae())
+    signature_b64 = raw["signatures"][0]["sig"]
+    envelope = Envelope.from_dict(copy.deepcopy(raw))  # securesystemslib's DSSE: its own PAE
+    public.verify(base64.b64decode(signature_b64), envelope.pae())
     statement: dict[str, Any] = json.loads(envelope.payload)
     # cosign checks the Statement's subject against the image manifest digest, not the ROM hash.
     assert statement["subject"][0]["digest"] == {"sha256": hexdigest}
