@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from engram.cartridge import Cartridge, spec_report, verify_rom
 from engram.core.canonical import JsonValue, parse_strict
@@ -34,6 +33,7 @@ from engram.registry._layout import (
     WORKFLOW,
     Coordinate,
     canonical_path,
+    https_url,
     identity_problem,
 )
 from engram.registry._problems import Problem
@@ -280,23 +280,6 @@ def summarize_cartridge(
 # -- workflows and Agent Graphs --------------------------------------------------------------
 
 
-def _https_source(value: object) -> bool:
-    if (
-        not isinstance(value, str)
-        or len(value) > 2048
-        or value != value.strip()
-        or any(c.isspace() for c in value)
-    ):
-        return False
-    parts = urlsplit(value)
-    return (
-        parts.scheme == "https"
-        and bool(parts.hostname)
-        and not parts.username
-        and not parts.password
-    )
-
-
 def lineage_problems(
     document: dict[str, Any], own: Coordinate | None, relative: str
 ) -> list[Problem]:
@@ -354,7 +337,7 @@ def lineage_problems(
                     f"{where}.relation must be fork, remix, derived-from or supersedes",
                 )
             )
-        if "source" in parent and not _https_source(parent["source"]):
+        if "source" in parent and not https_url(parent["source"]):
             found.append(
                 Problem(
                     relative,

@@ -16,6 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import semver
 
@@ -97,6 +98,34 @@ def identity_problem(
     return None
 
 
+def https_url(value: object) -> bool:
+    """An absolute ``https`` URL of at most 2048 characters, no whitespace, no credentials."""
+    if not isinstance(value, str) or len(value) > 2048 or any(c.isspace() for c in value):
+        return False
+    parts = urlsplit(value)
+    return (
+        parts.scheme == "https"
+        and bool(parts.hostname)
+        and not parts.username
+        and not parts.password
+    )
+
+
+def inside(root: Path, relative: str) -> Path:
+    """``root/relative`` after checking every segment: no ``..``, ``.`` or empty segment and no
+    symbolic link on the way (§17.6 item 2); raises ``ValueError`` naming the reason."""
+    if root.is_symlink():
+        raise ValueError(f"the registry folder {root} is a symbolic link")
+    current = root
+    for part in relative.split("/"):
+        if part in ("", ".", ".."):
+            raise ValueError(f"{relative} is not a registry path")
+        current = current / part
+        if current.is_symlink():
+            raise ValueError(f"{relative}: symbolic links are refused")
+    return current
+
+
 def semver_key(version: str) -> semver.Version:
     """SemVer 2.0.0 precedence (``semver``); build metadata is ignored, as the spec says."""
     return semver.Version.parse(version).replace(build=None)
@@ -161,7 +190,9 @@ __all__ = [
     "Coordinate",
     "Found",
     "canonical_path",
+    "https_url",
     "identity_problem",
+    "inside",
     "semver_key",
     "walk",
 ]

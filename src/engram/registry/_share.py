@@ -29,7 +29,7 @@ from engram.registry._artifacts import (
     summarize_graph,
     summarize_workflow,
 )
-from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path
+from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path, inside
 from engram.registry._problems import Problem, RegistryRefused
 from engram.trust import TrustRegistry
 from engram.workflow import load_document, verify_workflow
@@ -66,17 +66,10 @@ def _digest(path: Path) -> str:
 
 
 def _inside(root: Path, relative: str) -> Path:
-    """``root/relative`` with no symbolic link on the way and nothing outside ``root``."""
-    if root.is_symlink():
-        raise RegistryRefused(f"the registry folder {root} is a symbolic link")
-    current = root
-    for part in relative.split("/"):
-        if part in ("", ".", ".."):
-            raise RegistryRefused(f"{relative} is not a registry path")
-        current = current / part
-        if current.is_symlink():
-            raise RegistryRefused(f"{current} is a symbolic link: refused")
-    return current
+    try:
+        return inside(root, relative)
+    except ValueError as e:
+        raise RegistryRefused(str(e)) from e
 
 
 def _pins(summary: Summary, root: Path, now: datetime) -> list[Problem]:

@@ -46,6 +46,7 @@ from engram.registry._layout import (
     WORKFLOW,
     Coordinate,
     canonical_path,
+    inside,
 )
 from engram.registry._problems import RegistryRefused
 from engram.trust import TrustRegistry
@@ -155,16 +156,13 @@ def _reverify(
 
 
 def _read_canonical(registry: Path, relative: str) -> bytes:
-    current = registry
-    for part in relative.split("/"):
-        if part in ("", ".", ".."):
-            raise RegistryRefused(f"{relative}: not a registry path")
-        current = current / part
-        if current.is_symlink():
-            raise RegistryRefused(f"{relative}: symbolic links are refused")
-    if not current.is_file():
+    try:
+        path = inside(registry, relative)
+    except ValueError as e:
+        raise RegistryRefused(str(e)) from e
+    if not path.is_file():
         raise RegistryRefused(f"{relative}: not a regular file")
-    return current.read_bytes()
+    return path.read_bytes()
 
 
 def _level_text(entry: dict[str, Any]) -> str:

@@ -16,14 +16,13 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
-from urllib.parse import urlsplit
 
 import jsonschema
 
 from engram.core.canonical import JsonValue, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
-from engram.registry._layout import STATUS_FILE, Coordinate
+from engram.registry._layout import STATUS_FILE, Coordinate, https_url
 from engram.registry._problems import Problem
 from engram.workflow import packaged_schema
 
@@ -110,18 +109,6 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _https(value: object) -> bool:
-    if not isinstance(value, str) or value != value.strip() or len(value) > 2048:
-        return False
-    parts = urlsplit(value)
-    return (
-        parts.scheme == "https"
-        and bool(parts.hostname)
-        and not parts.username
-        and not parts.password
-    )
-
-
 def _instant(value: object) -> bool:
     try:
         parse_instant(str(value))
@@ -170,7 +157,7 @@ def load_ledger(data: bytes | None) -> Ledger:
             problems.append(
                 Problem(STATUS_FILE, RULE, f"{where}.recordedAt is not an RFC 3339 date-time")
             )
-        if "advisory" in entry and not _https(entry["advisory"]):
+        if "advisory" in entry and not https_url(entry["advisory"]):
             problems.append(
                 Problem(
                     STATUS_FILE,
