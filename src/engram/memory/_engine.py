@@ -9,43 +9,77 @@ repositories under one HOME never share an M2 memory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from engram.core.canonical import canonicalize, check_i_json
 from engram.core.clock import Clock, format_instant_precise
-from engram.errors import Forbidden, InvalidRequest, RemoteError
+from engram.errors import Busy, Forbidden, InvalidRequest, RemoteError, StoreError
 from engram.memory import _repo
 from engram.memory._attestation import Anchor, load_anchor
 from engram.memory._index import RetrievalIndex
 from engram.memory._manifest import Mount, OteSpec
-from engram.memory._models import Memory, RecordInput, RecordResult
+from engram.memory._models import Memory, MemoryStatus, RecordInput, RecordResult
 from engram.memory._remote import CrossEncoder, Embedder
-from engram.memory._schema import MEMORY_COMPONENT
-from engram.memory._text import (
-    LOCAL_DIMS,
-    LOCAL_ENGINE,
-    extract_entities,
-    local_vectors,
-    token_cost,
-    vector_to_blob,
-)
-from engram.store import Store
+from engram.memory._schema import migrate_memory
+from engram.memory._text import extract_entities, token_cost, vector_to_blob
+from engram.store import Store, Tx
 
 MAX_TEXT = 100_000
+BUSY_RETRY_SECONDS = 1
+
+
+def _is_busy(error: BaseException) -> bool:
+    cause = error.__cause__
+    if isinstance(cause, sqlite3.OperationalError):
+        code = getattr(cause, "sqlite_errorcode", None)
+        return code in (5, 6) or "locked" in str(cause) or "busy" in str(cause)
+    name = type(cause).__name__ if cause is not None else ""
+    return name in ("LockNotAvailable", "SerializationFailure", "DeadlockDetected")
+
+
+@contextlib.contextmanager
+def writing(store: Store) -> Iterator[Tx]:
+    """A write transaction; another writer holding the lock past the busy timeout is a
+    retryable ``busy`` error (503, ``retry_after``), never ``server_error``."""
+    try:
+        with store.transaction() as tx:
+            yield tx
+    except StoreError as e:
+        if _is_busy(e):
+            raise Busy(
+                "the store is busy: another writer held its lock longer than the busy timeout; "
+                "nothing was written, retry",
+                BUSY_RETRY_SECONDS,
+            ) from e
+        raise
+
+
+def default_index_folder(store: Store) -> Path | None:
+    """``<database file>.index`` beside a SQLite file; None (a private folder) otherwise."""
+    path = getattr(store, "path", None)
+    if isinstance(path, Path):
+        return path.with_name(path.name + ".index")
+    return None
 
 
 @dataclass
 class MemoryEngine:
     """A seat's view of one store: its manifest, clock, optional remote stages and index.
 
-    Build one with :func:`open_engine`; hold it for the life of a process so recall reuses the
-    in-memory index (it reloads only what other writers added). One engine may be shared by
-    threads (the MCP server runs tools on worker threads, ``engram serve`` answers /mcp from
-    many): ``lock`` guards the index, which recall loads and reads; writes go through store
+    Build one with :func:`open_engine`. The retrieval index is files beside the store, shared
+    by every process (``index_folder``; None = a private folder, rebuilt per process, for
+    ``memory://`` and for PostgreSQL when the caller names no per-host folder). One engine may
+    be shared by threads (the MCP server runs tools on worker threads, ``engram serve``
+    answers /mcp from many): ``lock`` guards the index handle; writes go through store
     transactions and need no lock here.
     """
 
@@ -54,13 +88,21 @@ class MemoryEngine:
     clock: Clock
     embedder: Embedder | None = None
     reranker: CrossEncoder | None = None
+    index_folder: Path | None = None
     index: RetrievalIndex = field(init=False)
     lock: threading.RLock = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.store.migrate(MEMORY_COMPONENT)
-        self.index = RetrievalIndex(self.embedder.engine if self.embedder else None)
+        migrate_memory(self.store)
+        self.index = RetrievalIndex(
+            self.index_folder, self.embedder.engine if self.embedder else None
+        )
         self.lock = threading.RLock()
+
+    def refresh_index(self) -> None:
+        """Bring the shared index up to date after a write (best effort: a reader catches up)."""
+        with self.lock, contextlib.suppress(StoreError, OSError):
+            self.index.sync(self.store)
 
     def anchor(self) -> Anchor | None:
         """The trust anchor, or None when none is configured or the file is absent/empty."""
@@ -81,9 +123,15 @@ def open_engine(
     *,
     embedder: Embedder | None = None,
     reranker: CrossEncoder | None = None,
+    index_folder: Path | None = None,
 ) -> MemoryEngine:
-    """Migrate the memory tables if needed and return an engine for this seat."""
-    return MemoryEngine(store, spec, clock, embedder, reranker)
+    """Migrate the memory tables if needed and return an engine for this seat.
+
+    ``index_folder`` defaults to ``<database file>.index`` for a SQLite file; PostgreSQL
+    deployments pass a per-host folder (the CLI uses ``$ENGRAM_HOME/index/<database>``).
+    """
+    folder = index_folder if index_folder is not None else default_index_folder(store)
+    return MemoryEngine(store, spec, clock, embedder, reranker, folder)
 
 
 def memory_id(ring_id: str, kind: str, text: str) -> str:
@@ -134,22 +182,40 @@ def record_many(
     engine: MemoryEngine,
     items: Sequence[RecordInput],
     progress: Callable[[int], None] | None = None,
+    *,
+    where: Sequence[str] | None = None,
+    refresh: bool = True,
 ) -> list[RecordResult]:
     """Record memories in one transaction; a memory already present is returned, not duplicated.
 
-    ``progress(n)`` is called as each item is prepared (for progress bars). Any invalid item
-    fails the whole batch before anything is written.
+    ``progress(n)`` is called as each item is prepared (for progress bars); ``where`` names
+    each item in error messages (default ``record[i]``). Any invalid item fails the whole batch
+    before anything is written. ``refresh`` brings the shared index up to date afterwards.
     """
     prepared: list[_Prepared] = []
     for i, item in enumerate(items):
-        prepared.append(_prepare(engine, item, f"record[{i}]" if len(items) > 1 else "record"))
+        label = where[i] if where is not None else (f"record[{i}]" if len(items) > 1 else "record")
+        prepared.append(_prepare(engine, item, label))
         if progress is not None:
             progress(i + 1)
-    vectors = local_vectors([p.item.text for p in prepared])
     dense_note, dense_rows = _dense(engine, prepared)
     now = engine.now()
     seat = engine.spec.seat.seat_id
-    with engine.store.transaction() as tx:
+    results = _write(engine, prepared, dense_note, dense_rows, now, seat)
+    if refresh:
+        engine.refresh_index()
+    return results
+
+
+def _write(
+    engine: MemoryEngine,
+    prepared: Sequence[_Prepared],
+    dense_note: str,
+    dense_rows: Sequence[tuple[str, str, int, bytes]],
+    now: str,
+    seat: str,
+) -> list[RecordResult]:
+    with writing(engine.store) as tx:
         _repo.bump(tx)
         present = _repo.existing_ids(tx, [p.id for p in prepared])
         fresh: dict[str, _Prepared] = {}
@@ -170,7 +236,7 @@ def record_many(
                 token_cost(p.item.text),
                 1.0,
                 1.0,
-                "candidate",
+                MemoryStatus.CANDIDATE.value,
                 None,
                 "local",
                 now,
@@ -178,15 +244,11 @@ def record_many(
             for p in fresh.values()
         ]
         _repo.insert_memories(tx, rows)
-        position = {p.id: i for i, p in reversed(list(enumerate(prepared)))}
-        _repo.insert_vectors(
+        _repo.insert_dense(
             tx,
-            [
-                (pid, LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(vectors[position[pid]]))
-                for pid in fresh
-            ],
+            [r for r in dense_rows if r[0] in fresh],
+            {pid: p.mount.ring_id for pid, p in fresh.items()},
         )
-        _repo.insert_dense(tx, [r for r in dense_rows if r[0] in fresh])
         # Rows just written are known; only memories that were already present are read back.
         stored = _repo.get_memories(tx, sorted(present))
         stored.update((r[0], _repo.memory_from_row(r)) for r in rows)
@@ -231,14 +293,30 @@ def _dense(
     ]
 
 
+def indexed_local_vector(engine: MemoryEngine, memory_id: str) -> np.ndarray | None:
+    """The ``local-hash-128`` vector the shared index holds for a memory (None: unknown)."""
+    with engine.store.read() as tx:
+        n = tx.scalar("SELECT n FROM memory_items WHERE id = ?", (memory_id,))
+    if n is None:
+        return None
+    with engine.lock:
+        view = engine.index.sync(engine.store)
+    doc = view.doc_of(int(n))
+    return None if doc is None else np.array(view.arrays["local"][doc])
+
+
 def get_memory(engine: MemoryEngine, memory_id: str) -> Memory | None:
     with engine.store.read() as tx:
         return _repo.get_memory(tx, memory_id)
 
 
 __all__ = [
+    "BUSY_RETRY_SECONDS",
     "MemoryEngine",
+    "default_index_folder",
+    "writing",
     "get_memory",
+    "indexed_local_vector",
     "memory_id",
     "open_engine",
     "record",
