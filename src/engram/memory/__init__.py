@@ -14,6 +14,7 @@ from engram.memory._attestation import Anchor, attestation_message, load_anchor
 from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
 from engram.memory._engine import (
     MemoryEngine,
+    check_record,
     default_index_folder,
     get_memory,
     indexed_local_vector,
@@ -100,6 +101,7 @@ __all__ = [
     "Tuning",
     "Verdict",
     "attestation_message",
+    "check_record",
     "complete",
     "default_index_folder",
     "default_manifest_text",

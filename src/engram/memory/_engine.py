@@ -35,6 +35,7 @@ from engram.store import Store, Tx
 
 MAX_TEXT = 100_000
 BUSY_RETRY_SECONDS = 1
+REFRESH_AT = 500
 
 
 def _is_busy(error: BaseException) -> bool:
@@ -178,19 +179,26 @@ def _prepare(engine: MemoryEngine, item: RecordInput, where: str) -> _Prepared:
     return _Prepared(memory_id(mount.ring_id, item.kind, item.text), mount, item, entities)
 
 
+def check_record(engine: MemoryEngine, item: RecordInput, where: str) -> None:
+    """Refuse ``item`` exactly as recording it would, without writing anything."""
+    _prepare(engine, item, where)
+
+
 def record_many(
     engine: MemoryEngine,
     items: Sequence[RecordInput],
     progress: Callable[[int], None] | None = None,
     *,
     where: Sequence[str] | None = None,
-    refresh: bool = True,
+    refresh: bool | None = None,
 ) -> list[RecordResult]:
     """Record memories in one transaction; a memory already present is returned, not duplicated.
 
     ``progress(n)`` is called as each item is prepared (for progress bars); ``where`` names
     each item in error messages (default ``record[i]``). Any invalid item fails the whole batch
-    before anything is written. ``refresh`` brings the shared index up to date afterwards.
+    before anything is written. ``refresh`` brings the shared index up to date afterwards
+    (default: for batches of REFRESH_AT or more; a smaller delta is loaded by the next recall,
+    which costs that recall about one tantivy commit).
     """
     prepared: list[_Prepared] = []
     for i, item in enumerate(items):
@@ -202,7 +210,7 @@ def record_many(
     now = engine.now()
     seat = engine.spec.seat.seat_id
     results = _write(engine, prepared, dense_note, dense_rows, now, seat)
-    if refresh:
+    if refresh or (refresh is None and len(items) >= REFRESH_AT):
         engine.refresh_index()
     return results
 
@@ -313,6 +321,7 @@ def get_memory(engine: MemoryEngine, memory_id: str) -> Memory | None:
 __all__ = [
     "BUSY_RETRY_SECONDS",
     "MemoryEngine",
+    "check_record",
     "default_index_folder",
     "writing",
     "get_memory",

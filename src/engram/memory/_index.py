@@ -320,9 +320,7 @@ def _write_meta(folder: Path, meta: Meta) -> None:
     tmp = folder / "meta.json.tmp"
     with tmp.open("w", encoding="utf-8") as f:
         f.write(dumps_text(meta.to_json()))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / "meta.json")
+    os.replace(tmp, folder / "meta.json")  # readers see the old meta or the new, never half
 
 
 class _Updater:
@@ -353,7 +351,6 @@ class _Updater:
     def load(self, store: Store) -> None:
         meta = self.meta
         writer = self.text.writer(_WRITER_HEAP, 1)
-        thread_writer = self.threads.writer(15_000_000, 1)
         files = {name: (self.folder / f"{name}.bin").open("ab") for name in _ARRAYS}
         touched: dict[str, list[str]] = {}
         next_fixes: list[tuple[int, int]] = []
@@ -366,19 +363,18 @@ class _Updater:
                 self._add_rows(rows, writer, files, touched, next_fixes)
                 if len(rows) < _LOAD_BATCH:
                     break
-            self._threads(thread_writer, touched)
-            for f in files.values():
-                f.flush()
-                os.fsync(f.fileno())
         finally:
             for f in files.values():
-                f.close()
+                f.close()  # no fsync: a short file after a power loss fails _check: rebuilt
+        if touched:
+            thread_writer = self.threads.writer(15_000_000, 1)
+            self._threads(thread_writer, touched)
+            thread_writer.commit()
+            thread_writer.wait_merging_threads()
         self._fix_next(next_fixes)
         self._load_dense(store)
         writer.commit()
         writer.wait_merging_threads()
-        thread_writer.commit()
-        thread_writer.wait_merging_threads()
         _write_meta(self.folder, meta)
 
     def _add_rows(
@@ -442,8 +438,6 @@ class _Updater:
             for prev, doc in fixes:
                 f.seek(prev * 4)
                 f.write(np.asarray([doc], dtype="<i4").tobytes())
-            f.flush()
-            os.fsync(f.fileno())
 
     def _threads(self, writer: Any, touched: dict[str, list[str]]) -> None:
         """Replace each touched thread's document with its terms so far plus the new ones."""
@@ -491,8 +485,6 @@ class _Updater:
                 block[pos - filled] = blob_to_vector(row["vector"], dims)
         with path.open("ab") as f:
             f.write(block.tobytes())
-            f.flush()
-            os.fsync(f.fileno())
 
 
 __all__ = ["INDEX_VERSION", "SCAN_LIMIT", "TEXT_SCHEMA", "THREAD_SCHEMA", "matvec", "RetrievalIndex", "View", "tag_terms"]
