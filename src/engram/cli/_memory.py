@@ -9,6 +9,7 @@ else the nearest ``.engram/ote.toml`` at or above the working directory; the dat
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import os
 import sys
@@ -27,6 +28,7 @@ from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InvalidRequest
+from engram.store import Store, engram_home, redact_url
 from engram.memory import (
     ATTESTATION_NAMESPACE,
     ChatDistiller,
@@ -67,6 +69,16 @@ def resolve_seat(ote: Path | None) -> SeatSource:
     return locate_seat(ote, os.environ, Path.cwd())
 
 
+def index_folder_for(store: Store) -> Path | None:
+    """Where this host keeps the store's derived index: beside a SQLite file (None: the
+    engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
+    the host shares one index and keeps it current from the shared database's change sequence."""
+    if store.dialect.name != "postgresql":
+        return None
+    digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]
+    return engram_home(os.environ) / "index" / f"postgresql-{digest}"
+
+
 @contextmanager
 def seat_engine(
     ote: Path | None, database: str | None, seat: SeatSource | None = None
@@ -75,7 +87,14 @@ def seat_engine(
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
-        yield open_engine(store, spec, SystemClock(), embedder=embedder, reranker=reranker)
+        yield open_engine(
+            store,
+            spec,
+            SystemClock(),
+            embedder=embedder,
+            reranker=reranker,
+            index_folder=index_folder_for(store),
+        )
     finally:
         for client in (embedder, reranker):
             if client is not None:

@@ -162,6 +162,7 @@ class View:
         if dense_engine and meta.dense.get(dense_engine):
             self.dense = self._map(_dense_file(dense_engine), "<f4", meta.dense[dense_engine])
         self._first_of: dict[int, int] | None = None
+        self._centroids: np.ndarray | None = None
 
     def first_in_thread(self, code: int) -> int:
         """The first document of a thread (by its code)."""
@@ -175,6 +176,18 @@ class View:
         if self.docs == 0:
             return np.zeros(shape, dtype=dtype)
         return np.memmap(path, dtype=dtype, mode="r", shape=shape)
+
+    def thread_centroids(self) -> np.ndarray:
+        """Unit mean dense vector of each thread (by code); computed once per view."""
+        if self._centroids is None:
+            assert self.dense is not None
+            codes = np.asarray(self.arrays["thread"])
+            out = np.zeros((len(self.meta.threads), self.dense.shape[1]), dtype=np.float32)
+            keep = codes >= 0
+            np.add.at(out, codes[keep], np.asarray(self.dense)[keep])
+            norms = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
+            self._centroids = out / np.maximum(norms, 1e-12)
+        return self._centroids
 
     def doc_of(self, n: int) -> int | None:
         """The document of the memory with row number ``n`` (None when not indexed)."""

@@ -24,7 +24,8 @@ RINGS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4")
 WRITABLE_RINGS = frozenset({"M2", "M3", "M4"})
 # A ring id says what it names; pre-S2 stores used canon:fleet for M0 (`engram migrate --rings`).
 RING_PREFIX = {"M0": "canon:", "M1": "archetype:", "M2": "repo:", "M3": "team:", "M4": "seat:"}
-EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai")
+# "minilm-l6-v2" is engram's addition: the bundled offline model (engram.memory._minilm).
+EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai", "minilm-l6-v2")
 RERANK_PROVIDERS = ("vllm-rerank", "remote-openai")
 
 Access = Literal["read_only", "read_write"]
@@ -122,7 +123,13 @@ class Retrieval:
 
     @property
     def dense_enabled(self) -> bool:
+        """A remote /v1/embeddings endpoint computes the dense vectors."""
         return self.embedding_provider == "remote-openai"
+
+    @property
+    def local_dense(self) -> bool:
+        """The bundled all-MiniLM-L6-v2 model computes them, offline."""
+        return self.embedding_provider == "minilm-l6-v2"
 
 
 @dataclass(frozen=True)

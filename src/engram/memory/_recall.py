@@ -47,7 +47,11 @@ class Tuning:
     threads_k: int = 20  # best threads whose members join the candidates
     thread_members: int = 200  # at most this many members of one thread join
     w_local: float = 0.1  # local-hash-128 cosine, added to the normalised lexical score
-    w_dense: float = 1.0  # dense cosine, added likewise
+    w_dense: float = 0.5  # dense cosine over the best candidate's, added likewise
+    dense_context: float = 0.0  # share of the thread neighbours' (±1) dense cosine (0: lost)
+    dense_floor: float = 0.0  # cosines up to this count nothing (tried 0.2-0.3: lost)
+    dense_scaled: bool = True  # dense cosine over its best candidate's, as lexical is
+    dense_thread: float = 0.6  # cosine with the thread's centroid (below SCAN_LIMIT memories)
     w_author: float = 0.3  # the query names the memory's author (provenance author/speaker)
     w_entity: float = 0.2  # the query names one of the memory's entities
     mmr_lambda: float = 0.85
@@ -284,7 +288,23 @@ def fused_ranking(
     dense_of: dict[int, float] | None = None
     if qv is not None and view.dense is not None and view.dense.shape[1] == qv.shape[0]:
         den = matvec(view.dense[cand], qv) if len(docs) else np.zeros(0, np.float32)
-        fused += tuning.w_dense * np.maximum(den, 0.0)
+        contribution = np.maximum(den - tuning.dense_floor, 0.0)
+        if tuning.dense_scaled and len(docs) and float(contribution.max()) > 0:
+            contribution = contribution / float(contribution.max())
+        fused += tuning.w_dense * contribution
+        if tuning.dense_thread > 0 and view.meta.threads and len(docs) and small:
+            centroids = view.thread_centroids()
+            codes = arrays["thread"][cand]
+            tcos = np.where(codes >= 0, matvec(centroids, qv)[np.maximum(codes, 0)], 0.0)
+            fused += tuning.dense_thread * np.maximum(tcos, 0.0).astype(np.float32)
+        if tuning.dense_context > 0 and view.meta.threads and len(docs):
+            around = np.concatenate([prev_of[cand], next_of[cand]])
+            ok = (around >= 0) & (around < view.docs)
+            near = np.zeros(around.shape[0], dtype=np.float32)
+            if ok.any():
+                near[ok] = matvec(view.dense[around[ok]], qv)
+            pair = np.maximum(near, 0.0).reshape(2, len(docs)).sum(axis=0)
+            fused += tuning.w_dense * tuning.dense_context * pair
         columns["dense"] = den
         dense_of = {d: float(v) for d, v in zip(docs, den, strict=True)}
     if "lexical" in use and (tuning.w_author > 0 or tuning.w_entity > 0):

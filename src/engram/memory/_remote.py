@@ -139,13 +139,20 @@ def remote_stages(
     spec: OteSpec,
     thalamus_url: str | None,
     transport: httpx.BaseTransport | None = None,
-) -> tuple[RemoteEmbedder | None, RemoteReranker | None]:
-    """Build the remote clients a manifest asks for; the endpoint is explicit or THALAMUS_URL.
+) -> tuple[Any, RemoteReranker | None]:
+    """Build the dense stage and cross-encoder a manifest asks for: the bundled MiniLM model
+    (``embedding_provider = "minilm-l6-v2"``), or remote clients whose endpoint is explicit or
+    THALAMUS_URL. Both have ``close()``.
 
     ``thalamus_url`` is passed in by the caller (the CLI reads the environment, not this module).
     """
     r = spec.retrieval
-    embedder = reranker = None
+    embedder: Any = None
+    reranker = None
+    if r.local_dense:
+        from engram.memory._minilm import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
     if r.dense_enabled:
         url = r.embedding_endpoint or thalamus_url
         if not url:
