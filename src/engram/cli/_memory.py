@@ -27,7 +27,7 @@ from engram.cli._db import database_option, open_database
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
-from engram.errors import Busy, CanonicalJsonError, InvalidRequest
+from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
 from engram.store import Store, engram_home, redact_url
 from engram.memory import (
     ATTESTATION_NAMESPACE,
@@ -114,12 +114,11 @@ BATCH = 5_000  # memories per transaction in record --from (docs/spec/memory-cli
 BUSY_RETRIES = 5
 
 
-def _line_error(path: Path, number: int, line: bytes, e: InvalidRequest) -> InvalidRequest:
+def _line_error(path: Path, number: int, e: InputError) -> InvalidRequest:
     """``FILE:LINE:COLUMN: reason`` once (not "not I-JSON: not I-JSON: ...")."""
     if isinstance(e, CanonicalJsonError) and isinstance(e.position, int):
-        column = e.position + 1
-        text = e.message.removeprefix("not I-JSON: ")
-        return InvalidRequest(f"{path}:{number}:{column}: not I-JSON: {text}")
+        detail = e.message.split(f" at {e.position}", 1)[-1]  # " (…)" or ""
+        return InvalidRequest(f"{path}:{number}:{e.position + 1}: not I-JSON: {e.reason}{detail}")
     return InvalidRequest(f"{path}:{number}: {e.message}")
 
 
@@ -143,9 +142,10 @@ def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, An
             if not line.strip():
                 continue
             try:
-                yield number, parse_strict(line.rstrip(b"\r\n"))
-            except InvalidRequest as e:
-                raise _line_error(path, number, line, e) from e
+                value = parse_strict(line.rstrip(b"\r\n"))
+            except InputError as e:
+                raise _line_error(path, number, e) from e
+            yield number, value
 
 
 def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[str, RecordInput]]:

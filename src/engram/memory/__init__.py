@@ -52,7 +52,7 @@ from engram.memory._portable import (
     import_memories,
     migrate_rings,
 )
-from engram.memory._recall import Tuning, recall
+from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
 from engram.memory._remote import (
     CrossEncoder,
     Embedder,
@@ -68,6 +68,7 @@ from engram.memory._text import LOCAL_ENGINE, local_vector
 __all__ = [
     "ATTESTATION_NAMESPACE",
     "BLOCKED",
+    "DEFAULT_TUNING",
     "LOCAL_ENGINE",
     "MCP_REFUSAL",
     "MODEL_CAP",
