@@ -20,13 +20,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", nargs="?", choices=sorted(BENCHMARKS), help="benchmark to run")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per contender")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
     if args.list or args.name is None:
         for name, module in sorted(BENCHMARKS.items()):
             doc = importlib.import_module(module).__doc__ or ""
             print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
-    importlib.import_module(BENCHMARKS[args.name]).main(rounds=args.rounds)
+    module = importlib.import_module(BENCHMARKS[args.name])
+    if rest:
+        # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
+        module.main(rounds=args.rounds, argv=rest)
+    else:
+        module.main(rounds=args.rounds)
     return 0
 
 

@@ -130,7 +130,9 @@ def _inputs(sample: dict[str, Any]) -> list[RecordInput]:
 Results = dict[str, dict[str, dict[str, list[float]]]]  # split -> system -> key -> scores
 
 
-def _add(results: Results, split: str, name: str, ranked: list[str], gold: list[str], cat: int) -> None:
+def _add(
+    results: Results, split: str, name: str, ranked: list[str], gold: list[str], cat: int
+) -> None:
     for k in KS:
         results[split][name][f"@{k}"].append(score(ranked, gold, k))
         results[split][name][f"@{k}/cat{cat}"].append(score(ranked, gold, k))
@@ -156,21 +158,30 @@ def _conversation(
     view = engine.index.sync(store)
     dia_of_doc = {d: ts[d][0] for d in range(view.docs)}  # documents follow recording order
     bm = bm25s.BM25()
-    bm.index(bm25s.tokenize([t for *_, t in ts], stopwords="en", show_progress=False), show_progress=False)
+    bm.index(
+        bm25s.tokenize([t for *_, t in ts], stopwords="en", show_progress=False),
+        show_progress=False,
+    )
 
     def bm25s_ranked(q: str) -> list[str]:
         docs, _ = bm.retrieve(
-            bm25s.tokenize([q], stopwords="en", show_progress=False), k=min(10, len(ts)), show_progress=False
+            bm25s.tokenize([q], stopwords="en", show_progress=False),
+            k=min(10, len(ts)),
+            show_progress=False,
         )
         return [ts[int(d)][0] for d in docs[0]]
 
     systems: dict[str, Callable[[str], list[str]]] = {"bm25s (baseline)": bm25s_ranked}
     for name, tuning in tunings.items():
-        systems[name] = lambda q, t=tuning: [dia_of[h.memory.id] for h in recall(engine, q, k=10, tuning=t).hits]
+        systems[name] = lambda q, t=tuning: [
+            dia_of[h.memory.id] for h in recall(engine, q, k=10, tuning=t).hits
+        ]
 
     def stage(use: tuple[str, ...]) -> Callable[[str], list[str]]:
         def ranked(q: str) -> list[str]:
-            r = fused_ranking(engine, q, ["seat:locomo-implementer"], {}, Tuning(w_author=0, w_entity=0), use=use)
+            r = fused_ranking(
+                engine, q, ["seat:locomo-implementer"], {}, Tuning(w_author=0, w_entity=0), use=use
+            )
             return [dia_of_doc[d] for d in r.order[:10]]
 
         return ranked
@@ -191,7 +202,14 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
     seat = folder / "ote.toml"
     seat.write_text(SEAT.replace("{provider}", "minilm-l6-v2" if dense else "local-hash-128"))
     lines = [
-        dumps_text({"text": t, "kind": "episode", "thread": f"{sample['sample_id']}/{s}", "provenance": {"author": a}})
+        dumps_text(
+            {
+                "text": t,
+                "kind": "episode",
+                "thread": f"{sample['sample_id']}/{s}",
+                "provenance": {"author": a},
+            }
+        )
         for _, s, a, t in ts
     ]
     (folder / "turns.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -204,16 +222,28 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
     db = ["--database", f"sqlite://{folder / 'engram.db'}", "--ote", str(seat)]
     subprocess.run(
         [*base, "record", "--from", str(folder / "turns.jsonl"), "--json", *db],
-        check=True, env=env, stdout=subprocess.DEVNULL,
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
     )
     done = subprocess.run(
         [*base, "recall", "--batch", str(folder / "queries.jsonl"), *db],
-        check=True, env=env, capture_output=True, text=True,
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     by_text = {t: dia for dia, _, _, t in ts}
     for line, (_, gold, cat) in zip(done.stdout.splitlines(), qs, strict=True):
         hits = parse_strict(line)["hits"]
-        _add(results, split, "engram CLI (record --from, recall --batch)", [by_text[h["memory"]["text"]] for h in hits], gold, cat)
+        _add(
+            results,
+            split,
+            "engram CLI (record --from, recall --batch)",
+            [by_text[h["memory"]["text"]] for h in hits],
+            gold,
+            cat,
+        )
 
 
 def load(data: Path) -> list[dict[str, Any]]:
@@ -221,7 +251,9 @@ def load(data: Path) -> list[dict[str, Any]]:
     try:
         samples = parse_strict(data.read_bytes())
     except OSError as e:
-        sys.exit(f"error: no LoCoMo data at {data} ({e.strerror}); download {WHERE} and pass --data PATH")
+        sys.exit(
+            f"error: no LoCoMo data at {data} ({e.strerror}); download {WHERE} and pass --data PATH"
+        )
     except CanonicalJsonError as e:
         sys.exit(f"error: {data} is not the LoCoMo JSON file ({e.message}); get {WHERE}")
     if not isinstance(samples, list) or not all(isinstance(s, dict) and "qa" in s for s in samples):
@@ -229,7 +261,9 @@ def load(data: Path) -> list[dict[str, Any]]:
     return samples
 
 
-def run(samples: list[dict[str, Any]], dense: bool, cli: bool, tunings: dict[str, Tuning]) -> dict[str, Any]:
+def run(
+    samples: list[dict[str, Any]], dense: bool, cli: bool, tunings: dict[str, Tuning]
+) -> dict[str, Any]:
     results: Results = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for sample in samples:
         _conversation(sample, tunings, dense, results)
@@ -251,7 +285,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help=f"LoCoMo JSON ({WHERE})")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--cli", action="store_true", help="also run record --from / recall --batch")
+    parser.add_argument(
+        "--cli", action="store_true", help="also run record --from / recall --batch"
+    )
     parser.add_argument("--no-dense", action="store_true", help="without the bundled MiniLM model")
     parser.add_argument("--tune", action="store_true", help="try fusion weights (dev split only)")
     args = parser.parse_args()
@@ -272,7 +308,9 @@ def main() -> None:
     if args.json:
         print(dumps_text(report | {"seconds": seconds, "dense": dense}, indent=2))
         return
-    print(f"dense stage: {'all-MiniLM-L6-v2 int8 (bundled, offline)' if dense else 'off'}; {seconds} s")
+    print(
+        f"dense stage: {'all-MiniLM-L6-v2 int8 (bundled, offline)' if dense else 'off'}; {seconds} s"
+    )
     for split, systems in report.items():
         base = systems["bm25s (baseline)"]
         print(f"\n{split}: {systems['questions']} questions (categories 1-4 with evidence)")
@@ -281,7 +319,9 @@ def main() -> None:
             if not isinstance(r, dict):
                 continue
             cats = " / ".join(f"{r.get(f'@10/cat{c}', 0):.3f}" for c in (1, 2, 3, 4))
-            print(f"{name:44} {r['@5']:7.3f} {r['@10']:7.3f}  {r['@10'] / base['@10']:8.2f}x   {cats}")
+            print(
+                f"{name:44} {r['@5']:7.3f} {r['@10']:7.3f}  {r['@10'] / base['@10']:8.2f}x   {cats}"
+            )
     sys.stdout.flush()
 
 

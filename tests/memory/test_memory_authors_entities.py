@@ -54,7 +54,9 @@ def test_a_query_naming_an_author_lifts_that_authors_memories(
     # Without the boost the three near-identical notes tie on words; the name decides nothing.
     plain = replace(DEFAULT_TUNING, w_author=0.0, w_entity=0.0)
     tops = {
-        recall(engine, f"what does {who} think about the flaky integration tests?", k=1, tuning=plain)
+        recall(
+            engine, f"what does {who} think about the flaky integration tests?", k=1, tuning=plain
+        )
         .hits[0]
         .memory.author
         for who in ("Priya", "Marcus", "Jane Doe")

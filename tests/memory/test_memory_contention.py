@@ -53,7 +53,11 @@ async def _mcp_writes(
             while importer.poll() is None or i < 40:
                 result = await session.call_tool(
                     "engram_record",
-                    {"text": f"live note {i} written during the import", "kind": "fact", "ring": "M4"},
+                    {
+                        "text": f"live note {i} written during the import",
+                        "kind": "fact",
+                        "ring": "M4",
+                    },
                 )
                 text = result.content[0].text if isinstance(result.content[0], TextContent) else ""
                 if result.is_error:
@@ -79,11 +83,31 @@ def test_a_bulk_import_beside_mcp_writers_loses_nothing_and_never_says_server_er
     bulk = tmp_path / "bulk.jsonl"
     with bulk.open("w") as f:
         for i in range(BULK):
-            f.write(dumps_text({"text": f"bulk memory {i} about shard {i % 977}", "kind": "fact", "ring": "M2"}) + "\n")
-    subprocess.run([*ENGRAM, "db", "migrate", "--database", database], check=True, env=_environment(), capture_output=True)
+            f.write(
+                dumps_text(
+                    {"text": f"bulk memory {i} about shard {i % 977}", "kind": "fact", "ring": "M2"}
+                )
+                + "\n"
+            )
+    subprocess.run(
+        [*ENGRAM, "db", "migrate", "--database", database],
+        check=True,
+        env=_environment(),
+        capture_output=True,
+    )
     started = time.perf_counter()
     importer = subprocess.Popen(
-        [*ENGRAM, "record", "--from", str(bulk), "--json", "--database", database, "--ote", str(manifest)],
+        [
+            *ENGRAM,
+            "record",
+            "--from",
+            str(bulk),
+            "--json",
+            "--database",
+            database,
+            "--ote",
+            str(manifest),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=_environment(),

@@ -87,7 +87,17 @@ def test_a_catastrophic_pattern_runs_in_linear_time_and_non_linear_ones_are_refu
     # A 100,000-character memory against the same pattern: still immediate.
     long_text = "a" * 99_999 + "!"
     code, _, err = _finish(
-        _run("record", long_text, "--kind", "fact", "--ote", str(seat), "--database", db, cwd=tmp_path),
+        _run(
+            "record",
+            long_text,
+            "--kind",
+            "fact",
+            "--ote",
+            str(seat),
+            "--database",
+            db,
+            cwd=tmp_path,
+        ),
         timeout=30,
     )
     assert code == 0, err
@@ -110,8 +120,15 @@ def test_record_from_refuses_an_endless_line_in_bounded_memory(tmp_path: Path) -
     seat.write_text(manifest_text())
     db = f"sqlite://{tmp_path / 'engram.db'}"
     proc = _run(
-        "record", "--from", "-", "--ote", str(seat), "--database", db,
-        cwd=tmp_path, stdin=subprocess.PIPE,
+        "record",
+        "--from",
+        "-",
+        "--ote",
+        str(seat),
+        "--database",
+        db,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
     )
     assert proc.stdin is not None
     sent = 0
@@ -172,5 +189,7 @@ def test_a_bad_json_line_is_named_by_file_line_and_column_once(
     assert line.split("invalid_request: ", 1)[1].startswith(expected.format(path=source))
     if command == "record":
         # Checked before anything is written: the good first line is not recorded either.
-        code, out, _ = _finish(_run("status", "--json", "--ote", str(seat), "--database", db, cwd=tmp_path))
+        code, out, _ = _finish(
+            _run("status", "--json", "--ote", str(seat), "--database", db, cwd=tmp_path)
+        )
         assert '"memories": 0' in out

@@ -71,7 +71,10 @@ def test_the_index_lives_beside_a_sqlite_store_and_is_reused_by_the_next_process
     db = tmp_path / "engram.db"
     store = open_store(f"sqlite://{db}")
     engine = _engine(store, tmp_path)
-    record_many(engine, [RecordInput(f"release train {i} ships on tuesday", "fact", "M2") for i in range(30)])
+    record_many(
+        engine,
+        [RecordInput(f"release train {i} ships on tuesday", "fact", "M2") for i in range(30)],
+    )
     record(engine, "the cache warmer runs at dawn", "fact", "M2")
     assert recall(engine, "cache warmer").hits[0].memory.text == "the cache warmer runs at dawn"
     folder = db.with_name("engram.db.index")
@@ -103,7 +106,9 @@ def test_processes_sharing_a_store_see_each_others_writes_on_their_next_recall(
     assert recall(engine, "staging cluster").hits[0].memory.text.endswith("frankfurt")
     extra = [str(host_b)] if postgres else []
     # Another process records; this long-lived engine sees it on its next recall.
-    _child(any_database_url, str(manifest), "record", "the billing queue drains at midnight", *extra)
+    _child(
+        any_database_url, str(manifest), "record", "the billing queue drains at midnight", *extra
+    )
     assert recall(engine, "billing queue").hits[0].memory.text.endswith("midnight")
     # This engine records; another process (another host's index on PostgreSQL) sees it.
     record(engine, "the audit log is kept for seven years", "fact", "M2")
@@ -146,7 +151,10 @@ def test_files_a_crashed_update_left_are_detected_stale_and_rebuilt(tmp_path: Pa
     # The next update finds the files disagreeing with the meta and rebuilds.
     record(fresh, "a second memory about ghost towns", "fact", "M2")
     texts = {h.memory.text for h in recall(fresh, "ghost").hits}
-    assert texts == {"the first memory is about ghosts of rollbacks", "a second memory about ghost towns"}
+    assert texts == {
+        "the first memory is about ghosts of rollbacks",
+        "a second memory about ghost towns",
+    }
     assert fresh.index.rebuilds == 1
     store.close()
 
@@ -159,7 +167,9 @@ def test_a_kill_9_during_an_index_update_never_gives_a_wrong_answer(tmp_path: Pa
     manifest.write_text(manifest_text())
     store = open_store(f"sqlite://{db}")
     engine = _engine(store, tmp_path)
-    items = [RecordInput(f"filler memory number {i} about nothing", "fact", "M2") for i in range(60_000)]
+    items = [
+        RecordInput(f"filler memory number {i} about nothing", "fact", "M2") for i in range(60_000)
+    ]
     record_many(engine, items, refresh=False)
     record(engine, "the needle is in memory sixty thousand and one", "fact", "M2")
     for delay in (0.3, 1.0, 2.5):
@@ -184,7 +194,9 @@ def test_another_database_at_the_same_path_rebuilds_the_index(tmp_path: Path) ->
     db = tmp_path / "engram.db"
     store = open_store(f"sqlite://{db}")
     engine = _engine(store, tmp_path)
-    record_many(engine, [RecordInput(f"old memory {i} about apples", "fact", "M2") for i in range(5)])
+    record_many(
+        engine, [RecordInput(f"old memory {i} about apples", "fact", "M2") for i in range(5)]
+    )
     recall(engine, "apples")
     store.close()
     for suffix in ("", "-wal", "-shm"):

@@ -41,7 +41,7 @@ def _scan(store: Store, ring_ids: list[str]) -> dict[str, object]:
         )
         oracles = tx.execute(
             "SELECT o.oracle, COUNT(*) AS c FROM memory_outcomes o JOIN memory_items m "
-            f"ON m.id = o.memory_id WHERE m.ring_id IN ({marks}) GROUP BY o.oracle",  # noqa: S608
+            f"ON m.id = o.memory_id WHERE m.ring_id IN ({marks}) GROUP BY o.oracle",
             ring_ids,
         )
     return {
@@ -54,7 +54,11 @@ def _reported(engine: MemoryEngine) -> dict[str, object]:
     report = status(engine)
     rings: dict[tuple[str, str], int] = {}
     for r in report.rings:
-        for key, name in (("candidates", "candidate"), ("graduated", "graduated"), ("held_imports", "held_import")):
+        for key, name in (
+            ("candidates", "candidate"),
+            ("graduated", "graduated"),
+            ("held_imports", "held_import"),
+        ):
             if r[key]:
                 rings[(r["ring_id"], name)] = r[key]
     return {"rings": rings, "oracles": dict(report.oracle_split)}
@@ -68,7 +72,10 @@ def test_status_counts_equal_a_full_scan_after_every_kind_of_write(
     ring_ids = list(engine.spec.ring_ids)
     results = record_many(
         engine,
-        [RecordInput(f"fact number {i} about the cache", "fact", "M2" if i % 2 else "M4") for i in range(40)],
+        [
+            RecordInput(f"fact number {i} about the cache", "fact", "M2" if i % 2 else "M4")
+            for i in range(40)
+        ],
     )
     record(engine, "fact number 3 about the cache", "fact", "M4")  # already there: no new count
     for i, r in enumerate(results[:10]):

@@ -123,7 +123,12 @@ def provider_app_with_mcp(
     spec = load_seat(seat)
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     engine = open_engine(
-        store, spec, clock, embedder=embedder, reranker=reranker, index_folder=index_folder_for(store)
+        store,
+        spec,
+        clock,
+        embedder=embedder,
+        reranker=reranker,
+        index_folder=index_folder_for(store),
     )
     apps: list[Starlette] = []
     context = ProviderContext(

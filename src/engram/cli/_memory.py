@@ -28,7 +28,6 @@ from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
-from engram.store import Store, engram_home, redact_url
 from engram.memory import (
     ATTESTATION_NAMESPACE,
     ChatDistiller,
@@ -50,6 +49,7 @@ from engram.memory import (
     signal_weight,
     status,
 )
+from engram.store import Store, engram_home, redact_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 

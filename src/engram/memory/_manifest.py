@@ -256,9 +256,11 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
         try:
             compile_pattern(p)
         except re2.error as e:
-            reason = e.args[0].decode("utf-8", "replace") if e.args and isinstance(
-                e.args[0], bytes
-            ) else str(e)
+            reason = (
+                e.args[0].decode("utf-8", "replace")
+                if e.args and isinstance(e.args[0], bytes)
+                else str(e)
+            )
             raise o.fail(
                 "entity_patterns",
                 f"valid regular expressions in RE2 syntax (linear time: no backreferences or "

@@ -142,8 +142,7 @@ def outcome(
             )
             if not same:
                 raise ConflictError(
-                    f"decision_id {decision_id!r} already recorded "
-                    f"{existing.signal} on {memory_id}"
+                    f"decision_id {decision_id!r} already recorded {existing.signal} on {memory_id}"
                 )
             current = _repo.get_memory(tx, memory_id)
             assert current is not None

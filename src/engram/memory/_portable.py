@@ -8,8 +8,6 @@ verified by ``complete`` against this store's anchor) and a posterior recomputed
 events; an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-portable.md``.
 """
 
-# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists and constant table names
-
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -22,7 +20,7 @@ from engram.memory._engine import memory_id
 from engram.memory._epistemology import SIGNALS
 from engram.memory._manifest import RING_PREFIX, RINGS
 from engram.memory._models import MemoryRecord, MemoryStatus, OutcomeEvent
-from engram.memory._schema import MEMORY_COMPONENT, migrate_memory
+from engram.memory._schema import migrate_memory
 from engram.memory._seed import BUILTIN_M0, LEGACY_M0
 from engram.memory._text import token_cost
 from engram.store import Store
@@ -232,7 +230,9 @@ def migrate_rings(store: Store) -> RingMigration:
                     _repo.apply_posterior(tx, new, e.delta_alpha, e.delta_beta, None)
             tx.execute("DELETE FROM memory_outcomes WHERE memory_id = ?", (old,))
             tx.execute("DELETE FROM memory_items WHERE id = ?", (old,))
-            for d in tx.execute("SELECT engine FROM memory_dense_vectors WHERE memory_id = ?", (old,)):
+            for d in tx.execute(
+                "SELECT engine FROM memory_dense_vectors WHERE memory_id = ?", (old,)
+            ):
                 _repo.add_dense_counts(tx, {(LEGACY_M0, d["engine"]): -1})
                 if not merging:
                     _repo.add_dense_counts(tx, {(BUILTIN_M0, d["engine"]): 1})

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ import tantivy  # type: ignore[import-untyped]
 from engram.errors import Forbidden, InvalidRequest, RemoteError
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
-from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, View, matvec
+from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, RowFile, View, matvec
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms, words
@@ -40,7 +39,8 @@ from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms
 class Tuning:
     """Fusion constants (chosen on the LoCoMo development half; see bench/bench_locomo.py)."""
 
-    pool: int = 200  # candidates kept after fusion (and lexical candidates taken from the index)
+    pool: int = 200  # candidates kept after fusion, and from each exact vector scan
+    lexical_k: int = 100  # candidates by BM25 from the index (200: same LoCoMo figures, slower)
     context: float = 0.5  # share of a thread neighbour's BM25 added to a memory's own
     context_window: int = 2  # neighbours on each side; each further step halves the share
     thread: float = 0.8  # weight of the whole thread's BM25 (scaled to the best memory's)
@@ -196,8 +196,9 @@ class Ranking:
     """Fused candidates (documents of the view, best first) with their per-stage scores."""
 
     order: list[int]
-    parts: dict[int, dict[str, float]]
+    parts: _Parts
     dense: dict[int, float] | None  # dense cosine of every candidate, when the stage ran
+    local: np.ndarray | None = None  # local-hash-128 rows of the candidates (by parts.row_of)
 
 
 def fused_ranking(
@@ -224,7 +225,7 @@ def fused_ranking(
     search = _Search(view, terms(query) if "lexical" in use else [], ring_ids)
     arrays = view.arrays
     prev_of, next_of = arrays["prev"], arrays["next"]
-    own = search.top(tuning.pool)
+    own = search.top(tuning.lexical_k)
     core = dict.fromkeys(own)
     thread_scores: dict[int, float] = {}
     if "lexical" in use and own and tuning.thread > 0:
@@ -246,9 +247,9 @@ def fused_ranking(
     if small and view.docs:
         # Exact scans are cheap here: the vector stages may find what no word matches.
         if local_q is not None:
-            core.update(dict.fromkeys(_best(matvec(arrays["local"], local_q), tuning.pool)))
-        if qv is not None and view.dense is not None and view.dense.shape[1] == qv.shape[0]:
-            core.update(dict.fromkeys(_best(matvec(view.dense, qv), tuning.pool)))
+            core.update(dict.fromkeys(_best(matvec(view.local.all(), local_q), tuning.pool)))
+        if qv is not None and view.dense is not None and view.dense.dims == qv.shape[0]:
+            core.update(dict.fromkeys(_best(matvec(view.dense.all(), qv), tuning.pool)))
     window = tuning.context_window if tuning.context > 0 else 0
     if window and view.meta.threads:
         for d in list(core):
@@ -280,14 +281,16 @@ def fused_ranking(
             fused += lex / best
         columns["lexical"] = lex
         stages["lexical"] = "ok"
+    local_rows: np.ndarray | None = None
     if local_q is not None:
-        loc = matvec(arrays["local"][cand], local_q) if len(docs) else np.zeros(0, np.float32)
+        local_rows = view.local.rows(cand)
+        loc = matvec(local_rows, local_q) if len(docs) else np.zeros(0, np.float32)
         fused += (tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0)
         columns["local_vector"] = loc
         stages["local_vector"] = "ok"
     dense_of: dict[int, float] | None = None
-    if qv is not None and view.dense is not None and view.dense.shape[1] == qv.shape[0]:
-        den = matvec(view.dense[cand], qv) if len(docs) else np.zeros(0, np.float32)
+    if qv is not None and view.dense is not None and view.dense.dims == qv.shape[0]:
+        den = matvec(view.dense.rows(cand), qv) if len(docs) else np.zeros(0, np.float32)
         contribution = np.maximum(den - tuning.dense_floor, 0.0)
         if tuning.dense_scaled and len(docs) and float(contribution.max()) > 0:
             contribution = contribution / float(contribution.max())
@@ -302,7 +305,7 @@ def fused_ranking(
             ok = (around >= 0) & (around < view.docs)
             near = np.zeros(around.shape[0], dtype=np.float32)
             if ok.any():
-                near[ok] = matvec(view.dense[around[ok]], qv)
+                near[ok] = matvec(view.dense.rows(around[ok]), qv)
             pair = np.maximum(near, 0.0).reshape(2, len(docs)).sum(axis=0)
             fused += tuning.w_dense * tuning.dense_context * pair
         columns["dense"] = den
@@ -326,7 +329,7 @@ def fused_ranking(
     columns["fused"] = fused
     best_idx = _top(fused, tuning.pool)
     order = [docs[i] for i in best_idx]
-    return Ranking(order, _Parts(columns, {d: i for i, d in enumerate(docs)}), dense_of)
+    return Ranking(order, _Parts(columns, {d: i for i, d in enumerate(docs)}), dense_of, local_rows)
 
 
 def _best(scores: np.ndarray, n: int) -> list[int]:
@@ -380,6 +383,10 @@ class _Parts(dict[int, dict[str, float]]):
         self.columns = columns
         self.row_of = row_of
 
+    def column(self, name: str, docs: Sequence[int]) -> dict[int, float]:
+        col, row_of = self.columns[name], self.row_of
+        return {d: float(col[row_of[d]]) for d in docs}
+
     def __missing__(self, doc: int) -> dict[str, float]:
         row = self.row_of[doc]
         value = {name: float(col[row]) for name, col in self.columns.items()}
@@ -394,10 +401,18 @@ class _Ranked:
     a newer index state is a new view)."""
 
     order: list[int]
-    parts: dict[int, dict[str, float]]
+    parts: _Parts
     head: list[int]  # cross-encoder candidates (empty when the stage is disabled)
     head_texts: list[str]
     view: View
+    local: np.ndarray | None
+
+    def local_rows(self, docs: Sequence[int]) -> np.ndarray:
+        """The local vectors of these documents (read during ranking when it could)."""
+        if self.local is None:
+            return self.view.local.rows(docs)
+        row_of = self.parts.row_of
+        return np.asarray(self.local[[row_of[d] for d in docs]], dtype=np.float32)
 
 
 def _rank(
@@ -435,7 +450,7 @@ def _rank(
         with engine.store.read() as tx:
             found = _repo.texts_by_n(tx, ns)
         texts = [found[n] for n in ns]
-    return _Ranked(order, ranking.parts, head, texts, view)
+    return _Ranked(order, ranking.parts, head, texts, view, ranking.local)
 
 
 def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str, str]) -> list[int]:
@@ -458,18 +473,25 @@ def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str,
 
 
 def _mmr(
-    local: np.ndarray, order: list[int], relevance_of: dict[int, float] | None, tuning: Tuning
+    local: RowFile | np.ndarray,
+    order: list[int],
+    relevance_of: dict[int, float] | None,
+    tuning: Tuning,
+    picks: int | None = None,
 ) -> list[int]:
     """Maximal marginal relevance over the head of the ranking (local vectors as similarity).
 
     Relevance is the fused score over the best one (or rank-based after a cross-encoder);
     near-duplicates of a chosen memory (cosine >= duplicate_cosine) go behind everything else.
+    ``picks`` stops the greedy choice early (recall needs k plus a margin for the budget's
+    skips); the rest of the head follows in ranked order, near-duplicates last.
+    ``local`` is the index's vector file, or the head's rows already read.
     """
     depth = min(len(order), tuning.mmr_depth)
     if depth <= 1 or tuning.mmr_lambda >= 1.0:
         return order
     head = np.asarray(order[:depth], dtype=np.int64)
-    vecs = np.asarray(local[head], dtype=np.float32)
+    vecs = local.rows(head) if isinstance(local, RowFile) else local[:depth]
     # Not ``vecs @ vecs.T``: that goes through OpenBLAS, which waits for a second thread the
     # other (busy) core cannot run (issue 16: 14.0 ms vs 0.98 ms recall p50 under load).
     sims = np.einsum("id,jd->ij", vecs, vecs)
@@ -482,7 +504,7 @@ def _mmr(
     chosen: list[int] = []
     best_sim = np.zeros(depth, dtype=np.float32)
     available = np.ones(depth, dtype=bool)
-    for _ in range(depth):
+    for _ in range(depth if picks is None else min(depth, picks)):
         score = tuning.mmr_lambda * relevance - (1 - tuning.mmr_lambda) * best_sim
         score[best_sim >= tuning.duplicate_cosine] -= 2.0
         score[~available] = -np.inf
@@ -490,7 +512,9 @@ def _mmr(
         chosen.append(pick)
         available[pick] = False
         best_sim = np.maximum(best_sim, sims[pick])
-    return [order[i] for i in chosen] + order[depth:]
+    rest = [i for i in range(depth) if available[i]]
+    rest.sort(key=lambda i: bool(best_sim[i] >= tuning.duplicate_cosine))  # stable: rank order
+    return [order[i] for i in chosen + rest] + order[depth:]
 
 
 def _slate(
@@ -512,9 +536,9 @@ def _slate(
     order = _rerank(engine, query, ranked, stages)
     parts = ranked.parts
     reranked = stages.get("rerank") == "ok"
-    fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
+    fused_of = None if reranked else ranked.parts.column("fused", order[: tuning.mmr_depth])
     view = ranked.view
-    order = _mmr(view.arrays["local"], order, fused_of, tuning)
+    order = _mmr(ranked.local_rows(order[: tuning.mmr_depth]), order, fused_of, tuning, k + 10)
 
     spec = engine.spec
     budget = spec.seat.keyspace_budget_tokens

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 import numpy as np
+
+if TYPE_CHECKING:  # httpx costs 70 ms to import: only a remote stage needs it
+    import httpx
 
 from engram.errors import ManifestError, RemoteError
 from engram.memory._manifest import OteSpec
@@ -40,6 +42,8 @@ def _base(url: str) -> str:
 
 
 def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> Any:
+    import httpx
+
     try:
         response = client.post(url, json=body)
     except httpx.HTTPError as e:
@@ -65,6 +69,8 @@ class RemoteEmbedder:
     ) -> None:
         self.url = _base(endpoint) + "/v1/embeddings"
         self.model, self.dims = model, dims
+        import httpx
+
         self._client = httpx.Client(timeout=timeout, transport=transport)
 
     @property
@@ -111,6 +117,8 @@ class RemoteReranker:
     ) -> None:
         self.url = _base(endpoint) + "/v1/rerank"
         self.model = model
+        import httpx
+
         self._client = httpx.Client(timeout=timeout, transport=transport)
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:

@@ -134,7 +134,9 @@ def insert_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
     add_counts(tx, deltas)
 
 
-def insert_dense(tx: Tx, rows: Sequence[tuple[str, str, int, bytes]], ring_of: dict[str, str]) -> None:
+def insert_dense(
+    tx: Tx, rows: Sequence[tuple[str, str, int, bytes]], ring_of: dict[str, str]
+) -> None:
     """Dense vectors of new memories (``ring_of``: memory id -> ring id, for the counts)."""
     tx.execute_many(
         "INSERT INTO memory_dense_vectors (memory_id, engine, dims, vector) "

@@ -134,6 +134,7 @@ MEMORY_COMPONENT = Component(
     ],
 )
 
+
 def migrate_memory(store: Store) -> None:
     """Bring the memory tables up to date, taking the write lock only when a step is pending.
 
