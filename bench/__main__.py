@@ -12,6 +12,7 @@ BENCHMARKS = {
     "cartridge": "bench.bench_cartridge",
     "mcp": "bench.bench_mcp",
     "recall": "bench.bench_recall",
+    "engines": "bench.bench_engines",
 }
 
 
@@ -26,12 +27,12 @@ def main(argv: list[str] | None = None) -> int:
             doc = importlib.import_module(module).__doc__ or ""
             print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
-    module = importlib.import_module(BENCHMARKS[args.name])
+    chosen = importlib.import_module(BENCHMARKS[args.name])
     if rest:
         # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
-        module.main(rounds=args.rounds, argv=rest)
+        chosen.main(rounds=args.rounds, argv=rest)
     else:
-        module.main(rounds=args.rounds)
+        chosen.main(rounds=args.rounds)
     return 0
 
 

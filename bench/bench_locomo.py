@@ -172,10 +172,14 @@ def _conversation(
         return [ts[int(d)][0] for d in docs[0]]
 
     systems: dict[str, Callable[[str], list[str]]] = {"bm25s (baseline)": bm25s_ranked}
+    def with_tuning(tuning: Tuning) -> Callable[[str], list[str]]:
+        def ranked(q: str) -> list[str]:
+            return [dia_of[h.memory.id] for h in recall(engine, q, k=10, tuning=tuning).hits]
+
+        return ranked
+
     for name, tuning in tunings.items():
-        systems[name] = lambda q, t=tuning: [
-            dia_of[h.memory.id] for h in recall(engine, q, k=10, tuning=t).hits
-        ]
+        systems[name] = with_tuning(tuning)
 
     def stage(use: tuple[str, ...]) -> Callable[[str], list[str]]:
         def ranked(q: str) -> list[str]:
@@ -309,7 +313,8 @@ def main() -> None:
         print(dumps_text(report | {"seconds": seconds, "dense": dense}, indent=2))
         return
     print(
-        f"dense stage: {'all-MiniLM-L6-v2 int8 (bundled, offline)' if dense else 'off'}; {seconds} s"
+        f"dense stage: {'all-MiniLM-L6-v2 int8 (bundled, offline)' if dense else 'off'}; "
+        f"{seconds} s"
     )
     for split, systems in report.items():
         base = systems["bm25s (baseline)"]

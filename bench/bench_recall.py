@@ -250,7 +250,8 @@ def _warm(folder: Path, dense: bool, n_queries: int, loaded: bool) -> dict[str, 
 BM25S_COLD = """
 import sys, bm25s
 r = bm25s.BM25.load(sys.argv[1], mmap=True)
-r.retrieve(bm25s.tokenize([sys.argv[2]], stopwords="en", show_progress=False), k=10, show_progress=False)
+tokens = bm25s.tokenize([sys.argv[2]], stopwords="en", show_progress=False)
+r.retrieve(tokens, k=10, show_progress=False)
 """
 FTS5_COLD = """
 import sqlite3, sys
@@ -259,7 +260,7 @@ words = " OR ".join('"' + w + '"' for w in sys.argv[2].split())
 c.execute("SELECT rowid FROM m WHERE m MATCH ? ORDER BY rank LIMIT 10", (words,)).fetchall()
 """
 ENGINE_LOOP = """
-import resource, sys
+import sys
 from pathlib import Path
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
@@ -270,19 +271,26 @@ store = open_store(f"sqlite://{folder / 'engram.db'}")
 engine = open_engine(store, parse_manifest((folder / 'ote.toml').read_text(), 's'), FixedClock())
 for q in parse_strict((folder / 'queries.json').read_bytes())[:int(sys.argv[2])]:
     recall(engine, q)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: the latter keeps the forking parent's peak across exec.
+print(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0])
 """
 
 
 def _timed(argv: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one fresh process."""
+    """Wall time and peak RSS (KiB) of one fresh process.
+
+    The peak comes from GNU time run as the parent (``%M``): a child forked straight from this
+    big process would report this process's RSS as its own peak (Linux keeps the high-water
+    mark across exec).
+    """
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     elapsed = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{argv[:4]} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
-    return elapsed, usage.ru_maxrss
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:4]} failed: {done.stderr.decode()}")
+    return elapsed, int(done.stderr.decode().strip().splitlines()[-1])
 
 
 def _cold(folder: Path, rounds: int, loaded: bool) -> dict[str, float]:

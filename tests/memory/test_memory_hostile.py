@@ -146,7 +146,7 @@ def test_record_from_refuses_an_endless_line_in_bounded_memory(tmp_path: Path) -
 
     writer = threading.Thread(target=feed)
     writer.start()
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     writer.join(timeout=60)
     assert proc.returncode == 2, err
     line = _one_line_error(err)

@@ -40,7 +40,7 @@ def _scan(store: Store, ring_ids: list[str]) -> dict[str, object]:
             ring_ids,
         )
         oracles = tx.execute(
-            "SELECT o.oracle, COUNT(*) AS c FROM memory_outcomes o JOIN memory_items m "
+            "SELECT o.oracle, COUNT(*) AS c FROM memory_outcomes o JOIN memory_items m "  # noqa: S608
             f"ON m.id = o.memory_id WHERE m.ring_id IN ({marks}) GROUP BY o.oracle",
             ring_ids,
         )

@@ -159,7 +159,7 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[Re
     write in transactions of BATCH memories; a batch that finds the store busy is retried."""
     spool: IO[bytes] | None = None
     if str(source) == "-":
-        spool = tempfile.TemporaryFile()
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
     task = bar.add_task("checking", total=None) if bar else None
     total = 0
     for where, item in _record_inputs(source, spool):

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tantivy  # type: ignore[import-untyped]
+import tantivy
 
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
@@ -375,7 +375,7 @@ class RetrievalIndex:
         _Updater(folder, meta, self.dense_engine).load(store)
         tmp = self.folder / f"CURRENT.{name}"
         tmp.write_text(name, encoding="ascii")
-        os.replace(tmp, self.folder / "CURRENT")
+        tmp.replace(self.folder / "CURRENT")
         for old in self.folder.glob("g-*"):
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)  # open mmaps elsewhere stay valid
@@ -385,7 +385,7 @@ def _write_meta(folder: Path, meta: Meta) -> None:
     tmp = folder / "meta.json.tmp"
     with tmp.open("w", encoding="utf-8") as f:
         f.write(dumps_text(meta.to_json()))
-    os.replace(tmp, folder / "meta.json")  # readers see the old meta or the new, never half
+    tmp.replace(folder / "meta.json")  # readers see the old meta or the new, never half
 
 
 class _Updater:

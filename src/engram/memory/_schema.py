@@ -93,7 +93,7 @@ def _v2(d: Dialect) -> Sequence[str]:
     return [
         "DROP TABLE memory_vectors",
         "ALTER TABLE memory_generation ADD COLUMN instance TEXT",
-        f"UPDATE memory_generation SET instance = {random_id}, rebuilt = rebuilt + 1",
+        f"UPDATE memory_generation SET instance = {random_id}, rebuilt = rebuilt + 1",  # noqa: S608
         f"""CREATE TABLE memory_counts (
             ring_id TEXT NOT NULL,
             status TEXT NOT NULL,
