@@ -13,6 +13,7 @@ BENCHMARKS = {
     "mcp": "bench.bench_mcp",
     "recall": "bench.bench_recall",
     "engines": "bench.bench_engines",
+    "tamper": "bench.bench_tamper",
 }
 
 
@@ -30,10 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = importlib.import_module(BENCHMARKS[args.name])
     if rest:
         # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
-        chosen.main(rounds=args.rounds, argv=rest)
+        status = chosen.main(rounds=args.rounds, argv=rest)
     else:
-        chosen.main(rounds=args.rounds)
-    return 0
+        status = chosen.main(rounds=args.rounds)
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@
 Run: ``python -m bench cartridge [--rounds N]``. Every workload carries the same 10,000 memory
 records. The baseline is what the data costs with no format at all: ``executemany`` of those
 rows into a fresh SQLite file and one commit. The contenders are the three cartridge paths of
-acx-cartridge-conformance §12: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
+lboel/acx@85f1358 SPEC.md §3.3, §4.2, §7.3: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
 derive the manifest, sign), verify (open read-only, check the header and schema, hash every ROM
 byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
 records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes
 each memory's local vector); "import plan" is the cartridge half of import on its own.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from bench._harness import Case, Contender, measure, report
-from engram.cartridge import Cartridge, TrustState, build, plan_import, verify
-from engram.core.clock import FixedClock
+from engram.cartridge import Cartridge, Contents, export_record, merge_records, verify_rom, write
+from engram.cartridge._agent import ExportOptions, package_contents
 from engram.core.keys import PrivateKey
-from engram.memory import import_memories, memory_id
+from engram.memory import MemoryRecord, import_memories
 from engram.store import open_store
+from engram.transfer import TransferRecord
+from engram.trust import TrustState
 
 COUNT = 10_000
 KINDS = ("invariant", "decision", "procedure", "fact")
-CLOCK = FixedClock(datetime(2026, 3, 1, tzinfo=UTC))
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def _records() -> list[dict[str, Any]]:
@@ -36,7 +38,6 @@ def _records() -> list[dict[str, Any]]:
             "id": f"mem-{i:06d}",
             "kind": KINDS[i % len(KINDS)],
             "text": f"Memory {i}: service {i % 97} retries {i % 7} times before paging on-call.",
-            "tier": "transferable",
             "entities": [f"K{i % 100:02d}"],
         }
         for i in range(COUNT)
@@ -62,57 +63,70 @@ def main(*, rounds: int = 5) -> list[Case]:
     acx = work / "memories.acx"
     plain = work / "plain.db"
 
-    def build_and_sign() -> None:
-        build(
-            acx,
-            publisher_id="io.github.bench",
-            artifact_id="bench",
-            artifact_version="1.0.0",
-            clock=CLOCK,
-            records=records,
-            key=key,
+    package = work / "package"
+    package.mkdir()
+    (package / "manifest.json").write_text('{"name": "bench"}')
+    acx_records = [
+        export_record(
+            {"id": r["id"], "title": r["kind"], "summary": r["text"], "tags": r["entities"]}
         )
+        for r in records
+    ]
+
+    def build_and_sign() -> None:
+        contents: Contents
+        contents, _ = package_contents(package, ExportOptions("io.github.bench", NOW))
+        contents.memories = acx_records
+        acx.unlink(missing_ok=True)
+        write(acx, contents, key=key, signed_at=NOW)
 
     def verify_only() -> None:
         with Cartridge.open(acx) as cartridge:
-            assert verify(cartridge).state is TrustState.PORTABLE
+            assert verify_rom(cartridge)[0].state is TrustState.PORTABLE
+
+    def plan() -> list[TransferRecord]:
+        with Cartridge.open(acx) as cartridge:
+            report, rom = verify_rom(cartridge)
+        assert report.state is TrustState.PORTABLE
+        merged = merge_records([], [m.record() for m in rom.rom_memories])
+        return [TransferRecord.from_wire(r) for r in merged.records]
 
     def plan_only() -> None:
-        with Cartridge.open(acx) as cartridge:
-            plan = plan_import(cartridge, existing=[], accept={TrustState.PORTABLE})
-        assert len(plan.records) == COUNT
+        assert len(plan()) == COUNT
 
     counter = iter(range(1_000_000))
 
     def import_into_fresh_store() -> None:
+        from engram.memory import Memory
+
         store = open_store(f"sqlite:///{work / f'store-{next(counter)}.db'}")
         try:
-            with Cartridge.open(acx) as cartridge:
-                plan = plan_import(cartridge, existing=[], accept={TrustState.PORTABLE})
             ring = "seat:bench"
-            import_memories(
-                store,
-                [
-                    {
-                        "memory": {
-                            "id": memory_id(ring, r["kind"], r["text"]),
-                            "ring": "M4",
-                            "ring_id": ring,
-                            "kind": r["kind"],
-                            "text": r["text"],
-                            "entities": r["entities"],
-                            "provenance": {"acxRecordId": r["id"]},
-                            "thread": "",
-                            "seat_id": ring,
-                            "status": "candidate",
-                            "created_at": "2026-03-01T00:00:00.000000Z",
-                        },
-                        "events": [],
-                    }
-                    for r in plan.records
-                ],
-            )
-            assert len(plan.records) == COUNT
+            typed = [
+                MemoryRecord(
+                    Memory(
+                        r.memory_id(ring),
+                        "M4",
+                        ring,
+                        r.kind,
+                        r.text,
+                        r.tags,
+                        {"acxRecordId": r.id},
+                        "",
+                        ring,
+                        0,
+                        1.0,
+                        1.0,
+                        "candidate",
+                        None,
+                        "import",
+                        "2026-03-01T00:00:00.000000Z",
+                    ),
+                    (),
+                )
+                for r in plan()
+            ]
+            assert import_memories(store, typed).imported == COUNT
         finally:
             store.close()
 

@@ -1,6 +1,6 @@
 """Benchmark ``canonical``: canonicalise + Ed25519-sign an export-sized document.
 
-Workload: an Engram export (engram-context-v0.1 "Minimal valid export") carrying 10, 200 and
+Workload: an Engram export (Engram v0.1 Conformance "Minimal valid export") carrying 10, 200 and
 2,000 beliefs {id, category, statement, confidence, source, created_at, updated_at, version}.
 
 Contenders, all timed in the same run:

@@ -4,7 +4,8 @@
 ``sqlite_store`` and ``postgres_store`` pick one backend; ``postgres_url`` and ``any_database_url``
 give a URL (for code that opens its own store, in this process or a subprocess).
 ``engram_shell`` runs the real ``engram`` command in a subprocess, as a user would from a shell;
-``closed_port`` is a loopback port nobody listens on.
+``closed_port`` is a loopback port nobody listens on; ``openai_peer`` starts small
+OpenAI-compatible servers (chat completions, embeddings, rerank) that record what they are sent.
 
 PostgreSQL: the server named by ``ENGRAM_TEST_POSTGRES_URL`` (default
 ``postgresql://postgres@127.0.0.1:5432/postgres``). One throwaway database ``engram_test_<hex>``
@@ -18,15 +19,19 @@ fail: CI must run them.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
@@ -201,3 +206,89 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@dataclass
+class OpenAIPeer:
+    """An OpenAI-compatible server on loopback, written without engram's code.
+
+    It answers ``/v1/chat/completions`` ("re: <last user message>"), ``/v1/embeddings``
+    (``dims`` numbers per input) and ``/v1/rerank``, records each request's path and body, and
+    answers its first ``fail_first`` requests with HTTP 503.
+    """
+
+    fail_first: int = 0
+    dims: int = 8
+    requests: list[tuple[str, Any]] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        """The API base, ``http://127.0.0.1:PORT/v1``."""
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.requests]
+
+    def answer(self, path: str, body: Any) -> tuple[int, Any]:
+        self.requests.append((path, body))
+        if len(self.requests) <= self.fail_first:
+            return 503, {"error": {"message": "overloaded, try later"}}
+        if path == "/v1/embeddings":
+            vector = [1.0] + [0.5] * (self.dims - 1)
+            return 200, {
+                "data": [{"index": i, "embedding": vector} for i in range(len(body["input"]))]
+            }
+        if path == "/v1/rerank":
+            scores = [
+                {"index": i, "relevance_score": 1 / (i + 1)} for i in range(len(body["documents"]))
+            ]
+            return 200, {"results": scores}
+        last = body["messages"][-1]["content"]
+        return 200, {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": f"re: {last}"}}]
+        }
+
+    def start(self) -> OpenAIPeer:
+        peer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                status, value = peer.answer(self.path, body)
+                data = json.dumps(value).encode()  # noqa: TID251 - a peer without engram code
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+@pytest.fixture
+def openai_peer() -> Iterator[Callable[..., OpenAIPeer]]:
+    """``openai_peer(fail_first=0, dims=8)``: a started :class:`OpenAIPeer`, closed after."""
+    started: list[OpenAIPeer] = []
+
+    def start(fail_first: int = 0, dims: int = 8) -> OpenAIPeer:
+        started.append(OpenAIPeer(fail_first, dims).start())
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        for peer in started:
+            peer.close()

@@ -1,4 +1,4 @@
-"""The requirement ledger keeps both directions honest (openwop-conformance-v2 §"Requirement ids").
+"""The requirement ledger keeps both directions honest (OpenWOP v2 Conformance §"Requirement ids").
 
 Every id in the ledger is witnessed by at least one test's ``@pytest.mark.req(...)``; every id a
 test or the runner names exists; ids are unique; every file matches requirements.schema.json.

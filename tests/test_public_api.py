@@ -1,6 +1,6 @@
 """Every package's public surface is its ``__all__``: present, sorted the way ruff's RUF022
 sorts, naming only objects that exist, and leaving out nothing the package ``__init__`` binds
-publicly (STYLE.md habit 1). Walks the whole ``engram`` tree, so a new package is covered the
+publicly (as every package does). Walks the whole ``engram`` tree, so a new package is covered the
 day it is added; the per-area API tests (core, runtime, cartridge, ...) check more."""
 
 from __future__ import annotations

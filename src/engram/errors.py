@@ -26,6 +26,11 @@
     │   ├── ExportExpired            expires_at in the past                   export_expired
     │   ├── ExpiryTooLong            expires_at > issued_at + 24 h            expiry_too_long
     │   ├── MalformedExport          a signed document is not well-formed     malformed_export
+    │   ├── KeyExpired               the key expired before the document      key_expired
+    │   ├── KeyNotPinned             a key list or kid the runtime did not pin key_not_pinned
+    │   ├── ScopeMismatch            not the scope asked for (or leaks one)   scope_mismatch
+    │   ├── SubjectMismatch          a document for another subject           subject_mismatch
+    │   ├── RollbackRefused          older than a document already accepted   rollback_refused
     │   └── DigestMismatch           a content hash does not match            digest_mismatch
     ├── KeyFileError                 a key file is missing, unsafe or corrupt key_file_error
     ├── MissingDependency            an extra is not installed                missing_dependency
@@ -173,6 +178,37 @@ class MalformedExport(VerificationError):
     code = "malformed_export"
 
 
+class KeyExpired(VerificationError):
+    """The published key's own ``expires_at`` lies before the document's ``issued_at``."""
+
+    code = "key_expired"
+
+
+class KeyNotPinned(VerificationError):
+    """The runtime pins its provider's keys and this key list or kid is not the pinned one."""
+
+    code = "key_not_pinned"
+
+
+class ScopeMismatch(VerificationError):
+    """A validly signed export for another scope than the one asked for, or one whose beliefs
+    the scope it names must leave out."""
+
+    code = "scope_mismatch"
+
+
+class SubjectMismatch(VerificationError):
+    """A validly signed document about another subject than the session's."""
+
+    code = "subject_mismatch"
+
+
+class RollbackRefused(VerificationError):
+    """A validly signed document issued before one already accepted (a replayed old export)."""
+
+    code = "rollback_refused"
+
+
 class DigestMismatch(VerificationError):
     code = "digest_mismatch"
 
@@ -239,7 +275,9 @@ __all__ = [
     "InputError",
     "InvalidRequest",
     "InvalidScope",
+    "KeyExpired",
     "KeyFileError",
+    "KeyNotPinned",
     "MalformedExport",
     "ManifestError",
     "MissingDependency",
@@ -247,8 +285,11 @@ __all__ = [
     "RateLimited",
     "RemoteError",
     "ResourceNotFound",
+    "RollbackRefused",
+    "ScopeMismatch",
     "SignatureInvalid",
     "StoreError",
+    "SubjectMismatch",
     "TokenExpired",
     "Unauthorized",
     "UnknownKeyId",

@@ -1,5 +1,5 @@
 """Signed certification bundles: cut from a run, verified, and refused when touched
-(openwop-conformance-v2 §"Bundle v3", §"Signature and attribution", §"Certification",
+(OpenWOP v2 Conformance §"Bundle v3", §"Signature and attribution", §"Certification",
 §"Canonical JSON"; docs/spec/conformance-bundle.md)."""
 
 from __future__ import annotations
@@ -127,7 +127,12 @@ def _flip(data: bytes, needle: bytes, offset: int = 0) -> bytes:
     """Change one byte (a hex digit or letter to another of its kind) just inside ``needle``."""
     at = data.index(needle) + len(needle) + offset
     old = data[at : at + 1]
-    new = b"1" if old == b"0" else (b"0" if old.isdigit() else (b"A" if old != b"A" else b"B"))
+    if old.isdigit():
+        new = b"1" if old == b"0" else b"0"
+    elif old in b"abcdef":  # a hex digit stays a lowercase hex digit, so only the value changes
+        new = b"a" if old != b"a" else b"b"
+    else:
+        new = b"A" if old != b"A" else b"B"
     return data[:at] + new + data[at + 1 :]
 
 
@@ -218,3 +223,49 @@ def test_a_blocked_row_never_certifies_even_when_resigned(
     report = verify_bundle(dumps_text(bundle).encode(), ledger, discovery=published)
     assert report.outcome is Outcome.NOT_CERTIFIED
     assert report.message == f"not certified: blocked rows {rows[0]['id']}"
+
+
+@pytest.mark.req("engram.conformance.bundle.members-covered")
+@pytest.mark.parametrize(
+    ("member", "value", "outcome"),
+    [
+        (("suite", "name"), "someone-elses-suite", Outcome.MALFORMED),
+        (("suite", "specVersion"), "9.9", Outcome.MALFORMED),
+        (("discovery", "engramVersion"), "9.9", Outcome.INCONSISTENT),
+        (("claim", "tier"), 1, Outcome.INCONSISTENT),
+        (("suite", "version"), "9.9.9", Outcome.ATTESTATION_INVALID),
+    ],
+)
+def test_an_edit_of_a_covered_member_never_verifies_certified(
+    signed: tuple[bytes, dict[str, Any]],
+    ledger: Ledger,
+    member: tuple[str, str],
+    value: object,
+    outcome: Outcome,
+) -> None:
+    data, discovery = signed
+    bundle = parse_strict(data)
+    bundle[member[0]][member[1]] = value
+    report = verify_bundle(canonicalize(bundle), ledger, discovery=discovery)
+    assert report.outcome is outcome, report.message
+
+
+@pytest.mark.req("engram.conformance.bundle.members-covered")
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        (("host", "name"), "A Different Host"),
+        (("host", "version"), "6.6.6"),
+        (("discovery", "url"), "https://elsewhere.example/.well-known/engram"),
+    ],
+)
+def test_an_edit_of_an_unsigned_member_is_shown_as_unsigned(
+    signed: tuple[bytes, dict[str, Any]], ledger: Ledger, member: tuple[str, str], value: str
+) -> None:
+    data, discovery = signed
+    bundle = parse_strict(data)
+    bundle[member[0]][member[1]] = value
+    report = verify_bundle(canonicalize(bundle), ledger, discovery=discovery)
+    assert report.outcome is Outcome.CERTIFIED
+    assert report.unsigned[".".join(member)] == value
+    assert set(report.to_wire()["unsigned"]) == {"host.name", "host.version", "discovery.url"}

@@ -1,4 +1,4 @@
-"""The runtime harness judges runtimes from its own request logs (engram-context-v0.1 runtime
+"""The runtime harness judges runtimes from its own request logs (Engram v0.1 Conformance runtime
 requirements; docs/spec/conformance-bundle.md §"Runtime harness")."""
 
 from __future__ import annotations

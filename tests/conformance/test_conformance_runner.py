@@ -1,6 +1,6 @@
 """The provider runner against the real provider: clean at Full on every backend, and each
-injected fault failing exactly the requirements it breaks (engram-context-v0.1 §"Conformance
-Tiers"; openwop-conformance-v2 §"Requirement ids")."""
+injected fault failing exactly the requirements it breaks (Engram v0.1 Conformance §"Conformance
+Tiers"; OpenWOP v2 Conformance §"Requirement ids")."""
 
 from __future__ import annotations
 
@@ -188,3 +188,19 @@ def test_a_skipped_leg_keeps_a_requirement_from_passing() -> None:
     recorder.check(rid, "scope", True, "")
     (row,) = recorder.rows([load_ledger().get(rid)])
     assert (row.result, row.assertions) == ("skipped", 3)
+
+
+@pytest.mark.req("engram.conformance.runner.probe-labelled")
+async def test_with_an_admin_token_the_probe_corrections_are_rejected_again(
+    memory_store: Store, clock: FixedClock, ledger: Ledger
+) -> None:
+    from engram.context import CorrectionStatus, list_corrections
+
+    provider = FaultyProvider(memory_store, clock)
+    report = await _probe(provider, ledger)
+    probes = list_corrections(memory_store, provider.demo.subject.id)
+    assert probes
+    assert all(c.runtime_id == "engram-conformance" for c in probes)
+    assert all(c.new_value.startswith("engram conformance probe ecp-") for c in probes)
+    assert {c.status for c in probes} == {CorrectionStatus.REJECTED}
+    assert not any("stay pending" in note for note in report.notes)

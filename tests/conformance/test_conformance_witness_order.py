@@ -1,5 +1,5 @@
 """witnessSha256 hashes the rows in UTF-16 code-unit order of their ids, not code-point order
-(openwop-conformance-v2 §"Canonical JSON"; docs/spec/conformance-bundle.md). The expected digest
+(OpenWOP v2 Conformance §"Canonical JSON"; docs/spec/conformance-bundle.md). The expected digest
 is computed here from hand-written RFC 8785 bytes, not from engram's own canonicaliser."""
 
 from __future__ import annotations

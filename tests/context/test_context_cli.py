@@ -95,6 +95,7 @@ def test_corrections_are_listed_and_decided_from_the_command_line(
     assert [b["statement"] for b in beliefs] == ["Run."]
 
 
+@pytest.mark.req("engram.cli.demo-reused")
 def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -107,11 +108,15 @@ def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
     assert demo["url"] == "https://p.example"
     assert demo["beliefs"] == 8
     assert str(demo["token"]).startswith("eng_")
+    token_file = tmp_path / "demo.demo-token"
+    assert demo["token_file"] == str(token_file)
+    assert token_file.read_text(encoding="ascii").strip() == demo["token"]
     assert demo["curl"] == (
-        f'curl -s "https://p.example/v1/context" -H "Authorization: Bearer {demo["token"]}"'
+        f'curl -s "https://p.example/v1/context" -H "Authorization: Bearer $(cat {token_file})"'
     )
     assert code == 0
-    assert "token:     eng_" in text
+    assert f"token:     in {token_file} (mode 0600" in text
+    assert str(demo["token"]) not in text
     store = open_store(f"sqlite://{db}")
     try:
         grant = authenticate_token(store, SystemClock(), str(demo["token"]))

@@ -62,3 +62,11 @@ def test_a_naive_datetime_is_refused_and_a_malformed_text_is_invalid_request() -
         format_instant_precise(datetime(2026, 1, 1))
     with pytest.raises(InvalidRequest):
         parse_instant("999-01-01T00:00:00Z")
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"])
+def test_an_instant_outside_datetimes_range_is_invalid_request_not_a_crash(text: str) -> None:
+    # Well-formed RFC 3339 whose UTC instant is before year 1 or after 9999: found by schemathesis
+    # as a 500 on GET /v1/context/diff?since=...
+    with pytest.raises(InvalidRequest, match="not a valid date-time"):
+        parse_instant(text)

@@ -1,6 +1,6 @@
 """``engram mcp`` as a real subprocess, driven over stdio by the official MCP Python client.
 
-engram-ote-v1-and-mcp §3.2; docs/spec/mcp.md.
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); docs/spec/mcp.md.
 """
 
 from __future__ import annotations
@@ -122,8 +122,9 @@ async def test_refused_calls_say_why_and_write_nothing(seat_dir: Path, database:
     assert "read-only" in messages["read-only ring"]
     assert "not mounted" in messages["unmounted ring"]
     assert "at most 100000 characters" in messages["oversize"]
-    assert "valid integer" in messages["malformed"]
-    assert "Field required" in messages["missing"]
+    assert "argument 'k' must be of JSON type integer, not string" in messages["malformed"]
+    assert "missing required argument 'text'" in messages["missing"]
+    assert all(m.startswith(f"Error executing tool {calls[k][0]}: ") for k, m in messages.items())
     assert "unknown argument 'memory'" in messages["unknown argument"]
     assert sum(ring["memories"] for ring in status["rings"]) == 0
 

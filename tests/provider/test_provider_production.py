@@ -1,4 +1,4 @@
-"""Production profile (openwop-conformance-v2): durable state, Idempotency-Key, backpressure,
+"""Production profile (OpenWOP v2 Conformance): durable state, Idempotency-Key, backpressure,
 rate limits, one structured log line per request, no secrets in logs, the signed-export cache."""
 
 from __future__ import annotations

@@ -78,13 +78,15 @@ def served(tmp_path: Path) -> Iterator[Served]:
     assert process.stdout is not None
     banner: list[str] = []
     try:
-        for line in process.stdout:  # blocks until uvicorn reports it is listening
+        # The socket is bound before the banner, so the checks may start once it is printed.
+        for line in process.stdout:
             banner.append(line.rstrip("\n"))
-            if "Uvicorn running on" in line or process.poll() is not None:
+            if line.startswith("serving ") or process.poll() is not None:
                 break
-        tokens = [line.split()[1] for line in banner if line.startswith("token:")]
-        assert tokens, "engram serve --demo printed no token:\n" + "\n".join(banner)
-        token = tokens[0]
+        # The banner names the 0600 file that keeps the demo token, never the token itself.
+        files = [line.split()[2] for line in banner if line.startswith("token:")]
+        assert files, "engram serve --demo printed no token file:\n" + "\n".join(banner)
+        token = Path(files[0]).read_text(encoding="ascii").strip()
         yield Served(f"http://127.0.0.1:{port}", token, banner)
     finally:
         process.send_signal(signal.SIGINT)
@@ -122,13 +124,15 @@ def test_the_provider_checklist_run_with_curl_gives_the_printed_answers(served: 
 
 
 @pytest.mark.slow
-def test_serve_demo_prints_the_url_a_token_and_a_curl_line(served: Served) -> None:
+def test_serve_demo_prints_the_url_the_token_file_and_a_curl_line(served: Served) -> None:
     text = "\n".join(served.banner)
 
     assert f"provider:  {served.url}" in text
     assert served.token.startswith("eng_")
+    assert served.token not in text
     curl = next(line.strip() for line in served.banner if line.strip().startswith("curl "))
-    assert curl == f'curl -s "{served.url}/v1/context" -H "Authorization: Bearer {served.token}"'
+    file = next(line.split()[2] for line in served.banner if line.startswith("token:"))
+    assert curl == (f'curl -s "{served.url}/v1/context" -H "Authorization: Bearer $(cat {file})"')
     export = subprocess.run(
         ["bash", "-c", curl + " | jq -r .subject.display_name"],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""``engram.provider.review`` exports a sorted, complete ``__all__`` (STYLE.md habit 1)."""
+"""``engram.provider.review`` exports a sorted, complete ``__all__`` (as every package does)."""
 
 from __future__ import annotations
 

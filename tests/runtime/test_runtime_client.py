@@ -276,22 +276,26 @@ async def test_every_later_export_is_verified_too(provider: RealProvider) -> Non
 
 
 @pytest.mark.req("engram.runtime.verify-diffs", "engram.runtime.never-hold-unverified")
-async def test_a_tampered_diff_is_refused_and_the_view_kept(provider: RealProvider) -> None:
+async def test_a_tampered_diff_is_never_applied_the_verified_export_is_used_instead(
+    provider: RealProvider,
+) -> None:
     async with provider.async_client() as engram:
-        held = await engram.context()
+        await engram.context()
         provider.advance(timedelta(seconds=5))
-        delete_belief(
-            provider.store, provider.clock, provider.demo.subject.id, provider.belief_id("health")
-        )
+        health = provider.belief_id("health")
+        delete_belief(provider.store, provider.clock, provider.demo.subject.id, health)
 
         def resurrect(path: str, body: bytes) -> bytes:
             # Turn the tombstone into a no-op by renaming its member.
             return body.replace(b'"tombstones"', b'"tombstonez"') if "diff" in path else body
 
         provider.wire.tamper = resurrect
-        with pytest.raises(SignatureInvalid):
-            await engram.sync()
-        assert engram.current is held
+        synced = await engram.sync()
+    assert engram.last_diff_fallback is not None
+    assert "signature" in engram.last_diff_fallback
+    # The full export, verified, is what the view now holds: the deletion is there.
+    assert synced.belief(health) is None
+    assert provider.wire.requests["/v1/context"] == 2
 
 
 @pytest.mark.req("engram.runtime.token-origin")

@@ -1,5 +1,5 @@
 """``pip install "engram[runtime]"`` into a fresh virtual environment brings the SDK and nothing
-of the server: no starlette, uvicorn, psycopg or mcp (DESIGN.md: runtime depends on core only).
+of the server: no starlette, uvicorn, psycopg or mcp (runtime depends on core only).
 
 A real install from this source tree with its declared dependencies, taken by pip from its cache
 or the package index, so it is slow (tens of seconds) and marked ``slow``; CI runs it.

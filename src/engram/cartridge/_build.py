@@ -1,200 +1,273 @@
-"""Producing cartridges: build, seal (index + sign from live bytes), strip SAVE, write SAVE.
+"""Producing cartridges: write the tables, index ROM from live bytes, scrub, sign; strip SAVE.
 
-Spec: acx-cartridge-conformance §12 items 1-3, 7-9, 11; docs/spec/acx.md §11. Building is two
-steps on one staged file: the ROM rows are written, then :func:`seal` re-reads that file's live
-bytes, runs the fail-closed scrub gate over every ROM byte, derives the manifest and the skill
-index, and writes the object index, skill index, ``acx_meta`` mirror and (with a key) the DSSE
-envelope. Because every index and signature is computed from what is actually in the file, a
-stored hash can never vouch for bytes it was not computed from. Every operation stages a copy and
-renames it into place only on success.
+Spec: lboel/acx@85f1358 SPEC.md §3.2-§3.5, §4.1-§4.2, §5.3, §7.5-§7.7 and §12 items 1-3, 7-9;
+docs/spec/acx.md §12. :func:`write` stages a new file: meta, sqlar rows (zlib as stock
+``sqlite3 -A`` writes them), memory rows, capability rows and their ``objects`` rows; then it
+re-opens the staged file read-only, recomputes the manifest from what is really there, refuses
+if anything disagrees, runs the fail-closed scrub gate over every ROM byte and every record,
+derives ``acx_skill`` and the vectors, records ``acx.rom_manifest_hash`` and signs. A refused
+build leaves no file behind. :func:`strip` runs §3.4's deletes on a copy and proves the hash.
 """
 
 from __future__ import annotations
 
 import os
-import stat
-import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from engram.cartridge._container import Cartridge, Writer, create, rewrite
-from engram.cartridge._harness import check_requirements, default_requirements
-from engram.cartridge._manifest import (
-    BASELINE_ENGINE,
-    CARTRIDGE_FILE,
-    HARNESS_FILE,
-    MEMORY_FILE,
-    cartridge_document,
-    meta_mirror,
-)
-from engram.cartridge._paths import SAVE, check_path, zone_of
-from engram.cartridge._records import encode_records, prepare_for_export
-from engram.cartridge._rom import Rom, load_rom
+from engram.cartridge._embed import embed, memory_text, pack
+from engram.cartridge._errors import CartridgeTampered
+from engram.cartridge._format import FLAG_SAVE_PRESENT, USER_VERSION
+from engram.cartridge._paths import ROM, SAVE, check_path, zone_of
+from engram.cartridge._rom import UNSIGNED_META, load_rom, meta_oid, sha256_id
 from engram.cartridge._scrub import require_clean
-from engram.cartridge._signing import sign_manifest
-from engram.cartridge._sqlar import EXEC_MODE, FILE_MODE
+from engram.cartridge._signing import checksum_hash, sign, statement
+from engram.cartridge._skills import derive_skills
 from engram.core.canonical import canonicalize
-from engram.core.clock import Clock
+from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 
-Embed = Callable[[str], Sequence[float]]
-"""The baseline embedding engine (``local-hash-128``): text -> 128 floats."""
+File = tuple[bytes, int, int]
+"""(content, mode, mtime) of one sqlar row."""
+
+
+@dataclass
+class Contents:
+    """Everything a new cartridge holds, before it is written."""
+
+    meta: dict[str, str]
+    files: dict[str, File] = field(default_factory=dict)
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    """Memory records in their cartridge form (``zone`` decides ROM or SAVE)."""
+    capabilities: list[dict[str, Any]] = field(default_factory=list)
+    literals: Sequence[str] = ()
+    """Raw repository identifiers the scrub gate must not find anywhere (§7.5)."""
 
 
 @dataclass(frozen=True)
-class SealResult:
+class Built:
     manifest_hash: str
     keyid: str | None
+    cartridge_id: str
     skills: int
-    records: int
+    memories: int
 
 
-def collect_skills(skills_dir: Path) -> dict[str, tuple[bytes, int, int]]:
-    """Every file of every skill under ``skills_dir`` as ROM path -> (content, mode, mtime).
-
-    Each sub-directory is one skill. Symlinks and special files are refused (a link could pull
-    in bytes from outside the skill), as are stray files beside the skill directories.
-    """
-    if not skills_dir.is_dir():
-        raise CartridgeFormatError(f"skills directory {skills_dir} does not exist")
-    files: dict[str, tuple[bytes, int, int]] = {}
-    for entry in sorted(skills_dir.iterdir()):
-        if entry.is_symlink() or not entry.is_dir():
-            raise CartridgeFormatError(
-                f"{entry}: a skills directory holds only one sub-directory per skill"
-            )
-        for root, dirs, names in os.walk(entry, followlinks=False):
-            dirs.sort()
-            for name in sorted(names) + [d for d in dirs if Path(root, d).is_symlink()]:
-                source = Path(root, name)
-                info = source.lstat()
-                if not stat.S_ISREG(info.st_mode):
-                    raise CartridgeFormatError(f"{source}: only regular files go into a cartridge")
-                relative = source.relative_to(skills_dir).as_posix()
-                path = check_path(f"rom/skills/{relative}")
-                mode = EXEC_MODE if info.st_mode & 0o111 else FILE_MODE
-                files[path] = (source.read_bytes(), mode, int(info.st_mtime))
-    return files
+def new_cartridge_id(publisher_id: str, artifact_id: str) -> str:
+    """``<publisher>/<artifact>@<uuid4>`` (§3.2: reverse-DNS + uuid)."""
+    return f"{publisher_id}/{artifact_id}@{uuid.uuid4()}"
 
 
-def build(
+def write(
     out: str | os.PathLike[str],
+    contents: Contents,
     *,
-    publisher_id: str,
-    artifact_id: str,
-    artifact_version: str,
-    clock: Clock,
-    skills: Mapping[str, tuple[bytes, int, int]] | None = None,
-    records: Iterable[Mapping[str, Any]] = (),
-    harness: Mapping[str, Any] | None = None,
-    key: PrivateKey | None = None,
-    embed: Embed | None = None,
-) -> SealResult:
-    """Write a new cartridge at ``out`` (signed when ``key`` is given); refuse before writing.
-
-    ``skills`` comes from :func:`collect_skills`; ``records`` are memory records in the author's
-    form (see ``prepare_for_export``). Everything is validated and scrubbed before ``out``
-    appears (on a staged copy); a refused build leaves no file behind.
-    """
-    now = int(clock.now().timestamp())
-    prepared = [prepare_for_export(r) for r in records]
-    seen: set[str] = set()
-    for record in prepared:
-        if record["id"] in seen:
-            raise CartridgeFormatError(f"memory record id {record['id']!r} appears twice")
-        seen.add(record["id"])
-    document = cartridge_document(
-        artifact_id=artifact_id, artifact_version=artifact_version, publisher_id=publisher_id
-    )
-    requirements = check_requirements(dict(harness) if harness else default_requirements())
-    rom: dict[str, tuple[bytes, int, int]] = dict(skills or {})
-    rom[CARTRIDGE_FILE] = (canonicalize(document) + b"\n", FILE_MODE, now)
-    rom[HARNESS_FILE] = (canonicalize(requirements) + b"\n", FILE_MODE, now)
-    rom[MEMORY_FILE] = (encode_records(prepared), FILE_MODE, now)
-    for path in rom:
-        if zone_of(check_path(path)) != "rom":
-            raise CartridgeFormatError(f"{path!r} is not a ROM path")
-    # Skills, the scrub gate and every schema are checked by seal() on the staged file's live
-    # bytes; a refusal there deletes the staging file, so ``out`` never holds a partial build.
-    target = Path(out)
-    staging = target.with_name(f".{target.name}.build")
-    try:
-        with create(staging) as writer:
-            for directory in ("rom/skills", "rom/harness", "rom/memory", SAVE):
-                writer.put_dir(directory, now)
-            for path in sorted(rom):
-                content, mode, mtime = rom[path]
-                writer.put_file(path, content, mode=mode, mtime=mtime)
-            if embed is not None:
-                writer.replace_rows("acx_vectors", _vectors(prepared, embed))
-        result = seal(staging, key)
-        staging.replace(target)
-    finally:
-        staging.unlink(missing_ok=True)
-    return result
-
-
-def _vectors(records: list[dict[str, Any]], embed: Embed) -> list[tuple[object, ...]]:
-    dim = int(str(BASELINE_ENGINE["dim"]))
-    rows: list[tuple[object, ...]] = []
-    for record in records:
-        vector = list(embed(record["text"]))
-        if len(vector) != dim:
-            raise CartridgeFormatError(f"embedding engine returned {len(vector)} floats, not {dim}")
-        rows.append((record["id"], BASELINE_ENGINE["id"], dim, struct.pack(f"<{dim}f", *vector)))
-    return rows
-
-
-def seal(
-    path: str | os.PathLike[str],
     key: PrivateKey | None,
-    target: str | os.PathLike[str] | None = None,
-) -> SealResult:
-    """Re-derive every index from live ROM bytes, scrub, and sign with ``key`` (or unsign)."""
-    with rewrite(path, target) as writer:
+    signed_at: datetime,
+) -> Built:
+    target = Path(out)
+    for name in contents.files:
+        check_path(name)
+    ids = [str(m.get("id")) for m in contents.memories]
+    if len(ids) != len(set(ids)):
+        raise CartridgeFormatError("two memory records share an id")
+    with create(target) as writer:
+        _fill(writer, contents)
+        writer.commit()
         with Cartridge.open(writer.path) as staged:
             rom = load_rom(staged)
-        require_clean(rom.files)
-        _write_indexes(writer, rom)
-        envelope = None
-        if key is not None:
-            envelope = sign_manifest(rom.manifest, rom.manifest_hash, key, rom.publisher_id)
-        writer.replace_rows(
-            "acx_signature", [] if envelope is None else [(1, canonicalize(envelope).decode())]
+            if rom.problems:
+                raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
+            skills = derive_skills(rom.files)
+        scan: dict[str, bytes] = {name: data for name, data in rom.files.items()}  # noqa: C416
+        for m in contents.memories:
+            scan[f"memory:{m['id']}"] = canonicalize(m)
+        for c in contents.capabilities:
+            scan[f"capability:{c['id']}"] = canonicalize(c)
+        for k, v in contents.meta.items():
+            scan[f"cartridge:{k}"] = v.encode("utf-8")
+        require_clean(scan, contents.literals)
+        writer.executemany(
+            "INSERT INTO acx_skill(name, description, license, compatibility, skill_version, "
+            "sqlar_path, body_tokens, content_sha256, resources, ext, schema_version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [tuple(s.row().values()) for s in skills],
         )
-    return SealResult(
-        manifest_hash=rom.manifest_hash,
-        keyid=None if key is None else key.public_key().key_id,
-        skills=len(rom.skills),
-        records=len(rom.records),
+        writer.executemany(
+            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",  # noqa: E501
+            [
+                (m["id"], m["zone"], pack(embed(memory_text(m))), m["artifactFingerprint"])
+                for m in contents.memories
+            ],
+        )
+        digest = rom.manifest_hash
+        writer.execute(
+            "INSERT INTO cartridge(key, value) VALUES ('acx.rom_manifest_hash', ?)", (digest,)
+        )
+        keyid = _sign(writer, rom.meta, rom.objects, digest, key, signed_at) if key else None
+        if any(m["zone"] == SAVE for m in contents.memories) or any(
+            zone_of(n) == SAVE for n in contents.files
+        ):
+            writer.conn.execute(f"PRAGMA user_version = {USER_VERSION | FLAG_SAVE_PRESENT}")
+    return Built(
+        digest,
+        keyid,
+        contents.meta.get("acx.cartridge_id", ""),
+        len(skills),
+        len(contents.memories),
     )
 
 
-def _write_indexes(writer: Writer, rom: Rom) -> None:
-    objects = rom.manifest["objects"]
-    assert isinstance(objects, list)
-    writer.replace_rows(
-        "acx_object",
-        [
-            (o["path"], o["kind"], o["mode"], o.get("size", 0), o.get("oid"))
-            for o in objects
-            if isinstance(o, dict)
-        ],
+def _fill(writer: Writer, contents: Contents) -> None:
+    for key, value in sorted(contents.meta.items()):
+        writer.execute("INSERT INTO cartridge(key, value) VALUES (?, ?)", (key, value))
+        zone = SAVE if key == "acx.save_codebase_fingerprint" else ROM
+        if key not in UNSIGNED_META:
+            _object(
+                writer,
+                meta_oid(key, value),
+                "cartridge",
+                f"cartridge:{key}",
+                "jcs-rfc8785",
+                zone,
+                len(value.encode("utf-8")),
+            )
+    for name, (content, mode, mtime) in sorted(contents.files.items()):
+        writer.put_file(name, content, mode=mode, mtime=mtime)
+        _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
+    for record in contents.memories:
+        payload = canonicalize(record)
+        oid = sha256_id(payload)
+        writer.execute(
+            "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
+            "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record["id"],
+                record["zone"],
+                record["artifactFingerprint"],
+                record["codebaseFingerprint"],
+                payload.decode("utf-8"),
+                oid,
+                record["timestamp"],
+            ),
+        )
+        _object(
+            writer,
+            oid,
+            "memory",
+            f"memory:{record['id']}",
+            "jcs-rfc8785",
+            record["zone"],
+            len(payload),
+        )
+    for capability in contents.capabilities:
+        text = canonicalize(capability)
+        oid = sha256_id(text)
+        writer.execute(
+            "INSERT INTO capabilities(id, json, content_hash) VALUES (?, ?, ?)",
+            (capability["id"], text.decode("utf-8"), oid),
+        )
+        _object(
+            writer,
+            oid,
+            "cartridge",
+            f"capability:{capability['id']}",
+            "jcs-rfc8785",
+            ROM,
+            len(text),
+        )
+
+
+def _object(
+    writer: Writer, oid: str, kind: str, ref: str, canon: str, zone: str, size: int
+) -> None:
+    # objects is keyed by oid (§3.2): two sources with identical bytes would share a row and
+    # one of them would go unsigned, so identical content is refused rather than dropped.
+    try:
+        writer.execute(
+            "INSERT INTO objects(oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
+            (oid, kind, ref, canon, zone, size),
+        )
+    except Exception as e:  # sqlite3.IntegrityError: the oid is already listed
+        raise CartridgeFormatError(
+            f"{ref} has the same bytes as another object ({oid}); objects is keyed by oid, so "
+            "identical content cannot be listed twice (change one of them)"
+        ) from e
+
+
+def _sign(
+    writer: Writer,
+    meta: Mapping[str, str],
+    objects: Sequence[Any],
+    digest: str,
+    key: PrivateKey,
+    signed_at: datetime,
+) -> str:
+    doc = statement(
+        manifest_hash=digest,
+        cartridge_id=meta.get("acx.cartridge_id", ""),
+        publisher_id=meta.get("acx.publisher_id", ""),
+        embedding_engine=_engine(meta),
+        signed_at=signed_at,
+        spec_version=meta.get("acx.spec_version", "0.1"),
+        checksum=checksum_hash((o.oid, o.source_ref) for o in objects),
+        file_count=len(objects),
     )
-    writer.replace_rows("acx_skill", [row.as_tuple() for row in rom.skills])
-    writer.replace_rows("acx_meta", sorted(meta_mirror(rom.manifest, rom.manifest_hash).items()))
+    envelope = sign(doc, key)
+    public = key.public_key()
+    writer.execute(
+        "INSERT INTO signatures(sig_id, target, manifest_hash, envelope, keyid, public_key_pem, "
+        "alg, created_at) VALUES (?, 'rom-manifest', ?, ?, ?, ?, 'ed25519', ?)",
+        (
+            "sig-rom-" + digest.removeprefix("sha256:")[:12],
+            digest,
+            canonicalize(envelope).decode("utf-8"),
+            public.key_id,
+            public.to_pem().decode("ascii"),
+            format_instant(signed_at),
+        ),
+    )
+    return public.key_id
 
 
-def strip(source: str | os.PathLike[str], out: str | os.PathLike[str]) -> str:
-    """Copy ``source`` to ``out`` without any SAVE row; return the (unchanged) manifest hash."""
+def _engine(meta: Mapping[str, str]) -> Any:
+    from engram.cartridge._package import engine_of
+
+    return engine_of(dict(meta))
+
+
+@dataclass(frozen=True)
+class Stripped:
+    before: str
+    after: str
+
+    @property
+    def equal(self) -> bool:
+        return self.before == self.after
+
+
+def strip(source: str | os.PathLike[str], out: str | os.PathLike[str]) -> Stripped:
+    """§3.4 strip-to-ROM on a copy of ``source``: the recomputed hash must equal the original."""
+    with Cartridge.open(source) as original:
+        before = load_rom(original).manifest_hash
     with rewrite(source, out) as writer:
+        writer.execute("DELETE FROM memory WHERE zone = 'save'")
+        writer.execute("DELETE FROM sqlar WHERE name GLOB 'save/*'")
+        writer.execute("DELETE FROM vectors WHERE zone = 'save'")
+        writer.execute("DELETE FROM objects WHERE zone = 'save'")
+        writer.execute("DELETE FROM cartridge WHERE key = 'acx.save_codebase_fingerprint'")
+        (version,) = writer.conn.execute("PRAGMA user_version").fetchone()
+        writer.conn.execute(f"PRAGMA user_version = {int(version) & ~FLAG_SAVE_PRESENT}")
+        writer.commit()
         with Cartridge.open(writer.path) as staged:
-            digest = load_rom(staged).manifest_hash
-        writer.delete_zone(SAVE)
-    return digest
+            after = load_rom(staged).manifest_hash
+    return Stripped(before, after)
 
 
 def write_save(path: str | os.PathLike[str], files: Mapping[str, bytes], *, mtime: int) -> None:
@@ -203,10 +276,19 @@ def write_save(path: str | os.PathLike[str], files: Mapping[str, bytes], *, mtim
         if zone_of(check_path(name)) != SAVE:
             raise CartridgeFormatError(f"{name!r} is not a SAVE path: ROM is never written here")
     with rewrite(path) as writer:
-        with Cartridge.open(writer.path) as staged:
-            staged.entries()
         for name, content in sorted(files.items()):
-            writer.put_file(name, content, mode=FILE_MODE, mtime=mtime)
+            writer.put_file(name, content, mode=0o100644, mtime=mtime)
+        (version,) = writer.conn.execute("PRAGMA user_version").fetchone()
+        writer.conn.execute(f"PRAGMA user_version = {int(version) | FLAG_SAVE_PRESENT}")
 
 
-__all__ = ["Embed", "SealResult", "build", "collect_skills", "seal", "strip", "write_save"]
+__all__ = [
+    "Built",
+    "Contents",
+    "File",
+    "Stripped",
+    "new_cartridge_id",
+    "strip",
+    "write",
+    "write_save",
+]

@@ -1,12 +1,16 @@
 """Opening, reading and writing one .acx file (the SQLite container, not what it means).
 
-Spec: acx-cartridge-conformance §12 items 1-2; docs/spec/acx.md §1-§3.
+Spec: lboel/acx@85f1358 SPEC.md §3.1-§3.2 and §12 items 1-2; docs/spec/acx.md §1-§3.
 
-Reading an untrusted file: the header bytes are checked first (:func:`check_header`), then the
-file is opened through a read-only URI (``mode=ro``) with ``trusted_schema`` off and
-``query_only`` on, the schema must be exactly the verbatim DDL (no views, triggers or extra
-tables), ``PRAGMA quick_check`` must pass, and every sqlar row's metadata is validated (portable
-path, mode, row size) before any content is read. Every SQLite failure becomes a
+Reading an untrusted file: the header bytes are checked first (:func:`check_header`, which also
+refuses a FIFO or any other non-regular file), then the file is opened through a read-only URI
+(``mode=ro``) with ``trusted_schema`` off and ``query_only`` on; every schema object must be one
+of the accepted spellings of the §3.2 DDL (no views, triggers or extra tables); and the full
+``PRAGMA integrity_check`` must pass, so every index agrees with its table (issue 15: a name
+rewritten in a table's raw page bytes but not in its index is refused here). Rows that decide
+anything are then read from the tables themselves (``NOT INDEXED``, by ``rowid``), the bytes
+stock ``sqlite3 -Ax`` reads. Every byte inflated or read from a row is charged against
+``Limits.max_total_inflated_bytes`` before it is inflated. Every SQLite failure becomes a
 :class:`CartridgeFormatError` naming the file.
 
 Writing never edits a file in place: :func:`rewrite` and :func:`create` work on a temporary
@@ -21,25 +25,31 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from urllib.parse import quote
 
+from engram.cartridge._errors import LegacyLayout
 from engram.cartridge._format import (
-    ACX_DDL,
+    ACCEPTED_DDL,
     APPLICATION_ID,
     DEFAULT_LIMITS,
     MIN_SQLITE_VERSION,
+    SPEC_DDL,
     USER_VERSION,
+    VEC0_SHADOW,
     Limits,
     check_header,
+    normalize_sql,
 )
 from engram.cartridge._paths import check_unique_casefold, parents
-from engram.cartridge._sqlar import DIR_MODE, Entry, check_entry, decode, encode
+from engram.cartridge._sqlar import Entry, check_entry, decode, encode
 from engram.errors import CartridgeFormatError
 
 _INTERNAL_TABLES = frozenset({"sqlite_stat1", "sqlite_stat4", "sqlite_sequence"})
+OPTIONAL_TABLES = frozenset({"acx_skill", "capabilities"})
+LEGACY_TABLES = frozenset({"acx_meta", "acx_object", "acx_signature", "acx_vectors"})
 
 
 def _require_library() -> None:
@@ -50,17 +60,20 @@ def _require_library() -> None:
 
 
 class Cartridge:
-    """An open cartridge file: validated sqlar rows plus the acx_* tables, read-only."""
+    """An open cartridge file, read-only: validated sqlar rows and the §3.2 tables."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, limits: Limits) -> None:
         self.path = path
         self.limits = limits
         self._conn = conn
         self._entries: dict[str, Entry] | None = None
+        self.tables: frozenset[str] = frozenset()
+        self.inflated = 0
+        """Bytes read or inflated so far, charged against ``limits.max_total_inflated_bytes``."""
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> Cartridge:
-        """Open ``path`` read-only after checking its header and schema."""
+        """Open ``path`` read-only after checking its header, schema and integrity."""
         _require_library()
         target = Path(path)
         check_header(target, limits)
@@ -75,9 +88,11 @@ class Cartridge:
                 conn.execute("PRAGMA trusted_schema = OFF")
                 conn.execute("PRAGMA query_only = ON")
                 cartridge._check_schema()
-                (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
-                if verdict != "ok":
-                    raise CartridgeFormatError(f"corrupt cartridge {target}: {verdict}")
+                problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+                if problems != ["ok"]:
+                    raise CartridgeFormatError(
+                        f"corrupt cartridge {target.name}: integrity_check: {'; '.join(problems)}"
+                    )
                 cartridge.entries()
         except BaseException:
             conn.close()
@@ -102,13 +117,23 @@ class Cartridge:
     def _sql_errors(self) -> Iterator[None]:
         try:
             yield
-        except (sqlite3.Error, UnicodeDecodeError) as e:
+        except (sqlite3.Error, UnicodeDecodeError, OverflowError) as e:
             # Hostile bytes can make a TEXT column invalid UTF-8; that is a malformed file too.
             raise CartridgeFormatError(f"malformed cartridge {self.path.name}: {e}") from e
 
     def _check_schema(self) -> None:
         rows = self._conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema").fetchall()
-        tables: dict[str, str] = {}
+        names = {str(r[1]) for r in rows}
+        if names & LEGACY_TABLES and "cartridge" not in names:
+            raise LegacyLayout(
+                f"{self.path.name} is in engram's earlier cartridge layout (acx_meta, acx_object); "
+                f"re-pack it with `engram cartridge upgrade {self.path.name} NEW.acx --sign-key KEY`"  # noqa: E501
+            )
+        vec0 = any(
+            r[0] == "table" and r[1] == "vectors" and "USING VEC0" in normalize_sql(str(r[3]))
+            for r in rows
+        )
+        found: set[str] = set()
         for kind, name, table, sql in rows:
             if kind == "table" and name in _INTERNAL_TABLES:
                 continue
@@ -118,32 +143,45 @@ class Cartridge:
                 and str(name).startswith(f"sqlite_autoindex_{table}_")
             ):
                 continue
-            if kind != "table" or name not in ACX_DDL:
+            if vec0 and name == "vectors":
+                found.add(name)
+                continue
+            if vec0 and kind == "table" and VEC0_SHADOW.fullmatch(str(name)):
+                continue
+            accepted = ACCEPTED_DDL.get(str(name))
+            expected_kind = "index" if name == "memory_zone_fp" else "table"
+            if accepted is None or kind != expected_kind:
                 raise CartridgeFormatError(
                     f"malformed cartridge: unexpected schema object {kind} {name!r}"
                 )
-            tables[name] = sql
-        for name, ddl in ACX_DDL.items():
-            if name not in tables:
-                raise CartridgeFormatError(f"malformed cartridge: table {name} is missing")
-            if tables[name] != ddl:
+            if normalize_sql(str(sql)) not in accepted:
                 raise CartridgeFormatError(
-                    f"malformed cartridge: table {name} does not have the verbatim acx DDL"
+                    f"malformed cartridge: {kind} {name} does not have the SPEC §3.2 DDL"
                 )
+            found.add(str(name))
+        missing = sorted(set(SPEC_DDL) - OPTIONAL_TABLES - found)
+        if missing:
+            raise CartridgeFormatError(f"malformed cartridge: missing {', '.join(missing)}")
+        self.tables = frozenset(found)
 
     def entries(self) -> dict[str, Entry]:
-        """Every sqlar row's validated metadata, by name (sorted)."""
+        """Every sqlar row's validated metadata, by name (sorted), read from the table itself."""
         if self._entries is None:
             limit = self.limits.max_rows
             with self._sql_errors():
                 rows = self._conn.execute(
-                    "SELECT name, typeof(name), mode, mtime, sz, typeof(data), length(data) "
-                    "FROM sqlar ORDER BY name LIMIT ?",
+                    "SELECT rowid, name, typeof(name), mode, mtime, sz, typeof(data), "
+                    "length(data) FROM sqlar NOT INDEXED ORDER BY rowid LIMIT ?",
                     (limit + 1,),
                 ).fetchall()
             if len(rows) > limit:
                 raise CartridgeFormatError(f"cartridge has more than {limit} sqlar rows")
-            entries = {entry.name: entry for entry in (check_entry(r, self.limits) for r in rows)}
+            entries: dict[str, Entry] = {}
+            for row in rows:
+                entry = check_entry(row, self.limits)
+                if entry.name in entries:
+                    raise CartridgeFormatError(f"sqlar name {entry.name!r} appears twice")
+                entries[entry.name] = entry
             check_unique_casefold(entries)
             for entry in entries.values():
                 for parent in parents(entry.name):
@@ -152,28 +190,57 @@ class Cartridge:
                         raise CartridgeFormatError(
                             f"sqlar row {entry.name!r} lies under the file {parent!r}"
                         )
-            self._entries = entries
+            self._entries = dict(sorted(entries.items()))
         return self._entries
 
+    def charge(self, size: int, what: str) -> None:
+        """Count ``size`` bytes against the total budget *before* reading or inflating them."""
+        self.inflated += size
+        budget = self.limits.max_total_inflated_bytes
+        if self.inflated > budget:
+            raise CartridgeFormatError(
+                f"cartridge {self.path.name}: reading {what} would take more than the "
+                f"{budget}-byte budget for one cartridge (Limits.max_total_inflated_bytes)"
+            )
+
     def read(self, name: str) -> bytes:
-        """The content of the file row ``name`` (validated, inflated, size-checked)."""
+        """The content of the file row ``name`` (validated, budgeted, inflated, size-checked)."""
         entry = self.entries().get(name)
         if entry is None or entry.is_dir:
             raise CartridgeFormatError(f"cartridge has no file {name!r}")
+        self.charge(entry.size, name)
         with self._sql_errors():
-            row = self._conn.execute("SELECT data FROM sqlar WHERE name = ?", (name,)).fetchone()
-        if row is None or not isinstance(row[0], bytes):
+            row = self._conn.execute(
+                "SELECT data, name FROM sqlar WHERE rowid = ?", (entry.rowid,)
+            ).fetchone()
+        if row is None or row[1] != name or not isinstance(row[0], bytes):
             raise CartridgeFormatError(f"cartridge file {name!r} changed while it was read")
         return decode(entry, row[0])
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-        """Rows of a read-only query over the acx_* tables (SQLite errors become format errors)."""
+        """Rows of a read-only query (SQLite errors become format errors)."""
         with self._sql_errors():
             return list(self._conn.execute(sql, params).fetchall())
 
+    def has(self, table: str) -> bool:
+        return table in self.tables
+
     def meta(self) -> dict[str, str]:
-        """The ``acx_meta`` key/value mirror."""
-        return {str(k): str(v) for k, v in self.query("SELECT key, value FROM acx_meta")}
+        """The ``cartridge`` key/value rows, every key and value checked to be text."""
+        rows = self.query(
+            "SELECT key, value, typeof(key), typeof(value), length(CAST(value AS BLOB)) "
+            "FROM cartridge NOT INDEXED LIMIT ?",
+            (self.limits.max_meta_keys + 1,),
+        )
+        if len(rows) > self.limits.max_meta_keys:
+            raise CartridgeFormatError(f"cartridge has more than {self.limits.max_meta_keys} keys")
+        out: dict[str, str] = {}
+        for key, value, key_type, value_type, size in rows:
+            if key_type != "text" or value_type != "text" or not isinstance(size, int):
+                raise CartridgeFormatError(f"cartridge meta {key!r} is not text")
+            self.charge(size, f"cartridge:{key}")
+            out[str(key)] = str(value)
+        return out
 
 
 class Writer:
@@ -194,24 +261,22 @@ class Writer:
         return self.conn
 
     def put_file(self, name: str, content: bytes, *, mode: int, mtime: int) -> None:
-        self.put_dirs(name, mtime)
         self._begin().execute(
             "INSERT OR REPLACE INTO sqlar(name, mode, mtime, sz, data) VALUES (?, ?, ?, ?, ?)",
             (name, mode, mtime, len(content), encode(content)),
         )
 
-    def put_dirs(self, name: str, mtime: int) -> None:
-        """Directory rows for every parent of ``name``, as ``sqlite3 -Ac DIR`` writes them."""
-        for parent in parents(name):
-            self.put_dir(parent, mtime, with_parents=False)
+    def commit(self) -> None:
+        """Commit what was written so far, so a read-only :class:`Cartridge` can see it."""
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
 
-    def put_dir(self, name: str, mtime: int, *, with_parents: bool = True) -> None:
-        if with_parents:
-            self.put_dirs(name, mtime)
-        self._begin().execute(
-            "INSERT OR IGNORE INTO sqlar(name, mode, mtime, sz, data) VALUES (?, ?, ?, 0, NULL)",
-            (name, DIR_MODE, mtime),
-        )
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> None:
+        self._begin().execute(sql, params)
+
+    def executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        if rows:
+            self._begin().executemany(sql, rows)
 
     def delete_zone(self, zone: str) -> None:
         self._begin().execute(
@@ -219,23 +284,12 @@ class Writer:
             (zone, len(zone) + 1, zone + "/"),
         )
 
-    def replace_rows(self, table: str, rows: Iterable[Sequence[object]]) -> None:
-        """Replace every row of one acx_* table (the derived indexes, meta and signature)."""
-        if table not in ACX_DDL or table == "sqlar":
-            raise CartridgeFormatError(f"{table} is not a derived cartridge table")
-        conn = self._begin()
-        conn.execute(f"DELETE FROM {table}")  # noqa: S608  (table is one of the fixed names)
-        batch = [tuple(r) for r in rows]
-        if batch:
-            marks = ", ".join("?" * len(batch[0]))
-            conn.executemany(f"INSERT INTO {table} VALUES ({marks})", batch)  # noqa: S608
-
 
 def _init_schema(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {USER_VERSION}")
-    for ddl in ACX_DDL.values():
+    for ddl in SPEC_DDL.values():
         conn.execute(ddl)
 
 
@@ -293,4 +347,4 @@ def _staged(target: Path, copy_from: Path | None) -> Iterator[tuple[sqlite3.Conn
         temp.unlink(missing_ok=True)
 
 
-__all__ = ["Cartridge", "Writer", "create", "rewrite"]
+__all__ = ["LEGACY_TABLES", "Cartridge", "Writer", "create", "rewrite"]

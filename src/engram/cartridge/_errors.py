@@ -1,6 +1,6 @@
 """The cartridge's own refusals, each a leaf of the one engram error tree (``engram.errors``).
 
-Spec: acx-cartridge-conformance §12 items 3, 4, 8 and 11; docs/spec/acx.md §"Errors". A file that
+Spec: lboel/acx@85f1358 SPEC.md §4.5, §7.5, §8.5; docs/spec/acx.md §"Errors". A file that
 is not a well-formed cartridge is :class:`engram.errors.CartridgeFormatError`; the classes here
 name the other ways an operation on a well-formed file is refused, so the CLI and the wire can
 tell them apart by ``code``.
@@ -8,7 +8,13 @@ tell them apart by ``code``.
 
 from __future__ import annotations
 
-from engram.errors import ConflictError, InputError, VerificationError
+from engram.errors import CartridgeFormatError, ConflictError, InputError, VerificationError
+
+
+class LegacyLayout(CartridgeFormatError):
+    """The file is an engram cartridge in the layout engram wrote before SPEC.md alignment."""
+
+    code = "legacy_cartridge_layout"
 
 
 class ScrubBlocked(InputError):
@@ -40,10 +46,24 @@ class ActivationRefused(ConflictError):
 
     code = "activation_refused"
 
+    def __init__(
+        self,
+        message: str,
+        *,
+        descriptor: dict[str, object] | None = None,
+        error: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.descriptor = descriptor
+        """The §8.5 compliance descriptor (verdict ``refuse``)."""
+        self.error = error
+        """MCP's JSON-RPC error: ``{code: -32602, message: "Unsupported harness", data}``."""
+
 
 __all__ = [
     "ActivationRefused",
     "CartridgeTampered",
+    "LegacyLayout",
     "ScrubBlocked",
     "TrustRegistryError",
     "UntrustedCartridge",

@@ -12,6 +12,9 @@ with the file's real length.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,57 +33,146 @@ USER_VERSION = (SPEC_MAJOR << 24) | (SPEC_MINOR << 16) | (VEC0_FLAG << 8) | FLAG
 
 MIN_SQLITE_VERSION = (3, 37, 0)
 MIN_SQLITE_VERSION_NUMBER = 3_037_000
-"""STRICT tables need SQLite 3.37; a file last written by an older library is refused."""
+"""SPEC §3.1: SQLite >= 3.37; a file last written by an older library is refused."""
+FLAG_SAVE_PRESENT = 0x01
+"""``user_version`` flags bit0: the SAVE zone is present (§3.1)."""
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_BYTES = 100
 
-SQLAR_DDL = """CREATE TABLE sqlar(
-  name TEXT PRIMARY KEY,  -- name of the file
-  mode INT,               -- access permissions
-  mtime INT,              -- last modification time
-  sz INT,                 -- original file size
-  data BLOB               -- compressed content
-)"""
-"""Byte for byte the table ``sqlite3 -A`` creates (shared/vectors/sqlar/schema.txt)."""
-
-ACX_DDL: dict[str, str] = {
-    "sqlar": SQLAR_DDL,
-    "acx_meta": """CREATE TABLE acx_meta(
-  key TEXT PRIMARY KEY NOT NULL,
+SPEC_DDL: dict[str, str] = {
+    "cartridge": """CREATE TABLE cartridge (
+  key   TEXT PRIMARY KEY NOT NULL,
   value TEXT NOT NULL
-) STRICT""",
-    "acx_object": """CREATE TABLE acx_object(
-  path TEXT PRIMARY KEY NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('file', 'dir')),
-  mode INTEGER NOT NULL,
-  size INTEGER NOT NULL,
-  oid TEXT
-) STRICT""",
-    "acx_skill": """CREATE TABLE acx_skill(
-  name TEXT PRIMARY KEY NOT NULL,
-  path TEXT NOT NULL,
-  description TEXT NOT NULL,
-  license TEXT,
-  compatibility TEXT,
-  metadata TEXT NOT NULL,
-  allowed_tools TEXT NOT NULL,
-  ext TEXT NOT NULL,
+) WITHOUT ROWID""",
+    "sqlar": """CREATE TABLE sqlar (
+  name TEXT PRIMARY KEY,
+  mode INT, mtime INT,
+  sz INT,
+  data BLOB
+)""",
+    "memory": """CREATE TABLE memory (
+  id                   TEXT PRIMARY KEY NOT NULL,
+  zone                 TEXT NOT NULL CHECK (zone IN ('rom','save')),
+  artifact_fingerprint TEXT NOT NULL,
+  codebase_fingerprint TEXT,
+  payload              TEXT NOT NULL,
+  oid                  TEXT NOT NULL,
+  created_at           TEXT NOT NULL
+) WITHOUT ROWID""",
+    "memory_zone_fp": "CREATE INDEX memory_zone_fp ON memory(zone, artifact_fingerprint)",
+    "vectors": """CREATE TABLE vectors (
+  memory_id            TEXT PRIMARY KEY,
+  zone                 TEXT NOT NULL,
+  embedding            BLOB NOT NULL,
+  artifact_fingerprint TEXT
+)""",
+    "objects": """CREATE TABLE objects (
+  oid        TEXT PRIMARY KEY NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('sqlar','memory','cartridge','skill','attestation')),
+  source_ref TEXT NOT NULL,
+  canon      TEXT NOT NULL,
+  zone       TEXT NOT NULL CHECK (zone IN ('rom','save')),
+  sz         INTEGER NOT NULL
+) WITHOUT ROWID""",
+    "signatures": """CREATE TABLE signatures (
+  sig_id         TEXT PRIMARY KEY NOT NULL,
+  target         TEXT NOT NULL DEFAULT 'rom-manifest',
+  manifest_hash  TEXT NOT NULL,
+  envelope       TEXT NOT NULL,
+  keyid          TEXT NOT NULL,
+  public_key_pem TEXT,
+  alg            TEXT NOT NULL DEFAULT 'ed25519',
+  created_at     TEXT NOT NULL
+) WITHOUT ROWID""",
+    "attestations": """CREATE TABLE attestations (
+  att_id      TEXT PRIMARY KEY NOT NULL,
+  type        TEXT NOT NULL,
+  subject_oid TEXT,
+  media_type  TEXT NOT NULL,
+  document    TEXT NOT NULL,
+  status_url  TEXT,
+  created_at  TEXT NOT NULL
+) WITHOUT ROWID""",
+    "acx_skill": """CREATE TABLE acx_skill (
+  name           TEXT PRIMARY KEY,
+  description    TEXT NOT NULL,
+  license        TEXT, compatibility TEXT, skill_version TEXT,
+  sqlar_path     TEXT NOT NULL,
+  body_tokens    INTEGER,
   content_sha256 TEXT NOT NULL,
+  resources      TEXT NOT NULL,
+  ext            TEXT,
   schema_version TEXT NOT NULL
-) STRICT""",
-    "acx_signature": """CREATE TABLE acx_signature(
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  envelope TEXT NOT NULL
-) STRICT""",
-    "acx_vectors": """CREATE TABLE acx_vectors(
-  memory_id TEXT PRIMARY KEY NOT NULL,
-  engine TEXT NOT NULL,
-  dim INTEGER NOT NULL,
-  vector BLOB NOT NULL
-) STRICT""",
+)""",
+    "capabilities": """CREATE TABLE capabilities (
+  id           TEXT PRIMARY KEY NOT NULL,
+  json         TEXT NOT NULL,
+  content_hash TEXT NOT NULL
+)""",
 }
-"""The §3.2 DDL (docs/spec/acx.md §2), checked verbatim against ``sqlite_schema`` on open."""
+"""What engram writes: SPEC §3.2 verbatim (comments dropped), §5.3's ``acx_skill`` and §6.1's
+``capabilities``, with two departures recorded in docs/spec/acx.md §2: ``signatures`` carries the
+reference's nullable ``public_key_pem`` column and ``vectors`` is the plain derived table."""
+
+_VARIANTS: dict[str, tuple[str, ...]] = {
+    "signatures": (
+        """CREATE TABLE signatures (
+  sig_id        TEXT PRIMARY KEY NOT NULL,
+  target        TEXT NOT NULL DEFAULT 'rom-manifest',
+  manifest_hash TEXT NOT NULL,
+  envelope      TEXT NOT NULL,
+  keyid         TEXT NOT NULL,
+  alg           TEXT NOT NULL DEFAULT 'ed25519',
+  created_at    TEXT NOT NULL
+) WITHOUT ROWID""",
+    ),
+    "acx_skill": (
+        """CREATE TABLE acx_skill (
+  sqlar_path     TEXT PRIMARY KEY,
+  name           TEXT NOT NULL,
+  description    TEXT NOT NULL,
+  license        TEXT, compatibility TEXT, skill_version TEXT,
+  body_tokens    INTEGER,
+  content_sha256 TEXT NOT NULL,
+  resources      TEXT NOT NULL,
+  ext            TEXT,
+  schema_version TEXT NOT NULL
+)""",
+    ),
+    "sqlar": (
+        """CREATE TABLE sqlar(
+  name TEXT PRIMARY KEY,
+  mode INT,
+  mtime INT,
+  sz INT,
+  data BLOB
+)""",
+    ),
+}
+"""Other spellings read as the same table: SPEC's ``signatures`` without ``public_key_pem``, the
+reference's ``acx_skill`` keyed by ``sqlar_path``, and the ``sqlar`` table as ``sqlite3 -Ac``
+creates it. A ``vectors`` table created ``USING vec0(...)`` (SPEC's template) is accepted too,
+with its shadow tables, and never read (§3.5: vectors are derived and rebuilt)."""
+
+VEC0_SHADOW = re.compile(r"vectors_(?:chunks|rowids|info|auxiliary|vector_chunks\d+|metadata\w*)")
+
+
+def normalize_sql(sql: str) -> str:
+    """``sql`` without comments, with whitespace collapsed and none around punctuation."""
+    text = re.sub(r"--[^\n]*", " ", sql)
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s*([(),])\s*", r"\1", text)
+    text = re.sub(r"\bIF NOT EXISTS\b ?", "", text, flags=re.I)
+    return text.rstrip(";").upper()
+
+
+ACCEPTED_DDL: dict[str, frozenset[str]] = {
+    name: frozenset(normalize_sql(d) for d in (ddl, *_VARIANTS.get(name, ())))
+    for name, ddl in SPEC_DDL.items()
+}
+"""Normalised DDL accepted for each schema object on read."""
 
 
 @dataclass(frozen=True)
@@ -89,14 +181,17 @@ class Limits:
 
     max_file_bytes: int = 2 * 1024**3
     max_rows: int = 100_000
-    max_row_bytes: int = 64 * 1024**2
-    """Largest ``sz`` (and stored ``length(data)``) of one sqlar row."""
     max_path_chars: int = 512
     max_path_depth: int = 16
     max_skill_md_bytes: int = 1024**2
     max_records: int = 1_000_000
     max_record_bytes: int = 64 * 1024
     max_envelope_bytes: int = 16 * 1024**2
+    max_object_bytes: int = 64 * 1024**2
+    """Largest inflated size of any one object (sqlar file, meta value, memory payload)."""
+    max_total_inflated_bytes: int = 256 * 1024**2
+    """Budget for all bytes one verification inflates or reads from ROM (issue 15 point 3)."""
+    max_meta_keys: int = 4096
 
 
 DEFAULT_LIMITS = Limits()
@@ -144,6 +239,34 @@ def parse_header(data: bytes) -> Header:
     )
 
 
+def read_head(path: Path) -> tuple[bytes, int]:
+    """The first 100 bytes and the size of ``path``, refusing anything but a regular file.
+
+    The file is opened non-blocking and checked with ``fstat`` on that descriptor, so a FIFO,
+    a device or a socket given as a cartridge is refused at once instead of blocking forever.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError as e:
+        raise CartridgeFormatError(f"no such cartridge: {path}") from e
+    except IsADirectoryError as e:
+        raise CartridgeFormatError(f"not a cartridge: {path} is a directory") from e
+    except OSError as e:
+        raise CartridgeFormatError(f"cannot open cartridge {path}: {e.strerror}") from e
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise CartridgeFormatError(f"not a cartridge: {path} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise CartridgeFormatError(
+                f"not a cartridge: {path} is not a regular file (a FIFO, device or socket)"
+            )
+        head = os.read(fd, HEADER_BYTES)
+    finally:
+        os.close(fd)
+    return head, info.st_size
+
+
 def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
     """Refuse ``path`` unless its header bytes say it is a complete v1 cartridge.
 
@@ -152,14 +275,7 @@ def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
     without side files); the last writer's library is SQLite >= 3.37; and the file length equals
     the page count the header records (a truncated or padded file is refused).
     """
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            head = handle.read(HEADER_BYTES)
-    except FileNotFoundError as e:
-        raise CartridgeFormatError(f"no such cartridge: {path}") from e
-    except IsADirectoryError as e:
-        raise CartridgeFormatError(f"not a cartridge: {path} is a directory") from e
+    head, size = read_head(path)
     if size > limits.max_file_bytes:
         raise CartridgeFormatError(
             f"cartridge is {size} bytes, over the {limits.max_file_bytes} limit"
@@ -174,10 +290,10 @@ def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
             f"unsupported cartridge version: user_version {header.user_version} has major "
             f"{header.user_version >> 24}, this reader understands major {SPEC_MAJOR}"
         )
-    if header.user_version != USER_VERSION:
+    if header.user_version & 0xFE != 0:
         raise CartridgeFormatError(
-            f"unsupported cartridge version: user_version is {header.user_version}, "
-            f"expected {USER_VERSION}"
+            f"unsupported cartridge version: user_version {header.user_version} sets flags "
+            "this reader does not know (only bit0, SAVE present, is defined)"
         )
     if header.page_size < 512 or header.page_size & (header.page_size - 1):
         raise CartridgeFormatError(f"malformed cartridge: page size {header.page_size}")
@@ -210,14 +326,18 @@ def check_header(path: Path, limits: Limits = DEFAULT_LIMITS) -> Header:
 
 
 __all__ = [
-    "ACX_DDL",
+    "ACCEPTED_DDL",
     "APPLICATION_ID",
     "DEFAULT_LIMITS",
+    "FLAG_SAVE_PRESENT",
     "MIN_SQLITE_VERSION",
-    "SQLAR_DDL",
+    "SPEC_DDL",
     "USER_VERSION",
+    "VEC0_SHADOW",
     "Header",
     "Limits",
     "check_header",
+    "normalize_sql",
     "parse_header",
+    "read_head",
 ]

@@ -52,6 +52,10 @@ def check_path(name: object, limits: Limits = DEFAULT_LIMITS) -> str:
         raise CartridgeFormatError(f"path traversal in cartridge path {shown!r} is refused")
     if segments[0] not in ZONES:
         raise CartridgeFormatError(f"cartridge path {shown!r} is not rooted at rom/ or save/")
+    if len(segments) < 2:
+        raise CartridgeFormatError(
+            f"cartridge path {shown!r} has fewer than two segments (SPEC §3.2: rom/... or save/...)"
+        )
     if len(segments) > limits.max_path_depth:
         raise CartridgeFormatError(
             f"cartridge path {shown!r} is deeper than {limits.max_path_depth} segments"

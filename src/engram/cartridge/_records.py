@@ -1,277 +1,274 @@
-"""Memory records (``acx.memory-record/1``): validation, export partition, two-key merge.
+"""Memory records (``acx.memory-record.v1``): tiers, fingerprints, the export boundary, merge.
 
-Spec: acx-cartridge-conformance §12 items 8 and 10 (§7.1-§7.3, §7.6); docs/spec/acx.md §6.
+Spec: lboel/acx@85f1358 SPEC.md §7.1-§7.4, §7.6 and §12 items 8 and 10; the published
+``memory-partition.schema.json``; docs/spec/acx.md §8.
 
-Every record is partitioned by its tier:
-
-- ``transferable``: knowledge that holds anywhere - ``portable: true``, ``codebaseFingerprint:
-  null``, and in a cartridge no ``identity`` (export strips it);
-- ``field-learned``: learned in one codebase - ``portable: false``, ``codebaseFingerprint`` a
-  16-64 digit lowercase hex id of that codebase, and in a cartridge ``quarantined: true``
-  (export quarantines it); an importer never re-projects one whose codebase is not its own.
-
-Any other combination is a malformed tier and the record is refused. ``artifactFingerprint`` is
-the first 10 hex digits of SHA-256 over the RFC 8785 bytes of ``{"kind", "text"}`` (text NFC-
-normalised, whitespace collapsed), recomputed on every read; merge deduplicates by ``id`` and
-then by that fingerprint, so merging the same records twice changes nothing.
+- §7.1: ``portable: true`` (TRANSFERABLE, ROM zone) has ``codebaseFingerprint`` and ``repoId``
+  null; ``portable: false`` (FIELD-LEARNED, SAVE zone) has a ``cbf1_`` fingerprint. Any other
+  combination is refused at import.
+- §7.2: ``codebaseFingerprint = "cbf1_" + HMAC-SHA-256(installationSalt, canonicalRepoIdentity)``,
+  first 40 hex; the salt is at least 256 bits and never exported.
+- §7.3: ``artifactFingerprint`` = the first 10 hex of SHA-1 over the RFC 8785 bytes of
+  ``{title, summary, sourceType, repoId, projectLabel, timestamp, impact, xpAwarded, tags}``
+  (text trimmed and lowercased, tags lowercased and sorted) - the reading the reference's
+  published records reproduce; ``portable`` and ``codebaseFingerprint`` are left out, so the
+  address is tier-independent. Merge dedupes by ``id``, then by that fingerprint within one
+  tier and codebase; conflicts resolve deterministically (longer text, worse impact, max
+  ``xpAwarded``, union of tags, latest ``timestamp``), so merging is commutative and idempotent.
+- §7.4: export strips a transferable record (``repoId`` null, labels ``portable-core``) and
+  namespaces a field-learned one (``repoId`` null, labels ``field-learned``, ``foreign: true``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from engram.core.canonical import canonicalize, parse_strict
-from engram.errors import CanonicalJsonError, CartridgeFormatError
+from engram.cartridge._schemas import issues
+from engram.core.canonical import canonicalize
+from engram.errors import CartridgeFormatError
 
-RECORD_SCHEMA_VERSION = "acx.memory-record/1"
-TRANSFERABLE = "transferable"
-FIELD_LEARNED = "field-learned"
-TIERS = (TRANSFERABLE, FIELD_LEARNED)
-FINGERPRINT_HEX = 10
+SCHEMA = "memory-partition"
+PORTABLE_LABEL = "portable-core"
+FIELD_LABEL = "field-learned"
+_CBF = re.compile(r"cbf1_[0-9a-f]{40}")
+_IMPACT_RANK = {"negative": 3, "neutral": 2, "positive": 1}
+MIN_SALT_BYTES = 32
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9:._-]{0,127}")
-_KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_CODEBASE = re.compile(r"[0-9a-f]{16,64}")
-_FINGERPRINT = re.compile(r"[0-9a-f]{10}")
-_IDENTITY_KEYS = frozenset({"author", "instanceId", "ringId", "seatId", "sessionId"})
-_KEYS = frozenset(
-    {
-        "schemaVersion",
-        "id",
-        "tier",
-        "portable",
-        "codebaseFingerprint",
-        "zone",
-        "quarantined",
-        "artifactFingerprint",
-        "kind",
-        "text",
-        "entities",
-        "identity",
+
+def artifact_fingerprint(record: Mapping[str, Any]) -> str:
+    """The 10-hex content address of §7.3 (tier-independent)."""
+
+    def text(key: str) -> str:
+        return str(record.get(key) or "").strip().lower()
+
+    key = {
+        "title": text("title"),
+        "summary": text("summary"),
+        "sourceType": text("sourceType"),
+        "repoId": record.get("repoId"),
+        "projectLabel": text("projectLabel"),
+        "timestamp": record.get("timestamp") or "",
+        "impact": record.get("impact") or "neutral",
+        "xpAwarded": record.get("xpAwarded") or 0,
+        "tags": sorted(str(t).lower() for t in record.get("tags") or []),
     }
-)
-_REQUIRED = _KEYS - {"identity"}
-MAX_TEXT_CHARS = 16_384
-MAX_ENTITIES = 64
+    return hashlib.sha1(canonicalize(key), usedforsecurity=False).hexdigest()[:10]
 
 
-def artifact_fingerprint(kind: str, text: str) -> str:
-    """The 10-hex content fingerprint that merge uses as its second dedupe key."""
-    normal = " ".join(unicodedata.normalize("NFC", text).split())
-    digest = hashlib.sha256(canonicalize({"kind": kind, "text": normal})).hexdigest()
-    return digest[:FINGERPRINT_HEX]
+def canonical_repo_identity(origin_url: str | None = None, root_commit: str | None = None) -> str:
+    """§7.2: ``host/path`` of a git origin, lowercased, without scheme, credentials, default
+    port or ``.git``; else ``commit:<root commit sha>``."""
+    if origin_url:
+        url = origin_url.strip().lower()
+        url = re.sub(r"^[a-z0-9.+-]+://", "", url)
+        url = re.sub(r"^[^/@]+@", "", url)
+        host, slash, path = url.partition("/")
+        name, colon, rest = host.partition(":")
+        if colon and rest.isdigit():
+            host = name if rest in ("22", "80", "443") else host
+        elif colon:  # scp form host:owner/repo
+            host, path, slash = name, rest + slash + path, "/"
+        url = re.sub(r"\.git$", "", (host + slash + path).rstrip("/"))
+        return url.rstrip("/")
+    if root_commit:
+        return "commit:" + root_commit.strip().lower()
+    raise CartridgeFormatError("a repository identity needs an origin URL or a root commit")
 
 
-def validate_record(
-    record: object, *, zone: str = "rom", in_cartridge: bool = True
+def codebase_fingerprint(installation_salt: bytes, repo_identity: str) -> str:
+    """§7.2: ``cbf1_`` + the first 40 hex of HMAC-SHA-256(salt, identity)."""
+    if len(installation_salt) < MIN_SALT_BYTES:
+        raise CartridgeFormatError("installationSalt must be at least 256 bits (32 bytes)")
+    digest = hmac.new(installation_salt, repo_identity.encode("utf-8"), hashlib.sha256)
+    return "cbf1_" + digest.hexdigest()[:40]
+
+
+def tier_problems(record: Mapping[str, Any], where: str) -> list[str]:
+    """The §7.1 tier rules (the schema does not state the repoId rule)."""
+    portable = record.get("portable")
+    if not isinstance(portable, bool):
+        return [f"{where}: portable must be a boolean"]
+    cbf = record.get("codebaseFingerprint")
+    if portable and (cbf is not None or record.get("repoId") is not None):
+        return [f"{where}: malformed tier: portable=true needs codebaseFingerprint and repoId null"]
+    if not portable and not (isinstance(cbf, str) and _CBF.fullmatch(cbf)):
+        return [f"{where}: malformed tier: portable=false needs a cbf1_ codebaseFingerprint"]
+    zone = "rom" if portable else "save"
+    if record.get("zone") != zone:
+        return [f"{where}: zone must be {zone!r} for portable={str(portable).lower()}"]
+    return []
+
+
+def record_problems(record: Mapping[str, Any], where: str) -> list[str]:
+    """Everything wrong with one stored record: schema, tier, fingerprint."""
+    found = issues(SCHEMA, dict(record), where) + tier_problems(record, where)
+    if not found and record.get("artifactFingerprint") != artifact_fingerprint(record):
+        found.append(f"{where}: artifactFingerprint is not the §7.3 hash of its content")
+    return found
+
+
+def validate_record(record: Mapping[str, Any], where: str = "memory record") -> dict[str, Any]:
+    problems = record_problems(record, where)
+    if problems:
+        raise CartridgeFormatError("; ".join(problems[:5]))
+    return dict(record)
+
+
+def export_record(
+    record: Mapping[str, Any],
+    *,
+    codebase: str | None = None,
 ) -> dict[str, Any]:
-    """Return ``record`` if it is a well-formed memory record for ``zone``; else refuse it.
+    """§7.4: the cartridge form of an author's record.
 
-    ``in_cartridge`` adds the rules export guarantees (no identity on a transferable record, a
-    field-learned record quarantined).
+    A record with a ``repoId`` (or ``portable: false``) is field-learned and needs ``codebase``,
+    its ``cbf1_`` fingerprint; everything else is transferable. Unknown members of the v1 shape
+    are refused (the schema is closed); derived members are computed, never taken on trust.
     """
-    return _validate(record, zone=zone, in_cartridge=in_cartridge, derived_fingerprint=None)
-
-
-def _validate(
-    record: object, *, zone: str, in_cartridge: bool, derived_fingerprint: str | None
-) -> dict[str, Any]:
-    """:func:`validate_record`; ``derived_fingerprint`` is one the caller just computed from
-    this record's own ``kind`` and ``text`` (export), so it is not hashed a second time."""
-    if not isinstance(record, dict):
-        raise CartridgeFormatError("a memory record is a JSON object")
-    rid = record.get("id")
-    where = f"memory record {rid!r}" if isinstance(rid, str) else "memory record"
-    keys = set(record)
-    if keys - _KEYS:
-        raise CartridgeFormatError(f"{where}: unknown field(s) {sorted(keys - _KEYS)}")
-    if _REQUIRED - keys:
-        raise CartridgeFormatError(f"{where}: missing field(s) {sorted(_REQUIRED - keys)}")
-    if record["schemaVersion"] != RECORD_SCHEMA_VERSION:
-        raise CartridgeFormatError(f"{where}: schemaVersion must be {RECORD_SCHEMA_VERSION!r}")
-    if not isinstance(rid, str) or not _ID.fullmatch(rid):
-        raise CartridgeFormatError(f"{where}: id must match {_ID.pattern}")
-    _check_tier(record, where, in_cartridge=in_cartridge)
-    if record["zone"] != zone:
-        raise CartridgeFormatError(f"{where}: zone is {record['zone']!r}, expected {zone!r}")
-    kind, text = record["kind"], record["text"]
-    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
-        raise CartridgeFormatError(f"{where}: kind must match {_KIND.pattern}")
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT_CHARS:
-        raise CartridgeFormatError(f"{where}: text must be 1-{MAX_TEXT_CHARS} characters")
-    entities = record["entities"]
-    if (
-        not isinstance(entities, list)
-        or len(entities) > MAX_ENTITIES
-        or not all(isinstance(e, str) and 0 < len(e) <= 128 for e in entities)
-    ):
-        raise CartridgeFormatError(f"{where}: entities must be up to {MAX_ENTITIES} short strings")
-    fingerprint = record["artifactFingerprint"]
-    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
-        raise CartridgeFormatError(f"{where}: artifactFingerprint must be exactly 10 hex digits")
-    if fingerprint != (derived_fingerprint or artifact_fingerprint(kind, text)):
-        raise CartridgeFormatError(f"{where}: artifactFingerprint does not match its content")
-    return record
-
-
-def _check_tier(record: Mapping[str, Any], where: str, *, in_cartridge: bool) -> None:
-    tier, portable, codebase = record["tier"], record["portable"], record["codebaseFingerprint"]
-    quarantined, identity = record["quarantined"], record.get("identity")
-    if tier not in TIERS:
-        raise CartridgeFormatError(f"{where}: tier {tier!r} is not one of {list(TIERS)}")
-    if not isinstance(portable, bool) or not isinstance(quarantined, bool):
-        raise CartridgeFormatError(f"{where}: portable and quarantined must be booleans")
-    if tier == TRANSFERABLE and (portable is not True or codebase is not None):
-        raise CartridgeFormatError(
-            f"{where}: malformed tier: a transferable record has portable true and "
-            "codebaseFingerprint null"
-        )
-    if tier == FIELD_LEARNED and (
-        portable is not False or not isinstance(codebase, str) or not _CODEBASE.fullmatch(codebase)
-    ):
-        raise CartridgeFormatError(
-            f"{where}: malformed tier: a field-learned record has portable false and a "
-            "16-64 hex codebaseFingerprint"
-        )
-    if identity is not None and (
-        not isinstance(identity, dict)
-        or set(identity) - _IDENTITY_KEYS
-        or not all(isinstance(v, str) for v in identity.values())
-    ):
-        raise CartridgeFormatError(
-            f"{where}: identity must be an object of strings with keys {sorted(_IDENTITY_KEYS)}"
-        )
-    if in_cartridge and tier == TRANSFERABLE and (identity is not None or quarantined):
-        raise CartridgeFormatError(
-            f"{where}: a transferable record in a cartridge carries no identity and is not "
-            "quarantined (export strips identity)"
-        )
-    if in_cartridge and tier == FIELD_LEARNED and not quarantined:
-        raise CartridgeFormatError(
-            f"{where}: a field-learned record in a cartridge must be quarantined"
-        )
-
-
-def prepare_for_export(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The ROM form of a record: defaults filled, identity stripped, field-learned quarantined.
-
-    Accepts the author's form (``id``, ``kind``, ``text``, ``tier``, ``codebaseFingerprint``,
-    optional ``entities`` and ``identity``); derived fields are computed, never taken on trust.
-    """
-    if not isinstance(record, Mapping):
-        raise CartridgeFormatError("a memory record is a JSON object")
+    field_learned = record.get("portable") is False or record.get("repoId") not in (None, "")
     out: dict[str, Any] = {
-        "schemaVersion": RECORD_SCHEMA_VERSION,
-        "entities": [],
-        "codebaseFingerprint": None,
-        **record,
+        "id": record.get("id"),
+        "title": record.get("title") or "",
+        "summary": record.get("summary") or "",
+        "sourceType": record.get("sourceType") or "knowledge",
+        "markdownPath": record.get("markdownPath") or f"knowledge/{record.get('id')}.md",
+        "timestamp": record.get("timestamp") or "1970-01-01T00:00:00.000Z",
+        "impact": record.get("impact") or "neutral",
+        "xpAwarded": record.get("xpAwarded") or 0,
+        "tags": list(record.get("tags") or []),
+        "origin": record.get("origin") or "native",
+        "repoId": None,
     }
-    tier = out.get("tier")
-    out["zone"] = "rom"
-    out["portable"] = tier == TRANSFERABLE
-    out["quarantined"] = tier == FIELD_LEARNED
-    if tier == TRANSFERABLE:
-        out.pop("identity", None)
-    kind, text = out.get("kind"), out.get("text")
-    derived = None
-    if isinstance(kind, str) and isinstance(text, str):
-        derived = out["artifactFingerprint"] = artifact_fingerprint(kind, text)
-    return _validate(out, zone="rom", in_cartridge=True, derived_fingerprint=derived)
+    if field_learned:
+        if codebase is None:
+            raise CartridgeFormatError(
+                f"memory {record.get('id')!r} is field-learned: its codebase fingerprint is needed"
+            )
+        out |= {"portable": False, "codebaseFingerprint": codebase, "foreign": True}
+        out["repoLabel"] = out["projectLabel"] = FIELD_LABEL
+        out["zone"] = "save"
+    else:
+        out |= {"portable": True, "codebaseFingerprint": None}
+        out["repoLabel"] = out["projectLabel"] = PORTABLE_LABEL
+        out["zone"] = "rom"
+    out["artifactFingerprint"] = artifact_fingerprint(out)
+    return validate_record(out, f"memory record {record.get('id')!r}")
 
 
-@dataclass
+def repo_literals(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The raw repository identifiers that must not survive export (§7.5)."""
+    found: list[str] = []
+    for r in records:
+        repo = r.get("repoId")
+        if isinstance(repo, str) and repo.strip():
+            found.append(repo)
+        for label in (r.get("repoLabel"), r.get("projectLabel")):
+            text = str(label or "")
+            if len(text) >= 4 and not re.search(r"\s", text) and re.search(r"[-_0-9]", text):  # noqa: SIM102
+                if text not in (PORTABLE_LABEL, FIELD_LABEL):
+                    found.append(text)
+    return sorted(set(found))
+
+
+@dataclass(frozen=True)
 class MergeResult:
-    """What :func:`merge_records` did with each incoming record."""
+    records: tuple[dict[str, Any], ...]
+    """The merged set, first-seen order."""
+    added: tuple[str, ...]
+    by_id: tuple[str, ...]
+    by_fingerprint: tuple[str, ...]
 
-    added: list[dict[str, Any]] = field(default_factory=list)
-    duplicate_id: list[str] = field(default_factory=list)
-    duplicate_fingerprint: list[str] = field(default_factory=list)
+
+def _second_key(record: Mapping[str, Any]) -> tuple[str, bool, str]:
+    return (
+        str(record.get("artifactFingerprint") or artifact_fingerprint(record)),
+        bool(record.get("portable")),
+        str(record.get("codebaseFingerprint") or ""),
+    )
+
+
+def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """§7.3's deterministic, order-independent survivor of two records that are one."""
+    if a.get("portable") != b.get("portable") or a.get("codebaseFingerprint") != b.get(
+        "codebaseFingerprint"
+    ):
+        raise CartridgeFormatError(
+            f"refusing to merge {a.get('id')!r} and {b.get('id')!r} across the tier/codebase boundary"  # noqa: E501
+        )
+    x, y = (a, b) if str(a.get("id")) <= str(b.get("id")) else (b, a)
+
+    def longer(key: str) -> Any:
+        s1, s2 = str(x.get(key) or ""), str(y.get(key) or "")
+        if len(s1) != len(s2):
+            return x.get(key) if len(s1) > len(s2) else y.get(key)
+        return x.get(key) if s1 <= s2 else y.get(key)
+
+    ia, ib = str(a.get("impact") or "neutral"), str(b.get("impact") or "neutral")
+    impact = ia if _IMPACT_RANK.get(ia, 2) >= _IMPACT_RANK.get(ib, 2) else ib
+    ta, tb = str(a.get("timestamp") or ""), str(b.get("timestamp") or "")
+    return {
+        **x,
+        "title": longer("title"),
+        "summary": longer("summary"),
+        "impact": impact,
+        "xpAwarded": max(a.get("xpAwarded") or 0, b.get("xpAwarded") or 0),
+        "tags": sorted(set(a.get("tags") or []) | set(b.get("tags") or [])),
+        "timestamp": ta if ta >= tb else tb,
+    }
 
 
 def merge_records(
     existing: Iterable[Mapping[str, Any]], incoming: Iterable[Mapping[str, Any]]
 ) -> MergeResult:
-    """Merge idempotently: skip an incoming record whose ``id`` is known, then one whose
-    ``artifactFingerprint`` is known; everything else is added (and known from then on)."""
-    ids: set[str] = set()
-    fingerprints: set[str] = set()
-    for record in existing:
-        ids.add(str(record["id"]))
-        fingerprints.add(str(record["artifactFingerprint"]))
-    result = MergeResult()
-    for record in incoming:
-        rid, fingerprint = str(record["id"]), str(record["artifactFingerprint"])
-        if rid in ids:
-            result.duplicate_id.append(rid)
-        elif fingerprint in fingerprints:
-            result.duplicate_fingerprint.append(rid)
+    """§7.3 two-key merge: by ``id``, then by (fingerprint, tier, codebase); idempotent."""
+    by_id: dict[str, dict[str, Any]] = {}
+    by_key: dict[tuple[str, bool, str], str] = {}
+    added: list[str] = []
+    dup_id: list[str] = []
+    dup_fp: list[str] = []
+
+    def upsert(record: Mapping[str, Any], new: bool) -> None:
+        rid, key = str(record["id"]), _second_key(record)
+        if rid in by_id:
+            target = rid
+            if new:
+                dup_id.append(rid)
+        elif key in by_key:
+            target = by_key[key]
+            if new:
+                dup_fp.append(rid)
         else:
-            result.added.append(dict(record))
-            ids.add(rid)
-            fingerprints.add(fingerprint)
-    return result
+            by_id[rid] = dict(record)
+            by_key[key] = rid
+            if new:
+                added.append(rid)
+            return
+        by_id[target] = resolve_conflict(by_id[target], record)
 
-
-def encode_records(records: Iterable[Mapping[str, Any]]) -> bytes:
-    """The JSON baseline file: one RFC 8785 record per line, sorted by id, LF-terminated."""
-    ordered = sorted(records, key=lambda r: str(r["id"]))
-    return b"".join(canonicalize(dict(r)) + b"\n" for r in ordered)
-
-
-def decode_records(
-    data: bytes, *, zone: str = "rom", max_records: int, max_record_bytes: int
-) -> list[dict[str, Any]]:
-    """Parse and validate a JSON baseline file written by :func:`encode_records`.
-
-    Each line must be the RFC 8785 form of a valid record, ids strictly ascending (so no
-    duplicates and one spelling per file); anything else is refused with its line number.
-    """
-    if not data:
-        return []
-    if not data.endswith(b"\n"):
-        raise CartridgeFormatError("memory baseline does not end with a newline")
-    lines = data[:-1].split(b"\n")
-    if len(lines) > max_records:
-        raise CartridgeFormatError(f"memory baseline has more than {max_records} records")
-    records: list[dict[str, Any]] = []
-    previous = ""
-    for number, line in enumerate(lines, start=1):
-        if len(line) > max_record_bytes:
-            raise CartridgeFormatError(
-                f"memory baseline line {number} is over {max_record_bytes} bytes"
-            )
-        try:
-            value = parse_strict(line)
-        except CanonicalJsonError as e:
-            raise CartridgeFormatError(f"memory baseline line {number}: {e.message}") from e
-        record = validate_record(value, zone=zone)
-        if canonicalize(record) != line:
-            raise CartridgeFormatError(f"memory baseline line {number} is not RFC 8785 text")
-        if record["id"] <= previous:
-            raise CartridgeFormatError(
-                f"memory baseline line {number}: ids must be unique and ascending"
-            )
-        previous = record["id"]
-        records.append(record)
-    return records
+    for record in existing:
+        upsert(record, new=False)
+    for record in incoming:
+        upsert(record, new=True)
+    return MergeResult(tuple(by_id.values()), tuple(added), tuple(dup_id), tuple(dup_fp))
 
 
 __all__ = [
-    "FIELD_LEARNED",
-    "FINGERPRINT_HEX",
-    "RECORD_SCHEMA_VERSION",
-    "TIERS",
-    "TRANSFERABLE",
+    "FIELD_LABEL",
+    "PORTABLE_LABEL",
     "MergeResult",
     "artifact_fingerprint",
-    "decode_records",
-    "encode_records",
+    "canonical_repo_identity",
+    "codebase_fingerprint",
+    "export_record",
     "merge_records",
-    "prepare_for_export",
+    "record_problems",
+    "repo_literals",
+    "resolve_conflict",
+    "tier_problems",
     "validate_record",
 ]

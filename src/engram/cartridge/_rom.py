@@ -1,132 +1,362 @@
-"""Loading ROM: every live ROM byte validated and re-derived before anything is used.
+"""The ROM integrity manifest, recomputed from live bytes on every read.
 
-Spec: acx-cartridge-conformance §12 items 2, 3, 7, 8, 9, 11; docs/spec/acx.md §3-§8.
-:func:`load_rom` is the one way code reads a cartridge's meaning. It reads every ``rom/`` row
-(paths were already checked when the rows were listed), refuses rows that belong to no package
-role, parses ``rom/cartridge.json``, the harness manifest, every skill and the JSON memory
-baseline under their schemas, and derives from those live bytes the ROM manifest, its hash and
-the ``acx_skill`` index. Nothing here trusts a stored hash or index: comparing those with what
-was derived is the verifier's job (``_verify``).
+Spec: lboel/acx@85f1358 SPEC.md §3.3 (sign a manifest, never the file), §4.1, §6.1 and §12
+item 3; docs/spec/acx.md §4.
+
+:func:`load_rom` is the one way code reads a cartridge's signed meaning. It takes every
+``objects`` row with ``zone='rom'``, recomputes each one's content address from its live source
+(never trusting the stored ``oid``):
+
+=================  ==========================  ============================================
+``source_ref``     live source                 hashed bytes
+=================  ==========================  ============================================
+``memory:<id>``    ``memory.payload``          the UTF-8 payload (``canon='jcs-rfc8785'``)
+``capability:<id>``  ``capabilities.json``     the UTF-8 record (``canon='jcs-rfc8785'``)
+``cartridge:<key>``  ``cartridge.value``       RFC 8785 of ``{"key", "value"}``
+a sqlar name       ``sqlar.data``              the *uncompressed* bytes (``canon='raw'``)
+=================  ==========================  ============================================
+
+sorts them by ``(kind, source_ref)`` in code-point order, emits ``[{sourceRef, oid, canon, sz}]``
+and hashes its RFC 8785 bytes: ``manifest_hash = "sha256:" + hex``. Anything the live bytes and
+the stored rows disagree on is collected in :attr:`Rom.problems`; the verifier turns a non-empty
+list into ``tampered``. engram is stricter than the reference in what counts: ROM content that no
+``objects`` row covers (a ``rom/`` file, a ROM memory, a capability), an object whose ``sz`` is
+not its live size, and denormalised columns that disagree with the signed payload.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from engram.cartridge._container import Cartridge
-from engram.cartridge._harness import check_requirements
-from engram.cartridge._manifest import (
-    CARTRIDGE_FILE,
-    HARNESS_FILE,
-    MEMORY_FILE,
-    ROM_DIRS,
-    check_cartridge_document,
-    manifest_hash,
-    parse_json_object,
-    rom_manifest,
-    rom_object,
+from engram.cartridge._paths import ROM, SAVE
+from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.errors import CanonicalJsonError, CartridgeFormatError
+
+KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
+CANON_RAW = "raw"
+CANON_JCS = "jcs-rfc8785"
+UNSIGNED_META = frozenset(
+    {"acx.rom_manifest_hash", "acx.save_codebase_fingerprint", "acx.vec0_format"}
 )
-from engram.cartridge._paths import ROM
-from engram.cartridge._records import decode_records
-from engram.cartridge._skills import EXT_FILE, SKILL_FILE, SKILLS_ROOT, SkillRow, skill_row
-from engram.core.canonical import JsonValue
-from engram.errors import CartridgeFormatError
+"""Meta keys engram never signs: the hash itself, the SAVE fingerprint and the local vec0 format."""
+
+
+def sha256_id(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def meta_oid(key: str, value: str) -> str:
+    return sha256_id(canonicalize({"key": key, "value": value}))
 
 
 @dataclass(frozen=True)
+class RomObject:
+    kind: str
+    source_ref: str
+    canon: str
+    sz: int
+    oid: str
+    """The content address recomputed from live bytes (or the stored one if the source is gone)."""
+
+    def entry(self) -> dict[str, JsonValue]:
+        return {"sourceRef": self.source_ref, "oid": self.oid, "canon": self.canon, "sz": self.sz}
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: str
+    zone: str
+    artifact_fingerprint: str
+    codebase_fingerprint: str | None
+    payload: str
+    oid: str
+    created_at: str
+
+    def record(self) -> dict[str, Any]:
+        """The payload parsed strictly (a payload that is not a JSON object is refused)."""
+        try:
+            value = parse_strict(self.payload)
+        except CanonicalJsonError as e:
+            raise CartridgeFormatError(f"memory {self.id!r}: payload {e.message}") from e
+        if not isinstance(value, dict):
+            raise CartridgeFormatError(f"memory {self.id!r}: payload is not a JSON object")
+        return value
+
+
+@dataclass
 class Rom:
     """A cartridge's ROM as derived from its live bytes."""
 
-    document: dict[str, Any]
-    harness: dict[str, Any]
-    skills: tuple[SkillRow, ...]
-    records: tuple[dict[str, Any], ...]
+    meta: dict[str, str]
     files: dict[str, bytes]
-    manifest: dict[str, JsonValue]
+    memories: dict[str, MemoryRow]
+    """Every memory row, both zones."""
+    capabilities: dict[str, str]
+    objects: list[RomObject]
+    manifest: list[dict[str, JsonValue]]
     manifest_hash: str
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def signed_meta(self) -> dict[str, str]:
+        keys = {
+            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
+        }
+        return {k: v for k, v in self.meta.items() if k in keys}
+
+    @property
+    def rom_memories(self) -> list[MemoryRow]:
+        return [m for m in self.memories.values() if m.zone == ROM]
 
     @property
     def publisher_id(self) -> str:
-        return str(self.document["publisherId"])
+        return self.signed_meta.get("acx.publisher_id", "")
+
+    @property
+    def cartridge_id(self) -> str:
+        return self.signed_meta.get("acx.cartridge_id", "")
+
+    def json_file(self, name: str) -> dict[str, Any] | None:
+        """A ROM JSON document parsed strictly, or None when the file is absent."""
+        data = self.files.get(name)
+        if data is None:
+            return None
+        try:
+            value = parse_strict(data)
+        except CanonicalJsonError as e:
+            raise CartridgeFormatError(f"{name}: {e.message}") from e
+        if not isinstance(value, dict):
+            raise CartridgeFormatError(f"{name} is not a JSON object")
+        return value
 
 
-def rom_files(cartridge: Cartridge) -> tuple[dict[str, bytes], list[dict[str, JsonValue]]]:
-    """Content of every ROM file and one manifest object per ROM row, from live bytes."""
-    files: dict[str, bytes] = {}
-    objects: list[dict[str, JsonValue]] = []
-    for name, entry in cartridge.entries().items():
-        if name != ROM and not name.startswith(ROM + "/"):
-            continue
-        _check_role(name, entry.is_dir)
-        content = None if entry.is_dir else cartridge.read(name)
-        if content is not None:
-            files[name] = content
-        objects.append(rom_object(name, is_dir=entry.is_dir, mode=entry.mode, content=content))
-    return files, objects
+def _prefix(obj: RomObject) -> str:
+    for prefix in ("memory", "capability", "cartridge"):
+        if obj.source_ref.startswith(prefix + ":"):
+            return prefix
+    return "sqlar"
 
 
-def _check_role(name: str, is_dir: bool) -> None:
-    """Refuse a ROM row that belongs to no package role (the package is closed)."""
-    if name in ROM_DIRS:
-        if not is_dir:
-            raise CartridgeFormatError(f"ROM path {name!r} must be a directory")
-        return
-    if name in (CARTRIDGE_FILE, HARNESS_FILE, MEMORY_FILE):
-        if is_dir:
-            raise CartridgeFormatError(f"ROM path {name!r} must be a file")
-        return
-    parts = name.split("/")
-    if name.startswith(SKILLS_ROOT + "/"):
-        if len(parts) == 3 and not is_dir:
-            raise CartridgeFormatError(f"ROM file {name!r} lies outside any skill directory")
-        return
-    raise CartridgeFormatError(
-        f"ROM path {name!r} belongs to no package role (cartridge.json, skills/, harness/"
-        "requirements.json, memory/records.jsonl)"
-    )
+_EXPECTED = {
+    "memory": (("memory",), CANON_JCS),
+    "capability": (("cartridge", "skill"), CANON_JCS),
+    "cartridge": (("cartridge",), CANON_JCS),
+    "sqlar": (("sqlar", "skill"), CANON_RAW),
+}
+"""Per source kind: the ``kind`` values and the ``canon`` an object row may carry. Capabilities
+are ``kind='cartridge'`` in the reference (``capability`` is not in the §3.2 CHECK list)."""
 
 
-def load_rom(cartridge: Cartridge) -> Rom:
-    """Validate and derive everything in ROM; refuse the cartridge at the first violation."""
-    files, objects = rom_files(cartridge)
-    for required in (CARTRIDGE_FILE, HARNESS_FILE, MEMORY_FILE):
-        if required not in files:
-            raise CartridgeFormatError(f"cartridge has no {required} (required package role)")
-    document = check_cartridge_document(parse_json_object(files[CARTRIDGE_FILE], CARTRIDGE_FILE))
-    harness = check_requirements(parse_json_object(files[HARNESS_FILE], HARNESS_FILE))
+def _memory_rows(cartridge: Cartridge) -> dict[str, MemoryRow]:
     limits = cartridge.limits
-    records = decode_records(
-        files[MEMORY_FILE],
-        max_records=limits.max_records,
-        max_record_bytes=limits.max_record_bytes,
+    sizes = cartridge.query(
+        "SELECT id, length(CAST(payload AS BLOB)) FROM memory NOT INDEXED LIMIT ?",
+        (limits.max_records + 1,),
     )
-    skills = derive_skills(files, limits.max_skill_md_bytes)
-    manifest = rom_manifest(document, objects)
-    return Rom(
-        document=document,
-        harness=harness,
-        skills=tuple(skills),
-        records=tuple(records),
-        files=files,
-        manifest=manifest,
-        manifest_hash=manifest_hash(manifest),
-    )
-
-
-def derive_skills(files: dict[str, bytes], max_skill_md_bytes: int) -> list[SkillRow]:
-    """The ``acx_skill`` index re-derived from ROM files (every skill dir needs a SKILL.md)."""
-    names = sorted({p.split("/")[2] for p in files if p.startswith(SKILLS_ROOT + "/")})
-    rows: list[SkillRow] = []
-    for name in names:
-        base = f"{SKILLS_ROOT}/{name}"
-        skill_md = files.get(f"{base}/{SKILL_FILE}")
-        if skill_md is None:
-            raise CartridgeFormatError(f"skill directory {base!r} has no {SKILL_FILE}")
-        if len(skill_md) > max_skill_md_bytes:
-            raise CartridgeFormatError(f"{base}/{SKILL_FILE} is over {max_skill_md_bytes} bytes")
-        rows.append(skill_row(name, skill_md, files.get(f"{base}/{EXT_FILE}")))
+    if len(sizes) > limits.max_records:
+        raise CartridgeFormatError(f"cartridge has more than {limits.max_records} memory rows")
+    for rid, size in sizes:
+        if not isinstance(size, int) or size > limits.max_record_bytes:
+            raise CartridgeFormatError(
+                f"memory {rid!r}: payload over the {limits.max_record_bytes}-byte record limit"
+            )
+        cartridge.charge(size, f"memory:{rid}")
+    rows: dict[str, MemoryRow] = {}
+    for row in cartridge.query(
+        "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at, "
+        "typeof(id), typeof(payload), typeof(codebase_fingerprint) FROM memory NOT INDEXED"
+    ):
+        rid, zone, afp, cbf, payload, oid, created, t_id, t_payload, t_cbf = row
+        if t_id != "text" or t_payload != "text" or t_cbf not in ("text", "null"):
+            raise CartridgeFormatError(f"memory {rid!r}: id, payload and fingerprint are text")
+        if not all(isinstance(v, str) for v in (zone, afp, oid, created)):
+            raise CartridgeFormatError(f"memory {rid!r}: a column is not text")
+        rows[str(rid)] = MemoryRow(
+            str(rid),
+            str(zone),
+            str(afp),
+            None if cbf is None else str(cbf),
+            str(payload),
+            str(oid),
+            str(created),
+        )
     return rows
 
 
-__all__ = ["Rom", "derive_skills", "load_rom", "rom_files"]
+def _capability_rows(cartridge: Cartridge, problems: list[str]) -> dict[str, str]:
+    if not cartridge.has("capabilities"):
+        return {}
+    rows = cartridge.query(
+        "SELECT id, json, content_hash, typeof(id), typeof(json), length(CAST(json AS BLOB)) "
+        "FROM capabilities NOT INDEXED LIMIT ?",
+        (cartridge.limits.max_rows + 1,),
+    )
+    if len(rows) > cartridge.limits.max_rows:
+        raise CartridgeFormatError("cartridge has too many capability rows")
+    out: dict[str, str] = {}
+    for cid, text, content_hash, t_id, t_json, size in rows:
+        if t_id != "text" or t_json != "text" or not isinstance(size, int):
+            raise CartridgeFormatError(f"capability {cid!r}: id and json must be text")
+        if size > cartridge.limits.max_record_bytes:
+            raise CartridgeFormatError(f"capability {cid!r} is over the record limit")
+        cartridge.charge(size, f"capability:{cid}")
+        out[str(cid)] = str(text)
+        if content_hash != sha256_id(str(text).encode("utf-8")):
+            problems.append(f"capability:{cid}: content_hash is not the hash of its json")
+    return out
+
+
+def load_rom(cartridge: Cartridge) -> Rom:
+    """Read every ROM source, recompute the manifest from live bytes, collect disagreements."""
+    problems: list[str] = []
+    meta = cartridge.meta()
+    entries = cartridge.entries()
+    files = {
+        name: cartridge.read(name)
+        for name, entry in entries.items()
+        if name.startswith(ROM + "/") and not entry.is_dir
+    }
+    memories = _memory_rows(cartridge)
+    capabilities = _capability_rows(cartridge, problems)
+    raw_objects = cartridge.query(
+        "SELECT oid, kind, source_ref, canon, zone, sz, typeof(sz), typeof(source_ref) "
+        "FROM objects NOT INDEXED LIMIT ?",
+        (cartridge.limits.max_rows * 2 + 1,),
+    )
+    if len(raw_objects) > cartridge.limits.max_rows * 2:
+        raise CartridgeFormatError("cartridge has too many objects rows")
+    objects: list[RomObject] = []
+    seen: set[str] = set()
+    for oid, kind, ref, canon, zone, sz, t_sz, t_ref in raw_objects:
+        if t_sz != "integer" or t_ref != "text" or not isinstance(oid, str):
+            raise CartridgeFormatError(
+                f"objects row {ref!r}: sz must be an integer, text elsewhere"
+            )
+        if zone != ROM:
+            continue
+        assert isinstance(ref, str) and isinstance(sz, int)  # noqa: PT018
+        if ref in seen:
+            problems.append(f"{ref}: listed twice among the ROM objects")
+        seen.add(ref)
+        live, size, source_zone = _live(ref, meta, files, memories, capabilities, entries)
+        obj = RomObject(str(kind), ref, str(canon), sz, live or oid)
+        prefix = _prefix(obj)
+        kinds, want_canon = _EXPECTED[prefix]
+        if obj.kind not in kinds or obj.canon != want_canon:
+            problems.append(f"{ref}: kind {kind!r} / canon {canon!r} do not fit its source")
+        if live is None:
+            problems.append(f"{ref}: missing source")
+        elif live != oid:
+            problems.append(f"{ref}: oid mismatch (the live content was changed after signing)")
+        elif size != sz:
+            problems.append(f"{ref}: sz {sz} is not the live size {size}")
+        if source_zone == SAVE:
+            problems.append(f"{ref}: a ROM object whose source lies in the SAVE zone")
+        objects.append(obj)
+    objects.sort(key=lambda o: (o.kind, o.source_ref))
+    _coverage(seen, files, memories, capabilities, problems)
+    _memory_columns(memories, problems)
+    manifest = [o.entry() for o in objects]
+    return Rom(
+        meta=meta,
+        files=files,
+        memories=memories,
+        capabilities=capabilities,
+        objects=objects,
+        manifest=manifest,
+        manifest_hash=sha256_id(canonicalize(manifest)),
+        problems=problems,
+    )
+
+
+def _live(
+    ref: str,
+    meta: dict[str, str],
+    files: dict[str, bytes],
+    memories: dict[str, MemoryRow],
+    capabilities: dict[str, str],
+    entries: dict[str, Any],
+) -> tuple[str | None, int, str]:
+    """``(live oid, live size, zone of the source)`` for one ``source_ref``."""
+    if ref.startswith("memory:"):
+        row = memories.get(ref[len("memory:") :])
+        if row is None:
+            return None, 0, ROM
+        data = row.payload.encode("utf-8")
+        return sha256_id(data), len(data), row.zone
+    if ref.startswith("capability:"):
+        text = capabilities.get(ref[len("capability:") :])
+        if text is None:
+            return None, 0, ROM
+        data = text.encode("utf-8")
+        return sha256_id(data), len(data), ROM
+    if ref.startswith("cartridge:"):
+        key = ref[len("cartridge:") :]
+        value = meta.get(key)
+        if value is None:
+            return None, 0, ROM
+        zone = SAVE if key == "acx.save_codebase_fingerprint" else ROM
+        return meta_oid(key, value), len(value.encode("utf-8")), zone
+    if ref.startswith(SAVE + "/") and ref in entries:
+        return None, 0, SAVE
+    content = files.get(ref)
+    if content is None:
+        return None, 0, ROM
+    return sha256_id(content), len(content), ROM
+
+
+def _coverage(
+    seen: set[str],
+    files: dict[str, bytes],
+    memories: dict[str, MemoryRow],
+    capabilities: dict[str, str],
+    problems: list[str],
+) -> None:
+    for name in files:
+        if name not in seen:
+            problems.append(f"{name}: a ROM file that no objects row covers (unsigned)")
+    for row in memories.values():
+        if row.zone == ROM and f"memory:{row.id}" not in seen:
+            problems.append(f"memory:{row.id}: a ROM memory that no objects row covers (unsigned)")
+    for cid in capabilities:
+        if f"capability:{cid}" not in seen:
+            problems.append(f"capability:{cid}: a capability that no objects row covers (unsigned)")
+
+
+def _memory_columns(memories: dict[str, MemoryRow], problems: list[str]) -> None:
+    """The row's denormalised columns must say what its (signed) payload says."""
+    for row in memories.values():
+        if row.oid != sha256_id(row.payload.encode("utf-8")):
+            problems.append(f"memory:{row.id}: oid column is not the hash of its payload")
+        try:
+            record = row.record()
+        except CartridgeFormatError as e:
+            problems.append(e.message)
+            continue
+        if record.get("id") != row.id or record.get("zone") != row.zone:
+            problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
+        if record.get("artifactFingerprint") != row.artifact_fingerprint:
+            problems.append(
+                f"memory:{row.id}: artifact_fingerprint column differs from the payload"
+            )
+        if record.get("codebaseFingerprint") != row.codebase_fingerprint:
+            problems.append(
+                f"memory:{row.id}: codebase_fingerprint column differs from the payload"
+            )
+
+
+__all__ = [
+    "CANON_JCS",
+    "CANON_RAW",
+    "KINDS",
+    "UNSIGNED_META",
+    "MemoryRow",
+    "Rom",
+    "RomObject",
+    "load_rom",
+    "meta_oid",
+    "sha256_id",
+]

@@ -1,7 +1,7 @@
 """The fail-closed scrub gate that runs over every ROM byte before anything is signed.
 
-Spec: acx-cartridge-conformance §12 item 8 ("run the fail-closed scrub gate before signing",
-§7.5); docs/spec/acx.md §7. A signed cartridge is meant to travel, so secrets must never enter
+Spec: lboel/acx@85f1358 SPEC.md §7.5 and §12 item 8 (the fail-closed scrub gate runs before
+signing); docs/spec/acx.md §7. A signed cartridge is meant to travel, so secrets must never enter
 one: private keys, API tokens, credentials in URLs, password assignments and absolute home
 paths (which leak a user name and a machine layout). The gate scans raw bytes - names included
 - so a binary file, a compressed row or odd encoding cannot slip past a text decoder, and any
@@ -10,8 +10,9 @@ finding blocks the build or signature. Findings name the object, line and rule, 
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engram.cartridge._errors import ScrubBlocked
@@ -88,24 +89,79 @@ what the full scan would, in a fraction of the time on large memory baselines.
 """
 
 
+_HIGH_ENTROPY = re.compile(rb"[A-Za-z0-9+/_=-]{20,}")
+_HEX = re.compile(rb"[0-9a-fA-F]+")
+
+
+def _entropy(token: bytes) -> float:
+    counts: dict[int, int] = {}
+    for byte in token:
+        counts[byte] = counts.get(byte, 0) + 1
+    return -sum(c / len(token) * math.log2(c / len(token)) for c in counts.values())
+
+
+def _high_entropy(data: bytes) -> list[int]:
+    """Offsets of blobs that look random (§7.5: >= 4.0 bits/char over >= 20 chars).
+
+    Pure hex is left out (a digest tops out at 4.0 bits/char and every signed ACX document
+    carries digests), as are identifiers without digits or without mixed case.
+    """
+    found = []
+    for match in _HIGH_ENTROPY.finditer(data):
+        token = match.group()
+        if _HEX.fullmatch(token.rstrip(b"=")):
+            continue
+        text = token.decode("ascii")
+        if not (
+            any(c.isdigit() for c in text)
+            and any(c.isupper() for c in text)
+            and any(c.islower() for c in text)
+        ):
+            continue
+        if _entropy(token) >= 4.0:
+            found.append(match.start())
+    return found
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One blocked match: where it is and which rule matched (never the matched bytes)."""
+    """One blocked match: where it is and which rule matched (never the matched bytes).
+
+    ``to_json`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
+    """
 
     path: str
     line: int
     rule: str
+    offset: int = 0
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
 
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.path, "byteOffset": self.offset, "ruleId": self.rule}
 
-def scan(objects: Mapping[str, bytes]) -> list[Finding]:
-    """Every finding in ``objects`` (path -> content) and in the paths themselves."""
+
+def scan(objects: Mapping[str, bytes], literals: Iterable[str] = ()) -> list[Finding]:
+    """Every finding in ``objects`` (path -> content) and in the paths themselves.
+
+    ``literals`` are raw repository identifiers that must not survive the §7.4 export boundary.
+    """
+    needles = [(lit, lit.lower().encode("utf-8")) for lit in literals if lit]
     findings: list[Finding] = []
     for path in sorted(objects):
         findings.extend(_scan_one(path, path.encode("utf-8"), name_only=True))
-        findings.extend(_scan_one(path, objects[path], name_only=False))
+        data = objects[path]
+        findings.extend(_scan_one(path, data, name_only=False))
+        for offset in _high_entropy(data):
+            findings.append(Finding(path, data.count(b"\n", 0, offset) + 1, "high-entropy", offset))
+        lowered = data.lower()
+        for _lit, needle in needles:
+            at = lowered.find(needle)
+            if at >= 0:
+                findings.append(
+                    Finding(path, data.count(b"\n", 0, at) + 1, "repo-identifier-leak", at)
+                )
     return findings
 
 
@@ -117,13 +173,13 @@ def _scan_one(path: str, data: bytes, *, name_only: bool) -> list[Finding]:
             continue
         for match in pattern.finditer(data):
             line = 0 if name_only else data.count(b"\n", 0, match.start()) + 1
-            found.append(Finding(path, line, rule))
+            found.append(Finding(path, line, rule, match.start()))
     return found
 
 
-def require_clean(objects: Mapping[str, bytes]) -> None:
+def require_clean(objects: Mapping[str, bytes], literals: Iterable[str] = ()) -> None:
     """Raise :class:`ScrubBlocked` if :func:`scan` finds anything; return only when clean."""
-    findings = scan(objects)
+    findings = scan(objects, literals)
     if findings:
         shown = "; ".join(str(f) for f in findings[:10])
         more = f" (and {len(findings) - 10} more)" if len(findings) > 10 else ""

@@ -1,54 +1,78 @@
-"""Verifying a cartridge: integrity from live bytes first, then the trust decision.
+"""Verifying a cartridge: integrity from live bytes first, then the §4.5 trust decision.
 
-Spec: acx-cartridge-conformance §12 items 3, 6, 7 and 9; docs/spec/acx.md §10. :func:`verify`
-re-derives the ROM manifest, its hash and the skill index from live bytes (``_rom``), then
-compares every stored projection with them - the ``acx_object`` index (a stale ``oid`` is
-tampering), the ``acx_skill`` index (``content_sha256`` must match the manifest), the ``acx_meta``
-mirror (identity and engine binding) - checks the DSSE envelope against the live manifest, and
-only then classifies trust. A file that is not a well-formed cartridge raises
-:class:`CartridgeFormatError` instead of yielding a state.
+Spec: lboel/acx@85f1358 SPEC.md §3.3, §4.2, §4.5 and §12 items 3 and 6; docs/spec/acx.md §6.
+Numbered as the code runs:
+
+1. ``load_rom`` recomputes the ROM manifest from live bytes; any disagreement -> ``tampered``.
+2. No ``rom-manifest`` signature row -> ``legacy`` (intact, unsigned).
+3. The envelope must parse, its ``signatures.manifest_hash`` must be the live hash, and it must
+   verify under a key in hand: the trust registry's key for its ``keyid`` or the row's
+   ``public_key_pem``. A signature that verifies under neither, when one was in hand ->
+   ``tampered``. The Statement must bind the live hash (subject, ``romDigest``,
+   ``manifestHash``) and name the cartridge's signed ``acx.publisher_id``; else ``tampered``.
+4. With no key in hand at all the signature cannot be checked: ``portable`` with
+   ``signature_verified=False`` and a warning (never ``trusted``).
+5. ``engram.trust.evaluate_signer`` decides ``portable`` / ``trusted`` / ``local``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._errors import CartridgeTampered
-from engram.cartridge._manifest import meta_mirror
 from engram.cartridge._rom import Rom, load_rom
-from engram.cartridge._signing import Signer, check_envelope
-from engram.cartridge._trust import TrustRegistry, TrustState, classify
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
-from engram.errors import CanonicalJsonError, CartridgeFormatError
+from engram.cartridge._signing import check_statement, parse_envelope, verify_with
+from engram.core.canonical import JsonValue
+from engram.core.clock import format_instant
+from engram.core.keys import PublicKey
+from engram.errors import CartridgeFormatError, EngramError
+from engram.trust import TrustRegistry, TrustState, evaluate_signer
 
 
 @dataclass(frozen=True)
 class TrustReport:
-    """The outcome of :func:`verify`."""
+    """The outcome of :func:`verify` (SPEC's ``AgentPackageVerification``)."""
 
     state: TrustState
     reason: str
     manifest_hash: str
+    cartridge_id: str
     artifact_id: str
     artifact_version: str
     publisher_id: str
-    keyid: str | None
-    skills: int
-    records: int
+    keyid: str | None = None
+    signed_at: datetime | None = None
+    signature_verified: bool = False
+    warnings: tuple[str, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def status(self) -> str:
+        """SPEC's status: ``invalid`` (tampered), ``warning`` (legacy, portable) or ``verified``."""
+        if self.state is TrustState.TAMPERED:
+            return "invalid"
+        if self.state in (TrustState.LEGACY, TrustState.PORTABLE):
+            return "warning"
+        return "verified"
 
     def to_json(self) -> dict[str, JsonValue]:
         return {
-            "state": self.state.value,
-            "reason": self.reason,
-            "manifestHash": "sha256:" + self.manifest_hash,
+            "status": self.status,
+            "trust": self.state.value,
+            "summary": self.reason,
+            "manifestHash": self.manifest_hash,
+            "cartridgeId": self.cartridge_id,
             "artifactId": self.artifact_id,
             "artifactVersion": self.artifact_version,
             "publisherId": self.publisher_id,
             "keyid": self.keyid,
-            "skills": self.skills,
-            "records": self.records,
+            "signedAt": None if self.signed_at is None else format_instant(self.signed_at),
+            "signatureVerified": self.signature_verified,
+            "warnings": list(self.warnings),
+            "issues": list(self.problems),
         }
 
 
@@ -56,121 +80,157 @@ def verify(
     cartridge: Cartridge,
     *,
     registry: TrustRegistry | None = None,
-    own_keyids: frozenset[str] = frozenset(),
+    local_keyids: Collection[str] = (),
+    now: datetime | None = None,
 ) -> TrustReport:
-    """The trust state of ``cartridge`` (see ``_trust`` for the order)."""
-    return verify_rom(cartridge, registry=registry, own_keyids=own_keyids)[0]
+    return verify_rom(cartridge, registry=registry, local_keyids=local_keyids, now=now)[0]
 
 
 def verify_rom(
     cartridge: Cartridge,
     *,
     registry: TrustRegistry | None = None,
-    own_keyids: frozenset[str] = frozenset(),
+    local_keyids: Collection[str] = (),
+    now: datetime | None = None,
 ) -> tuple[TrustReport, Rom]:
-    """:func:`verify`, also returning the ROM it verified.
-
-    Callers that act on ROM content after verifying (import, activation) use this ROM rather
-    than reading the file again: the records they act on are then exactly the bytes whose trust
-    state was decided, even if the file changes afterwards, and the ROM is derived once.
-    """
+    """:func:`verify`, also returning the ROM it verified (callers act on exactly these bytes)."""
     rom = load_rom(cartridge)
-    check_vectors(cartridge, rom)
-    signer: Signer | None = None
-    try:
-        check_projections(cartridge, rom)
-        envelope = read_envelope(cartridge)
-        if envelope is not None:
-            signer = check_envelope(envelope, rom.manifest, rom.manifest_hash)
-    except CartridgeTampered as e:
-        return _report(rom, TrustState.TAMPERED, e.message, None), rom
-    signed_by = None if signer is None else (signer.publisher_id, signer.keyid, signer.public_key)
-    state, reason = classify(
-        signed_by=signed_by, registry=registry or TrustRegistry.empty(), own_keyids=own_keyids
+    registry = registry or TrustRegistry.empty()
+    base = _base(rom)
+    if rom.problems:
+        return _report(
+            base,
+            TrustState.TAMPERED,
+            "ROM content diverges from its manifest entries",
+            problems=tuple(rom.problems),
+        ), rom
+    rows = cartridge.query(
+        "SELECT sig_id, manifest_hash, envelope, keyid, "  # noqa: S608
+        + ("public_key_pem, " if _has_pem(cartridge) else "NULL, ")
+        + "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
     )
-    return _report(rom, state, reason, None if signer is None else signer.keyid), rom
-
-
-def _report(rom: Rom, state: TrustState, reason: str, keyid: str | None) -> TrustReport:
-    return TrustReport(
-        state=state,
-        reason=reason,
-        manifest_hash=rom.manifest_hash,
-        artifact_id=str(rom.document["artifactId"]),
-        artifact_version=str(rom.document["artifactVersion"]),
-        publisher_id=rom.publisher_id,
-        keyid=keyid,
-        skills=len(rom.skills),
-        records=len(rom.records),
-    )
-
-
-def check_projections(cartridge: Cartridge, rom: Rom) -> None:
-    """Stored indexes and mirrors must equal what the live ROM bytes derive; else tampered."""
-    stored_objects = {
-        str(path): {"path": path, "kind": kind, "mode": mode, "size": size, "oid": oid}
-        for path, kind, mode, size, oid in cartridge.query(
-            "SELECT path, kind, mode, size, oid FROM acx_object"
-        )
-    }
-    for obj in rom.manifest["objects"]:
-        path = obj["path"]
-        stored = stored_objects.pop(path, None)
-        live = {
-            "path": path,
-            "kind": obj["kind"],
-            "mode": obj["mode"],
-            "size": obj.get("size", 0),
-            "oid": obj.get("oid"),
-        }
-        if stored is None:
-            raise CartridgeTampered(f"ROM object {path!r} is not in the stored object index")
-        if stored != live:
-            raise CartridgeTampered(
-                f"ROM object {path!r} does not match its stored objects.oid/size/mode "
-                "(live bytes were changed or the index was edited)"
-            )
-    if stored_objects:
-        raise CartridgeTampered(f"object index names missing ROM rows {sorted(stored_objects)[:5]}")
-    stored_skills = cartridge.query("SELECT * FROM acx_skill ORDER BY name")
-    if stored_skills != [row.as_tuple() for row in rom.skills]:
-        raise CartridgeTampered(
-            "acx_skill index differs from the one re-derived from ROM (content_sha256 must "
-            "match the manifest)"
-        )
-    expected_meta = meta_mirror(rom.manifest, rom.manifest_hash)
-    if cartridge.meta() != expected_meta:
-        raise CartridgeTampered("acx_meta identity/engine mirror differs from the ROM manifest")
-
-
-def read_envelope(cartridge: Cartridge) -> dict[str, Any] | None:
-    """The stored DSSE envelope, or None when the cartridge is unsigned."""
-    rows = cartridge.query("SELECT envelope, length(CAST(envelope AS BLOB)) FROM acx_signature")
     if not rows:
-        return None
-    text, size = rows[0]
+        return _report(base, TrustState.LEGACY, "unsigned cartridge (no DSSE envelope)"), rom
+    if len(rows) > 1:
+        raise CartridgeFormatError("cartridge has more than one rom-manifest signature row")
+    _sig_id, recorded, envelope_text, column_keyid, pem, size = rows[0]
     if not isinstance(size, int) or size > cartridge.limits.max_envelope_bytes:
         raise CartridgeFormatError("signature envelope is over the size limit")
     try:
-        envelope = parse_strict(str(text))
-    except CanonicalJsonError as e:
-        raise CartridgeTampered(f"signature envelope is not JSON: {e.message}") from e
-    if not isinstance(envelope, dict):
-        raise CartridgeTampered("signature envelope is not a JSON object")
-    return envelope
-
-
-def check_vectors(cartridge: Cartridge, rom: Rom) -> None:
-    """Every derived vector row carries the cartridge's engine tag and a well-sized vector."""
-    engine = rom.document["embeddingEngine"]
-    for memory_id, engine_id, dim, size in cartridge.query(
-        "SELECT memory_id, engine, dim, length(vector) FROM acx_vectors"
-    ):
-        if engine_id != engine["id"] or dim != engine["dim"] or size != 4 * int(str(dim)):
-            raise CartridgeFormatError(
-                f"vector for {memory_id!r} is not tagged {canonicalize(engine).decode()} "
-                "with a float32 vector of that dimension"
+        if recorded != rom.manifest_hash:
+            raise CartridgeTampered(
+                f"recorded manifest_hash {recorded} is not the live {rom.manifest_hash}"
             )
+        envelope = parse_envelope(str(envelope_text))
+        keyid = envelope.signatures[0][0] or str(column_keyid)
+        candidates = _candidates(registry, envelope, pem)
+        if not candidates:
+            return _report(
+                base,
+                TrustState.PORTABLE,
+                "signature present but not verifiable: no public key in the cartridge or registry",
+                keyid=keyid,
+                warnings=("the DSSE signature was not checked (no public key available)",),
+            ), rom
+        verified = verify_with(envelope, candidates)
+        if verified is None:
+            raise CartridgeTampered("DSSE signature does not verify over the envelope's payload")
+        key, keyid = verified
+        signed = check_statement(envelope.payload, rom.manifest_hash)
+        if signed.publisher_id != rom.publisher_id:
+            raise CartridgeTampered(
+                f"signed publisherId {signed.publisher_id!r} is not the cartridge's "
+                f"acx.publisher_id {rom.publisher_id!r}"
+            )
+    except CartridgeTampered as e:
+        return _report(base, TrustState.TAMPERED, e.message, problems=(e.message,)), rom
+    verdict = evaluate_signer(
+        registry,
+        publisher_id=signed.publisher_id,
+        keyid=key.key_id,
+        verified_with=key,
+        signed_at=signed.signed_at,
+        now=now or datetime.now().astimezone(),
+        local_keyids=local_keyids,
+    )
+    return _report(
+        base,
+        verdict.state,
+        verdict.reason,
+        keyid=key.key_id,
+        signed_at=signed.signed_at,
+        verified=True,
+        warnings=verdict.warnings,
+    ), rom
 
 
-__all__ = ["TrustReport", "check_projections", "read_envelope", "verify", "verify_rom"]
+def _has_pem(cartridge: Cartridge) -> bool:
+    columns = cartridge.query("SELECT name FROM pragma_table_info('signatures')")
+    return any(c[0] == "public_key_pem" for c in columns)
+
+
+def _candidates(registry: TrustRegistry, envelope: object, pem: object) -> list[PublicKey]:
+    keys: list[PublicKey] = []
+    assert hasattr(envelope, "signatures")
+    for keyid, _sig in envelope.signatures:
+        entry = registry.key(keyid)
+        if entry is not None:
+            keys.append(entry.public_key)
+    if isinstance(pem, str) and pem:
+        try:
+            keys.append(PublicKey.from_pem(pem.encode("utf-8")))
+        except EngramError as e:
+            raise CartridgeTampered(
+                f"public_key_pem is not an Ed25519 SPKI key: {e.message}"
+            ) from e
+    return keys
+
+
+@dataclass(frozen=True)
+class _Base:
+    manifest_hash: str
+    cartridge_id: str
+    artifact_id: str
+    artifact_version: str
+    publisher_id: str
+
+
+def _base(rom: Rom) -> _Base:
+    meta = rom.signed_meta
+    return _Base(
+        rom.manifest_hash,
+        rom.cartridge_id,
+        meta.get("acx.artifact_id", ""),
+        meta.get("acx.artifact_version", ""),
+        rom.publisher_id,
+    )
+
+
+def _report(
+    base: _Base,
+    state: TrustState,
+    reason: str,
+    *,
+    keyid: str | None = None,
+    signed_at: datetime | None = None,
+    verified: bool = False,
+    warnings: tuple[str, ...] = (),
+    problems: tuple[str, ...] = (),
+) -> TrustReport:
+    return TrustReport(
+        state=state,
+        reason=reason,
+        manifest_hash=base.manifest_hash,
+        cartridge_id=base.cartridge_id,
+        artifact_id=base.artifact_id,
+        artifact_version=base.artifact_version,
+        publisher_id=base.publisher_id,
+        keyid=keyid,
+        signed_at=signed_at,
+        signature_verified=verified,
+        warnings=warnings,
+        problems=problems,
+    )
+
+
+__all__ = ["TrustReport", "verify", "verify_rom"]

@@ -34,6 +34,7 @@ COMMAND_MODULES: dict[str, str] = {
     "default-ote": "engram.cli._ote",
     "demo": "engram.cli._demo",
     "distill": "engram.cli._memory",
+    "graph": "engram.cli._graph",
     "init": "engram.cli._ote",
     "keys": "engram.cli._keys",
     "mcp": "engram.cli._mcp",
@@ -47,6 +48,48 @@ COMMAND_MODULES: dict[str, str] = {
     "status": "engram.cli._memory",
     "subject": "engram.cli._subject",
     "token": "engram.cli._token",
+    "workflow": "engram.cli._workflow",
+}
+
+# Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
+# click command}. Attached when the parent is first looked up (`engram cartridge level ...`).
+SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
+    "cartridge": {"level": "engram.cli._level", "policy": "engram.cli._policy"},
+}
+
+
+# Command name -> its one-line help, so that `engram --help` lists every command without
+# importing any (0.8 s with every module, the MCP SDK and numpy among them, against about 50 ms).
+# tests/cli/test_cli_help.py fails when a line here and the command's own help disagree.
+COMMAND_HELP: dict[str, str] = {
+    "belief": "Beliefs about a subject (categories: see `engram belief add --help`).",
+    "canonicalize": "Print the RFC 8785 canonical form of the JSON in SOURCE (a file, or - for "
+    "stdin).",
+    "cartridge": "Agent Cartridges (.acx): signed SQLite files carrying skills, memory and a "
+    "harness.",
+    "chat": "Chat with an LLM that is given the user's verified Engram context.",
+    "complete": "Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings.",
+    "conformance": "Engram v0.1 conformance: probe a provider, run a runtime, verify a bundle.",
+    "context": "Engram context as a runtime sees it (fetch and verify).",
+    "correction": "Corrections proposed by runtimes; nothing changes until the subject confirms.",
+    "db": "The database: schema migrations and status.",
+    "default-ote": "Print the built-in engram.ote.v1 seat manifest.",
+    "demo": "Create the demo subject if absent; print its id, where its token is, and the URL.",
+    "distill": "Distill debugging episodes (files, or stdin) into a known_process or invariant "
+    "memory.",
+    "init": "Write .engram/ote.toml for this repository (never rewrites an existing one).",
+    "keys": "Signing keys: create, list, rotate, retire, export.",
+    "mcp": "Serve the engram MCP tools and context resources over stdio.",
+    "migrate": "Data migrations (schema migrations are `engram db migrate`).",
+    "ote": "Seat manifests (engram.ote.v1).",
+    "outcome": "Apply an outcome SIGNAL to MEMORY_ID's Beta posterior.",
+    "recall": "Recall the best memories for QUERY within the seat's token budget.",
+    "record": "Record one memory (TEXT --kind K) or many (--from FILE.jsonl).",
+    "review-link": "Print a single-use link that signs the subject in to the review page.",
+    "serve": "Serve the Engram context provider (Tier 3) over HTTP.",
+    "status": "Ring counts, graduation, attestation anchor, oracle split and vector coverage.",
+    "subject": "Subjects: the people whose context the provider serves.",
+    "token": "Bearer tokens bound to one subject and a set of permissions.",
 }
 
 
@@ -55,6 +98,26 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(COMMAND_MODULES))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Like click's, but a command not yet imported is listed from COMMAND_HELP."""
+        names = [n for n in self.list_commands(ctx) if n in self.commands or n in COMMAND_HELP]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is not None:
+                if command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                # A bare Command only to reuse click's shortening of help to the column width.
+                stand_in = click.Command(name, help=COMMAND_HELP[name])
+                rows.append((name, stand_in.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMAND_MODULES.get(cmd_name)
@@ -65,7 +128,12 @@ class LazyGroup(click.Group):
                 if (e.name or "").partition(".")[0] == "engram":
                     raise
                 return _needs_extra(cmd_name, e.name or "?")
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, click.Group):
+            for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
+                if name not in command.commands:
+                    command.add_command(importlib.import_module(sub).COMMAND, name)
+        return command
 
 
 def _needs_extra(name: str, missing: str) -> click.Command:
@@ -90,6 +158,9 @@ def cli() -> None:
     """engram: signed context for AI agents, a memory engine, MCP tools and cartridges."""
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
 def fail(error: EngramError) -> int:
     """Print one line for an engram error and return its exit code (2 = bad input, 1 = other)."""
     click.echo(f"error: {error.code}: {error.message}", err=True)
@@ -103,7 +174,11 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
         returned = group.main(args=args, prog_name="engram", standalone_mode=False)
     except EngramError as e:
         return fail(e)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:
+        # click turns Ctrl-C into Abort (from the KeyboardInterrupt); a declined prompt or an
+        # end of input is an Abort too, but not an interrupt.
+        if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):
+            return INTERRUPTED
         click.echo("aborted", err=True)
         return 1
     except click.exceptions.NoArgsIsHelpError as e:
@@ -121,7 +196,7 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     except click.exceptions.Exit as e:
         return e.exit_code
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except OSError as e:
         click.echo(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
         return 1
@@ -132,4 +207,14 @@ def main() -> None:
     sys.exit(run_cli(cli))
 
 
-__all__ = ["COMMAND_MODULES", "LazyGroup", "cli", "fail", "main", "run_cli"]
+__all__ = [
+    "COMMAND_HELP",
+    "COMMAND_MODULES",
+    "INTERRUPTED",
+    "SUBCOMMAND_MODULES",
+    "LazyGroup",
+    "cli",
+    "fail",
+    "main",
+    "run_cli",
+]

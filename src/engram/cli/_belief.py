@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from engram.cli._app import cli
-from engram.cli._subject import CLOCK, db_option, emit, json_option, open_cli_store
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.context import CATEGORIES, add_belief, belief_history, delete_belief, list_beliefs
 
 
@@ -23,7 +23,7 @@ _subject = click.option("--subject", "subject_id", required=True, help="Subject 
 @click.option("--statement", required=True)
 @click.option("--confidence", type=float, default=0.8, show_default=True)
 @click.option("--source", default="cli", show_default=True)
-@db_option
+@database_option
 @json_option
 def add_command(
     subject_id: str,
@@ -31,29 +31,23 @@ def add_command(
     statement: str,
     confidence: float,
     source: str,
-    db: str | None,
+    database: str | None,
     as_json: bool,
 ) -> None:
     """Add a belief (authoritative at once) and print its id."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         belief = add_belief(store, CLOCK, subject_id, category, statement, confidence, source)
-    finally:
-        store.close()
     emit(belief.to_wire(), as_json, belief.id)
 
 
 @belief_group.command("list")
 @_subject
-@db_option
+@database_option
 @json_option
-def list_command(subject_id: str, db: str | None, as_json: bool) -> None:
+def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
     """List the subject's live beliefs."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         beliefs = list_beliefs(store, subject_id)
-    finally:
-        store.close()
     lines = [f"{b.id}  [{b.category}] {b.statement} ({b.confidence:.2f})" for b in beliefs]
     emit([b.to_wire() for b in beliefs], as_json, "\n".join(lines) or "no beliefs")
 
@@ -61,30 +55,24 @@ def list_command(subject_id: str, db: str | None, as_json: bool) -> None:
 @belief_group.command("delete")
 @_subject
 @click.option("--belief", "belief_id", required=True, help="Belief id.")
-@db_option
+@database_option
 @json_option
-def delete_command(subject_id: str, belief_id: str, db: str | None, as_json: bool) -> None:
+def delete_command(subject_id: str, belief_id: str, database: str | None, as_json: bool) -> None:
     """Delete (tombstone) a belief; diffs report it as deleted."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         tombstone = delete_belief(store, CLOCK, subject_id, belief_id)
-    finally:
-        store.close()
     emit(tombstone.tombstone_wire(), as_json, f"deleted {tombstone.id}")
 
 
 @belief_group.command("history")
 @_subject
 @click.option("--belief", "belief_id", required=True, help="Belief id.")
-@db_option
+@database_option
 @json_option
-def history_command(subject_id: str, belief_id: str, db: str | None, as_json: bool) -> None:
+def history_command(subject_id: str, belief_id: str, database: str | None, as_json: bool) -> None:
     """Show a belief's evolution history, newest first."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         entries = belief_history(store, subject_id, belief_id)
-    finally:
-        store.close()
     lines = [
         f"v{e.version} {e.kind.value} {e.at.isoformat()}: {e.previous!r} -> {e.value!r}"
         for e in entries

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import BinaryIO
 
 import click
 
@@ -12,7 +13,7 @@ from engram.core.canonical import canonicalize, parse_strict
 
 @cli.command("canonicalize")
 @click.argument("source", type=click.File("rb"), default="-")
-def canonicalize_command(source: click.utils.LazyFile) -> None:
+def canonicalize_command(source: BinaryIO) -> None:
     """Print the RFC 8785 canonical form of the JSON in SOURCE (a file, or - for stdin)."""
     data = source.read()
     out = canonicalize(parse_strict(data))

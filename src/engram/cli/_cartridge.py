@@ -1,89 +1,82 @@
-"""``engram cartridge build | verify | inspect | strip | sign | activate | export | import``.
+"""``engram cartridge``: export, inspect, verify, strip, spec, ls, check, load, import, activate,
+keygen, trust, upgrade, card.
 
-acx-cartridge-conformance §12 items 1-11; docs/spec/acx.md §11-§12. Each command parses, calls
-``engram.cartridge`` and renders. ``export`` and ``import`` are also the seam between two domain
-packages that must not import each other: memories leave a ring through
-``engram.memory.export_memories`` and arrive through ``engram.memory.import_memories`` (one
-transaction, which re-indexes their vectors); which records may arrive is decided by
-``engram.cartridge.plan_import``. ``verify`` exits 1 when the cartridge is tampered.
+lboel/acx@85f1358 SPEC.md §3-§8 and the reference CLI's verbs; docs/spec/acx.md §13. Each command
+parses its arguments, calls one function of ``engram.cartridge``, ``engram.trust`` or
+``engram.transfer`` and renders the result. ``verify`` exits 1 when the cartridge is tampered;
+``check`` and ``activate`` exit 1 on a refused handshake.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import click
 
 from engram.cartridge import (
-    ACTIVATION_FILE,
+    COMPLIANCE_FILE,
     DEFAULT_ACCEPT,
-    FIELD_LEARNED,
-    ROLES,
-    TRANSFERABLE,
+    HOST_SKILL_DIRS,
+    ActivationRefused,
     Cartridge,
-    HostCapabilities,
+    ExportOptions,
+    Host,
+    HostTool,
+    Limits,
+    activate,
+    agent_card,
+    check_host,
+    derive_skills,
+    install_skills,
+    package_contents,
+    roster,
+    spec_report,
+    strip,
+    upgrade,
+    verify_rom,
+    write,
+)
+from engram.cartridge._harness import harness_problems
+from engram.cartridge._host import harness_of
+from engram.cli._app import cli
+from engram.cli._common import database_option
+from engram.core.canonical import parse_strict
+from engram.core.jsonio import dumps_text
+from engram.core.keys import PrivateKey, PublicKey, load_private_key, save_private_key
+from engram.errors import CanonicalJsonError, InvalidRequest, KeyFileError
+from engram.trust import (
+    GITHUB_OIDC_ISSUER,
+    KeyStatus,
+    NamespaceProof,
+    ProofMethod,
+    TrustedKey,
     TrustRegistry,
     TrustState,
-    activate,
-    artifact_fingerprint,
-    build,
-    collect_skills,
     load_trust_registry,
-    plan_import,
-    seal,
-    strip,
-    verify,
-    verify_rom,
 )
-from engram.cli._app import cli
-from engram.cli._db import database_option
-from engram.cli._memory import ote_option, seat_engine
-from engram.core.canonical import parse_object, parse_strict
-from engram.core.clock import SystemClock
-from engram.core.jsonio import dumps_text
-from engram.core.keys import PrivateKey, load_private_key
-from engram.errors import CanonicalJsonError, Forbidden, InvalidRequest
-from engram.memory import MemoryEngine, export_memories, import_memories, memory_id
 
-_HEX = re.compile(r"[0-9a-f]{16,64}")
-_KEY = click.Path(exists=True, dir_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+_ACCEPT = click.Choice(["legacy", "portable", "trusted", "local"])
 
 
 @cli.group("cartridge")
 def cartridge_group() -> None:
-    """Agent Cartridges (.acx): signed SQLite files carrying skills and portable memory."""
+    """Agent Cartridges (.acx): signed SQLite files carrying skills, memory and a harness."""
 
 
-def _jsonl(path: Path) -> list[Any]:
-    items: list[Any] = []
-    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
-        if line.strip():
-            try:
-                items.append(parse_strict(line))
-            except CanonicalJsonError as e:
-                raise InvalidRequest(f"{path}:{number}: {e.message}") from e
-    return items
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _registry(path: Path | None) -> TrustRegistry | None:
     return None if path is None else load_trust_registry(path.read_bytes())
 
 
-def _own(paths: Iterable[Path]) -> frozenset[str]:
+def _local(paths: Iterable[Path]) -> frozenset[str]:
     return frozenset(load_private_key(p).public_key().key_id for p in paths)
-
-
-def _harness(path: Path | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    return parse_object(
-        path.read_bytes(), what=f"harness requirements {path}", error=InvalidRequest
-    )
 
 
 def _emit(value: Any, as_json: bool, lines: Iterable[str]) -> None:
@@ -94,249 +87,490 @@ def _emit(value: Any, as_json: bool, lines: Iterable[str]) -> None:
             click.echo(line)
 
 
-def _build_options(command: Any) -> Any:
-    for option in reversed(
-        [
-            click.option("--skills", type=click.Path(file_okay=False, path_type=Path)),
-            click.option("--publisher", required=True, help="Reverse-DNS publisherId."),
-            click.option("--sign-key", type=_KEY, help="Ed25519 private key (PEM or OpenSSH)."),
-            click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path)),
-            click.option("--artifact-id", default=None, help="Default: the output file's stem."),
-            click.option("--artifact-version", default="1.0.0", show_default=True),
-            click.option("--harness", type=_FILE, help="acx.harness.v1 JSON (default: all roles)."),
-        ]
-    ):
-        command = option(command)
-    return command
+def _accept(values: tuple[str, ...]) -> frozenset[TrustState]:
+    return frozenset(TrustState(a) for a in values) or DEFAULT_ACCEPT
 
 
-def _build(
+def _salt(path: Path | None) -> bytes | None:
+    return None if path is None else path.read_bytes().strip()
+
+
+registry_option = click.option(
+    "--registry",
+    "--trust",
+    "registry",
+    type=_FILE,
+    help="Trust registry (acx.trust-registry/1, public keys only).",
+)
+local_key_option = click.option(
+    "--local-key", "local_keys", multiple=True, type=_FILE, help="This host's own signing key."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+@cartridge_group.command("export")
+@click.argument(
+    "package", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path))
+@click.option("--publisher", required=True, help="Reverse-DNS publisher id (io.github.alice).")
+@click.option("--sign-key", type=_FILE, help="Ed25519 private key (engram cartridge keygen).")
+@click.option("--include-field-learned", is_flag=True, help="Ship field-learned memory (SAVE).")
+@click.option("--installation-salt-file", type=_FILE, help=">= 256-bit org secret (§7.2).")
+@click.option("--artifact-id", default=None)
+@click.option("--artifact-version", default=None)
+@click.option("--ring", default=None, help="Also export this ring's memories (M2, M3, M4).")
+@click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@database_option
+def export_command(
+    package: Path | None,
     out: Path,
-    *,
-    records: list[Any],
-    skills: Path | None,
     publisher: str,
     sign_key: Path | None,
+    include_field_learned: bool,
+    installation_salt_file: Path | None,
     artifact_id: str | None,
-    artifact_version: str,
-    harness: Path | None,
+    artifact_version: str | None,
+    ring: str | None,
+    ote: Path | None,
+    database: str | None,
 ) -> None:
-    key: PrivateKey | None = load_private_key(sign_key) if sign_key else None
-    result = build(
-        out,
-        publisher_id=publisher,
-        artifact_id=artifact_id or re.sub(r"[^a-z0-9._-]", "-", out.stem.lower()),
+    """Build a signed cartridge from an agent package directory (and/or a ring's memories)."""
+    import tempfile
+
+    key = load_private_key(sign_key) if sign_key else None
+    now = _now()
+    options = ExportOptions(
+        publisher,
+        now,
+        include_field_learned=include_field_learned,
+        installation_salt=_salt(installation_salt_file),
+        artifact_id=artifact_id,
         artifact_version=artifact_version,
-        clock=SystemClock(),
-        skills=collect_skills(skills) if skills else None,
-        records=records,
-        harness=_harness(harness),
-        key=key,
+        default_skill=package is not None,
     )
-    signed = f"signed by {result.keyid}" if result.keyid else "unsigned (legacy)"
-    click.echo(
-        f"{out}: {result.skills} skill(s), {result.records} memory record(s), "
-        f"manifest sha256:{result.manifest_hash}, {signed}"
-    )
+    with tempfile.TemporaryDirectory() as tmp:
+        source = package
+        if source is None:
+            if ring is None:
+                raise InvalidRequest("give an agent package directory, --ring, or both")
+            source = Path(tmp)
+            name = artifact_id or out.stem.lower()
+            (source / "manifest.json").write_text(dumps_text({"name": name}), encoding="utf-8")
+        contents, quarantined = package_contents(source, options)
+    if ring is not None:
+        from engram.cartridge._agent import export_records
+        from engram.cli._memory import seat_engine
+        from engram.transfer import ring_records
+
+        with seat_engine(ote, database) as engine:
+            raw = ring_records(engine, ring)
+        records, more = export_records(raw, options)
+        quarantined += more
+        contents.memories = [*contents.memories, *records]
+        _recount(contents)
+    built = write(out, contents, key=key, signed_at=now)
+    click.echo(f"cartridge id:   {built.cartridge_id}")
+    click.echo(f"rom hash:       {built.manifest_hash}")
+    click.echo(f"keyid:          {built.keyid or 'unsigned (legacy)'}")
+    click.echo(f"memories:       {built.memories} ({quarantined} field-learned quarantined)")
+    click.echo(f"wrote:          {out}")
 
 
-@cartridge_group.command("build")
-@_build_options
-@click.option("--memories", type=_FILE, help="Memory records, one JSON object per line.")
-def build_command(memories: Path | None, out: Path, **options: Any) -> None:
-    """Build a cartridge from a skills folder and memory records (scrubbed, then signed)."""
-    _build(out, records=_jsonl(memories) if memories else [], **options)
+def _recount(contents: Any) -> None:
+    from engram.cartridge._agent import _pretty
+    from engram.cartridge._package import PACKAGE_SPEC_FILE
+
+    content, mode, mtime = contents.files[PACKAGE_SPEC_FILE]
+    spec = parse_strict(content)
+    spec["artifacts"][1]["count"] = len(contents.memories)
+    contents.files[PACKAGE_SPEC_FILE] = (_pretty(spec), mode, mtime)
 
 
 @cartridge_group.command("verify")
 @click.argument("file", type=_FILE)
-@click.option("--trust", "trust", type=_FILE, help="Trust registry (public keys only).")
-@click.option("--own-key", "own_keys", multiple=True, type=_KEY, help="This host's own key.")
-@click.option("--json", "as_json", is_flag=True)
+@registry_option
+@local_key_option
+@json_option
 def verify_command(
-    file: Path, trust: Path | None, own_keys: tuple[Path, ...], as_json: bool
+    file: Path, registry: Path | None, local_keys: tuple[Path, ...], as_json: bool
 ) -> None:
-    """Print the trust state (tampered, legacy, portable, trusted, local); exit 1 if tampered."""
+    """The §4.5 trust state (tampered, legacy, portable, trusted, local); exit 1 if tampered."""
     with Cartridge.open(file) as cartridge:
-        report = verify(cartridge, registry=_registry(trust), own_keyids=_own(own_keys))
-    _emit(report.to_json(), as_json, [f"{report.state.value}: {report.reason}"])
+        report, _rom = verify_rom(
+            cartridge, registry=_registry(registry), local_keyids=_local(local_keys)
+        )
+    lines = [
+        f"status:   {report.status}",
+        f"trust:    {report.state.value}",
+        f"summary:  {report.reason}",
+        f"manifest: {report.manifest_hash}",
+        f"keyid:    {report.keyid or '-'}",
+        f"signedAt: {report.to_json()['signedAt'] or '-'}",
+    ]
+    lines += [f"warning:  {w}" for w in report.warnings]
+    lines += [f"issue:    {p}" for p in report.problems[:20]]
+    _emit(report.to_json(), as_json, lines)
     if report.state is TrustState.TAMPERED:
         raise click.exceptions.Exit(1)
 
 
 @cartridge_group.command("inspect")
 @click.argument("file", type=_FILE)
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def inspect_command(file: Path, as_json: bool) -> None:
-    """Show a cartridge's identity, skills, memory, harness requirements and SAVE files."""
+    """Meta, ROM objects, skills, capabilities, memory by zone and attestations."""
     with Cartridge.open(file) as cartridge:
         report, rom = verify_rom(cartridge)
-        save = [n for n, e in cartridge.entries().items() if n.startswith("save/") and not e.is_dir]
-    tiers = {t: sum(r["tier"] == t for r in rom.records) for t in (TRANSFERABLE, FIELD_LEARNED)}
+        attestations = cartridge.query(
+            "SELECT att_id, type, media_type FROM attestations NOT INDEXED"
+        )
+    skills = derive_skills(rom.files)
+    kinds: dict[str, int] = {}
+    for obj in rom.objects:
+        kinds[obj.kind] = kinds.get(obj.kind, 0) + 1
+    zones: dict[str, int] = {}
+    for m in rom.memories.values():
+        zones[m.zone] = zones.get(m.zone, 0) + 1
+    caps = {cid: parse_strict(text) for cid, text in rom.capabilities.items()}
+    signed = rom.signed_meta
     value = {
-        **report.to_json(),
-        "skills": [row.to_json() for row in rom.skills],
-        "memory": {"records": len(rom.records), **tiers},
-        "harness": rom.harness,
-        "save": save,
+        "trust": report.to_json(),
+        "meta": {k: {"value": v, "signed": k in signed} for k, v in sorted(rom.meta.items())},
+        "romObjects": {"total": len(rom.objects), "byKind": kinds},
+        "skills": [s.to_json() for s in skills],
+        "capabilities": list(caps.values()),
+        "memory": zones,
+        "attestations": [{"id": a, "type": t, "mediaType": m} for a, t, m in attestations],
     }
-    lines = [
-        f"{report.artifact_id} {report.artifact_version} by {report.publisher_id}",
-        f"manifest sha256:{report.manifest_hash} ({report.state.value})",
-        f"skills: {', '.join(r.name for r in rom.skills) or 'none'}",
-        f"memory: {len(rom.records)} record(s) ({tiers[TRANSFERABLE]} transferable, "
-        f"{tiers[FIELD_LEARNED]} field-learned)",
-        f"harness: roles {', '.join(rom.harness['requiredRoles'])}; MCP >= "
-        f"{rom.harness['mcp']['minProtocolRevision']}",
-        f"save: {len(save)} file(s)",
+    lines = ["== meta =="]
+    lines += [
+        f"  {k} = {v}{'' if k in signed else '  (unsigned)'}" for k, v in sorted(rom.meta.items())
     ]
+    lines += [
+        "== ROM objects ==",
+        f"  total: {len(rom.objects)}  ("
+        + ", ".join(f"{k}:{n}" for k, n in sorted(kinds.items()))
+        + ")",
+    ]
+    lines += ["== skills (acx_skill) =="] + [f"  - {s.name}: {s.description[:100]}" for s in skills]
+    lines += ["== capabilities =="] + [
+        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  verified={str(c['proficiency']['verified']).lower()} (unproven)"  # noqa: E501
+        for c in caps.values()
+    ]
+    lines += ["== memory (by zone) =="] + [f"  {z}: {n}" for z, n in sorted(zones.items())]
+    lines += ["== attestations =="] + (
+        [f"  - {a} ({t})" for a, t, _m in attestations] or ["  (none)"]
+    )
+    lines += ["== trust ==", f"  {report.state.value}: {report.reason}"]
     _emit(value, as_json, lines)
 
 
 @cartridge_group.command("strip")
 @click.argument("file", type=_FILE)
-@click.option("-o", "--output", "out", required=True, type=click.Path(path_type=Path))
-def strip_command(file: Path, out: Path) -> None:
-    """Copy FILE to OUT without its SAVE zone (the ROM hash stays the same)."""
-    click.echo(f"{out}: SAVE removed, manifest sha256:{strip(file, out)}")
+@click.argument("target", required=False, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path))
+def strip_command(file: Path, target: Path | None, out: Path | None) -> None:
+    """Copy FILE without its SAVE zone and prove the ROM hash is unchanged (§3.4)."""
+    destination = out or target
+    if destination is None:
+        raise InvalidRequest("strip needs an output: engram cartridge strip FILE OUT.acx")
+    result = strip(file, destination)
+    click.echo(f"rom hash before strip: {result.before}")
+    click.echo(f"rom hash after  strip: {result.after}")
+    click.echo(
+        f"hash-equality proof:   {'EQUAL (ROM intact; SAVE removed)' if result.equal else 'DIFFERENT'}"  # noqa: E501
+    )
+    click.echo(f"wrote:                 {destination}")
+    if not result.equal:
+        raise click.exceptions.Exit(1)
 
 
-@cartridge_group.command("sign")
+@cartridge_group.command("spec")
 @click.argument("file", type=_FILE)
-@click.option("--sign-key", required=True, type=_KEY, help="Ed25519 private key (PEM/OpenSSH).")
-def sign_command(file: Path, sign_key: Path) -> None:
-    """Re-derive FILE's indexes from its live ROM bytes, scrub them, and sign the manifest."""
-    result = seal(file, load_private_key(sign_key))
-    click.echo(f"{file}: manifest sha256:{result.manifest_hash} signed by {result.keyid}")
+@json_option
+def spec_command(file: Path, as_json: bool) -> None:
+    """Validate the closed acx.package-spec/1 profile and every artifact it names (§7.7)."""
+    with Cartridge.open(file) as cartridge:
+        _report, rom = verify_rom(cartridge)
+        levels = cartridge.query(
+            "SELECT count(*) FROM attestations NOT INDEXED WHERE type = 'vc-2.0'"
+        )
+    result = spec_report(rom, level_count=int(str(levels[0][0])))
+    lines = []
+    if result.spec is not None:
+        lines.append(
+            f"package-spec: {result.spec.get('schemaVersion')}  engine={dumps_text(result.spec.get('embeddingEngine'))}"  # noqa: E501
+        )
+        lines.append("artifacts:")
+        for a in result.spec.get("artifacts") or []:
+            if isinstance(a, dict):
+                lines.append(
+                    f"  {'*' if a.get('required') else ' '} {a.get('role', ''):<16} {a.get('schema', ''):<28} {a.get('kind')}"  # noqa: E501
+                )
+    lines.append("validation: CLEAN" if result.clean else "validation: NOT CLEAN")
+    lines += [f"  - {i}" for i in result.issues]
+    _emit(result.to_json(), as_json, lines)
+    if not result.clean:
+        raise click.exceptions.Exit(1)
+
+
+@cartridge_group.command("ls")
+@click.argument(
+    "directory",
+    required=False,
+    default=".",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@registry_option
+@json_option
+def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
+    """A roster of the cartridges in DIRECTORY (recursively), each verified."""
+    lines_ = roster(directory, registry=_registry(registry))
+    rows = [f"{'TRUST':<9} {'ARTIFACT':<28} {'VERSION':<9} {'PUBLISHER':<24} SKILLS MEM  FILE"]
+    for r in lines_:
+        if r.error:
+            rows.append(f"{'error':<9} {r.error[:80]}  {r.path}")
+        else:
+            rows.append(
+                f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} {r.skills:>6} {r.memories:>3}  {r.path}"  # noqa: E501
+            )
+    _emit([r.to_json() for r in lines_], as_json, rows if lines_ else ["no cartridges found"])
+
+
+def _host(
+    tools: tuple[str, ...],
+    all_tools: bool,
+    rom: Any,
+    revisions: tuple[str, ...],
+    context_window: int,
+    tool_use: bool,
+    host_file: Path | None,
+) -> Host:
+    if host_file is not None:
+        try:
+            doc = parse_strict(host_file.read_bytes())
+        except CanonicalJsonError as e:
+            raise InvalidRequest(f"{host_file}: {e.message}") from e
+        if not isinstance(doc, dict):
+            raise InvalidRequest(f"{host_file} must be a JSON object")
+        return Host(
+            protocol_revisions=tuple(doc.get("protocolRevisions") or ()),
+            tools=tuple(
+                HostTool(str(t["name"]), frozenset(t.get("scopes") or ()), t.get("inputSchema"))
+                for t in doc.get("tools") or []
+            ),
+            tool_use=bool((doc.get("model") or {}).get("toolUse", True)),
+            context_window_tokens=int((doc.get("model") or {}).get("contextWindowTokens", 200000)),
+            filesystem=doc.get("filesystem") or {},
+            network_egress=str((doc.get("network") or {}).get("egress", "none")),
+        )
+    harness, _ = harness_of(rom)
+    contracts = {
+        t["name"]: t
+        for t in [*(harness.get("requiredTools") or []), *(harness.get("optionalTools") or [])]
+    }
+    chosen: list[HostTool] = []
+    names = [n.strip() for t in tools for n in t.split(",") if n.strip()]
+    if all_tools:
+        names = list(contracts)
+    for spec in names:
+        name, _, scopes = spec.partition("=")
+        granted = (
+            frozenset(s for s in scopes.split("+") if s)
+            if scopes
+            else frozenset((contracts.get(name) or {}).get("capabilityScopes") or ())
+        )
+        chosen.append(HostTool(name, granted))
+    return Host(
+        protocol_revisions=revisions or ("2025-11-25",),
+        tools=tuple(chosen),
+        tool_use=tool_use,
+        context_window_tokens=context_window,
+        filesystem={"read": ["**"]},
+    )
+
+
+def _host_options(command: Any) -> Any:
+    for option in reversed(
+        [
+            click.option(
+                "--tools", "tools", multiple=True, help="Host tools: NAME[=SCOPE+SCOPE],..."
+            ),
+            click.option("--all-tools", is_flag=True, help="The host has every declared tool."),
+            click.option(
+                "--mcp-revision", "revisions", multiple=True, help="MCP revisions the host speaks."
+            ),
+            click.option("--context-window", default=200_000, show_default=True, type=int),
+            click.option("--tool-use/--no-tool-use", default=True, show_default=True),
+            click.option(
+                "--host-descriptor", "host_file", type=_FILE, help="Host capabilities as JSON."
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@cartridge_group.command("check")
+@click.argument("file", type=_FILE)
+@_host_options
+@json_option
+def check_command(
+    file: Path,
+    tools: tuple[str, ...],
+    all_tools: bool,
+    revisions: tuple[str, ...],
+    context_window: int,
+    tool_use: bool,
+    host_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Harness preflight: would this host accept FILE's signed requirements? (writes nothing)"""
+    with Cartridge.open(file) as cartridge:
+        _report, rom = verify_rom(cartridge)
+    host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
+    descriptor = check_host(rom, host)
+    lines = [f"verdict: {descriptor['verdict']}"]
+    lines += [
+        f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  {'ok' if b['satisfied'] else 'UNMET'}"  # noqa: E501
+        for b in descriptor["bindings"]
+    ]
+    lines += [f"  unmet: {u}" for u in descriptor["unmet"]]
+    _emit(descriptor, as_json, lines)
+    if descriptor["verdict"] != "accept":
+        raise click.exceptions.Exit(1)
 
 
 @cartridge_group.command("activate")
 @click.argument("file", type=_FILE)
-@click.option("--instance-id", required=True, help="This installation (kept in SAVE; never trust).")
-@click.option(
-    "--role", "roles", multiple=True, type=click.Choice(ROLES), help="A role the host has."
-)
-@click.option("--scope", "scopes", multiple=True, help="A capability scope the host grants.")
-@click.option("--tool", "tools", multiple=True, help="An MCP tool the host exposes.")
-@click.option("--mcp-revision", "revisions", multiple=True, help="An MCP revision the host speaks.")
-@click.option("--trust", "trust", type=_FILE, help="Trust registry (public keys only).")
-@click.option("--own-key", "own_keys", multiple=True, type=_KEY, help="This host's own key.")
+@_host_options
+@registry_option
+@local_key_option
 @click.option(
     "--accept",
     "accept",
     multiple=True,
-    type=click.Choice(["legacy", "portable", "trusted", "local"]),
-    help="Trust states to accept (default: trusted, local). tampered is never accepted.",
+    type=_ACCEPT,
+    help="Trust states to accept (default: trusted, local).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def activate_command(
     file: Path,
-    instance_id: str,
-    roles: tuple[str, ...],
-    scopes: tuple[str, ...],
     tools: tuple[str, ...],
+    all_tools: bool,
     revisions: tuple[str, ...],
-    trust: Path | None,
-    own_keys: tuple[Path, ...],
+    context_window: int,
+    tool_use: bool,
+    host_file: Path | None,
+    registry: Path | None,
+    local_keys: tuple[Path, ...],
     accept: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Run the activation handshake against what this host offers.
-
-    Only an agreement writes SAVE (save/activation.json); a refusal names every gap and leaves
-    the file byte for byte as it was.
-    """
-    done = activate(
-        file,
-        HostCapabilities.of(roles=roles, scopes=scopes, protocol_revisions=revisions, tools=tools),
-        instance_id=instance_id,
-        clock=SystemClock(),
-        registry=_registry(trust),
-        own_keyids=_own(own_keys),
-        accept={TrustState(a) for a in accept} or DEFAULT_ACCEPT,
-    )
-    terms = done.agreement
-    value = {
-        "state": done.report.state.value,
-        "manifestHash": "sha256:" + done.report.manifest_hash,
-        "roles": list(terms.roles),
-        "scopes": list(terms.scopes),
-        "mcpProtocolRevision": terms.protocol_revision,
-        "save": ACTIVATION_FILE,
-    }
+    """The §8.5 handshake; only an accepted one writes SAVE (save/harness-compliance.json)."""
+    with Cartridge.open(file) as cartridge:
+        _report, rom = verify_rom(cartridge)
+    host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
+    try:
+        done = activate(
+            file,
+            host,
+            registry=_registry(registry),
+            local_keyids=_local(local_keys),
+            accept=_accept(accept),
+        )
+    except ActivationRefused as e:
+        if as_json and e.error is not None:
+            click.echo(dumps_text({"descriptor": e.descriptor, "error": e.error}, indent=2))
+            raise click.exceptions.Exit(1) from e
+        raise
     _emit(
-        value,
+        done.descriptor,
         as_json,
         [
-            f"activated ({done.report.state.value}): roles {', '.join(terms.roles)}; scopes "
-            f"{', '.join(terms.scopes) or 'none'}; MCP {terms.protocol_revision}",
-            f"recorded in {ACTIVATION_FILE}",
+            f"activated ({done.report.state.value}): verdict accept, MCP {done.descriptor['protocolRevision']}",  # noqa: E501
+            f"recorded in {COMPLIANCE_FILE}",
         ],
     )
 
 
-def _codebase(ring_id: str) -> str:
-    suffix = ring_id.split(":", 1)[-1]
-    return suffix if _HEX.fullmatch(suffix) else hashlib.sha256(ring_id.encode()).hexdigest()[:16]
-
-
-def ring_records(engine: MemoryEngine, ring: str) -> list[dict[str, Any]]:
-    """A ring's memories as cartridge records: M2 (repo) memories are field-learned."""
-    mount = engine.spec.mount_for(ring)
-    ring_id = mount.ring_id if mount else ring
-    records = []
-    for item in export_memories(engine.store, ring_id):
-        m = item.memory
-        field_learned = m.ring == "M2"
-        records.append(
-            {
-                "id": m.id,
-                "kind": m.kind,
-                "text": m.text,
-                "entities": list(m.entities),
-                "tier": FIELD_LEARNED if field_learned else TRANSFERABLE,
-                "codebaseFingerprint": _codebase(m.ring_id) if field_learned else None,
-                "identity": {"seatId": m.seat_id, "ringId": m.ring_id},
-            }
-        )
-    return records
-
-
-@cartridge_group.command("export")
-@click.option("--ring", required=True, help="M2, M3, M4 or a ring id.")
-@_build_options
-@ote_option
-@database_option
-def export_command(
-    ring: str, out: Path, ote: Path | None, database: str | None, **options: Any
+@cartridge_group.command("load")
+@click.argument("file", type=_FILE)
+@click.option(
+    "--host",
+    "host",
+    type=click.Choice(sorted(HOST_SKILL_DIRS)),
+    default="claude",
+    show_default=True,
+)
+@click.option(
+    "--skills-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Default: the host's skills folder.",
+)
+@click.option("--print-only", is_flag=True, help="List what would be installed; write nothing.")
+@registry_option
+@click.option(
+    "--accept",
+    "accept",
+    multiple=True,
+    type=_ACCEPT,
+    help="Trust states to accept (default: any but tampered).",
+)
+def load_command(
+    file: Path,
+    host: str,
+    skills_dir: Path | None,
+    print_only: bool,
+    registry: Path | None,
+    accept: tuple[str, ...],
 ) -> None:
-    """Build a signed cartridge from one ring's memories (and skills from --skills)."""
-    with seat_engine(ote, database) as engine:
-        records = ring_records(engine, ring)
-    _build(out, records=records, **options)
+    """Install FILE's skills where HOST looks for them, byte for byte."""
+    from engram.cartridge import require_state
+
+    with Cartridge.open(file) as cartridge:
+        report, rom = verify_rom(cartridge, registry=_registry(registry))
+    require_state(
+        report, _accept(accept) if accept else frozenset(set(TrustState) - {TrustState.TAMPERED})
+    )
+    target = (skills_dir or Path(HOST_SKILL_DIRS[host])).expanduser()
+    skills = derive_skills(rom.files)
+    if print_only:
+        for s in skills:
+            click.echo(f"{s.name}: {target / s.name}")
+        return
+    written = install_skills(rom, target)
+    click.echo(
+        f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) into {target}"  # noqa: E501
+    )
 
 
 @cartridge_group.command("import")
 @click.argument("file", type=_FILE)
 @click.option("--ring", default="M4", show_default=True, help="Writable ring to import into.")
-@click.option("--trust", "trust", type=_FILE, help="Trust registry (public keys only).")
-@click.option("--own-key", "own_keys", multiple=True, type=_KEY, help="This host's own key.")
+@registry_option
+@local_key_option
 @click.option(
     "--accept",
     "accept",
     multiple=True,
-    type=click.Choice(["legacy", "portable", "trusted", "local"]),
-    help="Trust states to accept (default: trusted, local). tampered is never accepted.",
+    type=_ACCEPT,
+    help="Trust states to accept (default: trusted, local).",
 )
-@click.option("--codebase-fingerprint", default=None, help="Default: this seat's M2 ring id.")
-@click.option("--json", "as_json", is_flag=True)
-@ote_option
+@click.option(
+    "--codebase-fingerprint",
+    default=None,
+    help="This repo's cbf1_ fingerprint (field-learned memory of it is imported).",
+)
+@json_option
+@click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @database_option
 def import_command(
     file: Path,
     ring: str,
-    trust: Path | None,
-    own_keys: tuple[Path, ...],
+    registry: Path | None,
+    local_keys: tuple[Path, ...],
     accept: tuple[str, ...],
     codebase_fingerprint: str | None,
     as_json: bool,
@@ -344,67 +578,178 @@ def import_command(
     database: str | None,
 ) -> None:
     """Verify FILE, apply the trust decision and merge its memories idempotently into a ring."""
+    from engram.cli._memory import seat_engine
+    from engram.transfer import import_cartridge
+
     with seat_engine(ote, database) as engine:
-        mount = engine.spec.mount_for(ring)
-        if mount is None or not mount.writable:
-            raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
-        repo = engine.spec.mount_for("M2")
-        codebase = codebase_fingerprint or (_codebase(repo.ring_id) if repo else None)
-        existing: list[dict[str, Any]] = []
-        for item in export_memories(engine.store, mount.ring_id):
-            fingerprint = artifact_fingerprint(item.memory.kind, item.memory.text)
-            existing.append({"id": item.memory.id, "artifactFingerprint": fingerprint})
-            source = item.memory.provenance.get("acxRecordId")
-            if isinstance(source, str):
-                existing.append({"id": source, "artifactFingerprint": fingerprint})
-        with Cartridge.open(file) as cartridge:
-            plan = plan_import(
-                cartridge,
-                existing=existing,
-                codebase_fingerprint=codebase,
-                registry=_registry(trust),
-                own_keyids=_own(own_keys),
-                accept={TrustState(a) for a in accept} or DEFAULT_ACCEPT,
-            )
-        origin = (
-            f"{plan.report.publisher_id}/{plan.report.artifact_id}@{plan.report.artifact_version}"
+        summary = import_cartridge(
+            engine,
+            file,
+            ring=ring,
+            codebase_fingerprint=codebase_fingerprint,
+            registry=_registry(registry),
+            local_keyids=_local(local_keys),
+            accept=_accept(accept),
         )
-        now = engine.now()
-        import_memories(
-            engine.store,
-            [
-                {
-                    "memory": {
-                        "id": memory_id(mount.ring_id, r["kind"], r["text"]),
-                        "ring": mount.ring,
-                        "ring_id": mount.ring_id,
-                        "kind": r["kind"],
-                        "text": r["text"],
-                        "entities": r["entities"],
-                        "provenance": {
-                            "acxRecordId": r["id"],
-                            "cartridge": origin,
-                            "manifestHash": "sha256:" + plan.report.manifest_hash,
-                            "trust": plan.report.state.value,
-                        },
-                        "thread": "",
-                        "seat_id": engine.spec.seat.seat_id,
-                        "status": "candidate",
-                        "created_at": now,
-                    },
-                    "events": [],
-                }
-                for r in plan.records
-            ],
-        )
-    summary = plan.to_json()
+    report = summary.report
     _emit(
-        summary,
+        summary.to_json(),
         as_json,
         [
-            f"{plan.report.state.value}: {origin}",
-            f"imported {len(plan.records)} into {mount.ring_id}; skipped "
-            f"{len(plan.duplicate_id) + len(plan.duplicate_fingerprint)} duplicate(s); "
-            f"quarantined {len(plan.quarantined)} foreign field-learned",
+            f"{report.state.value}: {report.publisher_id}/{report.artifact_id}@{report.artifact_version}",  # noqa: E501
+            f"imported {summary.imported} into {summary.ring_id}; {summary.already_known} already known; "  # noqa: E501
+            f"{summary.merged} merged duplicate(s); {summary.quarantined} foreign field-learned quarantined",  # noqa: E501
         ],
     )
+
+
+@cartridge_group.command("keygen")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Private key file (written 0600).",
+)
+def keygen_command(out: Path) -> None:
+    """A publisher key pair: OUT (private, 0600) and OUT.pub (SPKI PEM, for trust registries)."""
+    if out.suffix == ".acx":
+        raise KeyFileError(
+            "a private key never goes into or beside-as a cartridge: choose a .pem path"
+        )
+    key = PrivateKey.generate()
+    save_private_key(out, key)
+    public = Path(f"{out}.pub")
+    public.write_bytes(key.public_key().to_pem())
+    click.echo(f"keyid:       {key.public_key().key_id}")
+    click.echo(f"private key: {out} (0600; keep it out of git and out of every cartridge)")
+    click.echo(f"public key:  {public}")
+
+
+@cartridge_group.group("trust")
+def trust_group() -> None:
+    """Maintain a public-keys-only trust registry file (acx.trust-registry/1)."""
+
+
+def _load_or_new(path: Path) -> TrustRegistry:
+    return load_trust_registry(path.read_bytes()) if path.exists() else TrustRegistry.empty()
+
+
+def _public_key(path: Path) -> PublicKey:
+    data = path.read_bytes()
+    if b"PRIVATE KEY" in data:
+        return load_private_key(path).public_key()
+    return PublicKey.from_pem(data)
+
+
+def _proof(text: str, at: datetime) -> NamespaceProof:
+    method, _, value = text.partition(":")
+    if method == "dns-txt":
+        record = value if value.startswith("_acx-challenge.") else f"_acx-challenge.{value}"
+        return NamespaceProof(ProofMethod.DNS_TXT, at, txt_record=record)
+    if method == "github-oidc":
+        return NamespaceProof(
+            ProofMethod.GITHUB_OIDC, at, oidc_subject=value, oidc_issuer=GITHUB_OIDC_ISSUER
+        )
+    raise InvalidRequest("--proof is dns-txt:<domain> or github-oidc:repo:<owner>/<repo>:<ref>")
+
+
+@trust_group.command("add")
+@click.argument("registry", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--key",
+    "key_path",
+    required=True,
+    type=_FILE,
+    help="Public key PEM (or the private key file; only its public half is used).",
+)
+@click.option("--publisher", required=True, help="Reverse-DNS publisher id the key signs for.")
+@click.option(
+    "--proof",
+    required=True,
+    help="dns-txt:<domain> or github-oidc:repo:<owner>/<repo>:<ref> (as verified).",
+)
+@click.option("--days", default=365, show_default=True, type=int, help="Validity from now.")
+def trust_add(registry: Path, key_path: Path, publisher: str, proof: str, days: int) -> None:
+    """Add a publisher key to REGISTRY (created if missing)."""
+    now = _now().replace(microsecond=0)
+    public = _public_key(key_path)
+    entry = TrustedKey(
+        keyid=public.key_id,
+        publisher_id=publisher,
+        public_key=public,
+        status=KeyStatus.ACTIVE,
+        not_before=now - timedelta(days=1),
+        not_after=now + timedelta(days=days),
+        namespace_proof=_proof(proof, now - timedelta(days=1)),
+    )
+    updated = _load_or_new(registry).with_key(entry)
+    load_trust_registry(updated.to_bytes())  # what we write must load (and hold no private key)
+    registry.write_bytes(updated.to_bytes())
+    click.echo(f"added {public.key_id} for {publisher} to {registry}")
+
+
+@trust_group.command("list")
+@click.argument("registry", type=_FILE)
+@json_option
+def trust_list(registry: Path, as_json: bool) -> None:
+    """The keys in REGISTRY."""
+    loaded = load_trust_registry(registry.read_bytes())
+    _emit(
+        loaded.to_json(),
+        as_json,
+        [
+            f"{k.keyid}  {k.publisher_id}  {k.status.value}  until {k.not_after.date()}"
+            for k in loaded.keys
+        ]
+        or ["(empty)"],
+    )
+
+
+@trust_group.command("remove")
+@click.argument("registry", type=_FILE)
+@click.argument("keyid")
+def trust_remove(registry: Path, keyid: str) -> None:
+    """Remove KEYID from REGISTRY."""
+    updated = load_trust_registry(registry.read_bytes()).without_key(keyid)
+    registry.write_bytes(updated.to_bytes())
+    click.echo(f"removed {keyid} from {registry}")
+
+
+@cartridge_group.command("upgrade")
+@click.argument("old", type=_FILE)
+@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--sign-key", required=True, type=_FILE, help="Ed25519 private key to sign the re-packed ROM."
+)
+@click.option("--installation-salt-file", type=_FILE, help="Carry field-learned memory (§7.2).")
+def upgrade_command(
+    old: Path, new: Path, sign_key: Path, installation_salt_file: Path | None
+) -> None:
+    """Re-pack a cartridge of engram's earlier layout into the SPEC.md format (re-signed)."""
+    done = upgrade(
+        old,
+        new,
+        key=load_private_key(sign_key),
+        now=_now(),
+        installation_salt=_salt(installation_salt_file),
+    )
+    click.echo(f"rom hash:  {done.built.manifest_hash}")
+    click.echo(f"keyid:     {done.built.keyid}")
+    click.echo(f"memories:  {done.carried} carried, {done.left_out} field-learned left out")
+    click.echo(f"wrote:     {new}")
+
+
+@cartridge_group.command("card")
+@click.argument("file", type=_FILE)
+@click.option("--url", required=True, help="Where the agent's A2A JSON-RPC endpoint is served.")
+def card_command(file: Path, url: str) -> None:
+    """The A2A AgentCard (agent-card.json) of FILE's capability records (§6.3)."""
+    with Cartridge.open(file) as cartridge:
+        _report, rom = verify_rom(cartridge)
+    records = [parse_strict(t) for t in rom.capabilities.values()]
+    click.echo(dumps_text(agent_card(meta=rom.signed_meta, records=records, url=url), indent=2))
+
+
+__all__ = ["Limits", "cartridge_group", "harness_problems"]

@@ -5,9 +5,16 @@ A working runtime in one command (Engram v0.1 conformance, runtime requirements 
 it fetches and verifies the export at session start and refuses to start, saying why, when it
 cannot; every turn asks the SDK for the context to inject, so it is refreshed before it expires
 and never used after; ``/correct <belief_id> <new value>`` proposes a correction that stays
-pending until the subject confirms it. Lines are read from stdin until EOF, so it runs the same
-at a terminal and under a test harness. The LLM base URL follows the OpenAI SDK convention
-(``https://host/v1``); a bare ``https://host`` gets ``/v1`` added (docs/spec/runtime.md).
+pending until the subject confirms it, and ``/beliefs`` lists the belief ids it takes. Lines are
+read from stdin until EOF, so it runs the same at a terminal and under a test harness.
+
+The LLM: ``--llm-base-url`` (else ``$OPENAI_BASE_URL``) in the OpenAI SDK convention
+(``https://host/v1``; a bare ``https://host`` gets ``/v1`` added), ``--model`` (else
+``$OPENAI_MODEL``), and ``$OPENAI_API_KEY`` sent as a bearer token when set
+(docs/llm-and-embeddings.md). A failed LLM call loses nothing: the turn is reported on stderr
+and the user can send it again; without a terminal (a script or harness feeding stdin) the
+session goes on with the next line and exits 1 at the end if any turn went unanswered
+(docs/spec/runtime.md "engram chat").
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from engram.runtime import ContextView, EngramClient, with_context
 
 HELP = (
     "commands: /correct <belief_id> <new value>  propose a correction (the subject confirms it)\n"
+    "          /beliefs                          the beliefs in the context, with their ids\n"
     "          /context                          show the context being injected\n"
     "          /help                             this text\n"
     "          /quit                             leave (EOF works too)"
@@ -40,6 +48,10 @@ def completions_url(base_url: str) -> str:
     if urlsplit(base).path in ("", "/"):
         base += "/v1"
     return base + "/chat/completions"
+
+
+class LLMError(click.ClickException):
+    """One chat turn could not be answered; the session can go on."""
 
 
 class LLM:
@@ -55,23 +67,28 @@ class LLM:
         try:
             response = self._http.post(self.url, json={"model": self.model, "messages": messages})
         except httpx.HTTPError as e:
-            raise click.ClickException(f"the LLM at {self.url} cannot be reached: {e}") from e
+            raise LLMError(f"the LLM at {self.url} cannot be reached: {e}") from e
         if response.status_code != 200:
-            raise click.ClickException(
+            raise LLMError(
                 f"the LLM at {self.url} answered HTTP {response.status_code}: "
                 + " ".join(response.text.split())[:200]
             )
         try:
             content = parse_strict(response.content)["choices"][0]["message"]["content"]
         except (CanonicalJsonError, KeyError, IndexError, TypeError) as e:
-            raise click.ClickException(f"the LLM at {self.url} sent no chat completion") from e
+            raise LLMError(f"the LLM at {self.url} sent no chat completion") from e
         return str(content)
 
     def close(self) -> None:
         self._http.close()
 
 
-@cli.command("chat")
+@cli.command(
+    "chat",
+    epilog="The LLM's API key, if it needs one, is read from $OPENAI_API_KEY (never from the "
+    "command line) and sent as a bearer token. Pointing engram at an LLM, embeddings and a "
+    "reranker: docs/llm-and-embeddings.md.",
+)
 @provider_options
 @click.option(
     "--llm-base-url",
@@ -111,42 +128,63 @@ def chat_command(
             f"expires {view.expires_at:%Y-%m-%dT%H:%M:%SZ}); /help for commands",
             err=True,
         )
-        _loop(engram, llm, base_prompt, interactive)
+        unanswered = _loop(engram, llm, base_prompt, interactive)
     finally:
         llm.close()
         engram.close()
+    if unanswered and not interactive:
+        raise click.ClickException(f"{unanswered} turn(s) went unanswered (see above)")
 
 
-def _loop(engram: EngramClient, llm: LLM, base_prompt: str, interactive: bool) -> None:
+def _loop(engram: EngramClient, llm: LLM, base_prompt: str, interactive: bool) -> int:
+    """Read and answer lines until EOF or /quit; return how many turns went unanswered."""
     history: list[dict[str, Any]] = []
+    unanswered = 0
     while True:
         if interactive:
             click.echo("you> ", nl=False, err=True)
         line = sys.stdin.readline()
         if not line:
-            return
+            return unanswered
         text = line.strip()
         if not text:
             continue
         if text in ("/quit", "/exit"):
-            return
+            return unanswered
         if text == "/help":
             click.echo(HELP)
         elif text == "/context":
             click.echo(_context_now(engram).system_prompt())
+        elif text == "/beliefs":
+            click.echo(_beliefs_text(_context_now(engram)))
         elif text.startswith("/correct"):
             _correct(engram, text)
         elif text.startswith("/"):
             click.echo(f"unknown command {text.split()[0]}; /help lists them", err=True)
         else:
-            history.append({"role": "user", "content": text})
             # Each turn asks the SDK again: it refreshes before expiry and refuses stale context.
             view = _context_now(engram)
             own = [{"role": "system", "content": base_prompt}] if base_prompt else []
-            messages = with_context([*own, *history], view)
-            answer = llm.reply(messages)
-            history.append({"role": "assistant", "content": answer})
+            messages = with_context([*own, *history, {"role": "user", "content": text}], view)
+            try:
+                answer = llm.reply(messages)
+            except LLMError as e:
+                # The turn stays out of the history, so sending it again asks the same question.
+                unanswered += 1
+                again = "; send it again to retry" if interactive else ""
+                click.echo(
+                    f"error: {e.format_message()} (this turn was not answered{again})", err=True
+                )
+                continue
+            history += [{"role": "user", "content": text}, {"role": "assistant", "content": answer}]
             click.echo(answer)
+
+
+def _beliefs_text(view: ContextView) -> str:
+    """One line per belief in the injected context: the id `/correct` takes, then the belief."""
+    if not view.beliefs:
+        return f"no beliefs in the {view.scope} context"
+    return "\n".join(f"{b.id}  [{b.category}] {b.statement}" for b in view.beliefs)
 
 
 def _context_now(engram: EngramClient) -> ContextView:
@@ -175,4 +213,4 @@ def _correct(engram: EngramClient, text: str) -> None:
     )
 
 
-__all__ = ["LLM", "chat_command", "completions_url"]
+__all__ = ["LLM", "LLMError", "chat_command", "completions_url"]

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engram.cli._app import cli
+from engram.cli._common import token_option
 from engram.conformance import (
     HostInfo,
     ProviderRunOptions,
@@ -59,10 +60,20 @@ def _ledger_option(command: Any) -> Any:
 
 @conformance_group.command("provider")
 @click.argument("url")
-@click.option("--token", required=True, envvar="ENGRAM_TOKEN", help="Bearer token (read).")
+@token_option(envvar="ENGRAM_TOKEN", required=True, help="Bearer token (read)")
 @click.option("--tier", type=click.IntRange(1, 3), default=3, show_default=True)
-@click.option("--admin-token", default=None, help="Admin token: add and delete probe beliefs.")
-@click.option("--delete-hook", default=None, help="Command that deletes the belief id appended.")
+@token_option(
+    "admin_token",
+    envvar="ENGRAM_ADMIN_TOKEN",
+    required=False,
+    help="engram admin token: add and delete probe beliefs, reject the probe corrections",
+)
+@click.option(
+    "--delete-hook",
+    default=None,
+    help="Command that deletes one belief: {belief_id} is replaced by its id (else appended). "
+    "Its output is shown only if it fails.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--bundle", "bundle_path", type=click.Path(path_type=Path), default=None)
 @click.option("--sign-key", type=click.Path(exists=True, path_type=Path), default=None)
@@ -128,12 +139,15 @@ def provider_command(
                     "badge": report.badge,
                     "totals": totals(report.rows),
                     "requirements": [r.to_wire() for r in report.rows],
+                    "notes": report.notes,
                 },
                 indent=2,
             )
         )
     else:
         _render(report.rows, report.requirements, f"provider {url}")
+        for note in report.notes:
+            click.echo(f"note: {note}")
         verdict = "holds" if report.claim_holds else "does NOT hold"
         click.echo(
             f"claimed tier {tier} ({BADGES[tier]}) {verdict}; recommended badge: {report.badge}"
@@ -208,6 +222,9 @@ def verify_command(
         click.echo(dumps_text(report.to_wire(), indent=2))
     else:
         click.echo(f"{report.outcome.value}: {report.message}")
+        if report.unsigned:
+            shown = ", ".join(f"{k}={v!r}" for k, v in report.unsigned.items())
+            click.echo(f"unsigned (outside the signature, shown as carried, not verified): {shown}")
         for note in report.notes:
             click.echo(f"note: {note}")
     if not report.ok:

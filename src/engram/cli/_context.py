@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from engram.cli._app import cli
+from engram.cli._common import token_option
 from engram.core.jsonio import dumps_text
 from engram.runtime import EngramClient, RuntimeConfig
 
@@ -22,7 +23,8 @@ SCOPE_ENV = "ENGRAM_SCOPE"
 
 
 def provider_options(command: click.decorators.FC) -> click.decorators.FC:
-    """``--provider``, ``--token``, ``--scope``, ``--runtime-id`` (shared with ``engram chat``)."""
+    """``--provider``, ``--token`` (or ``--token-file``), ``--scope``, ``--runtime-id`` (shared
+    with ``engram chat``)."""
     for option in reversed(
         [
             click.option(
@@ -32,13 +34,7 @@ def provider_options(command: click.decorators.FC) -> click.decorators.FC:
                 metavar="URL",
                 help=f"Engram provider base URL (default: ${PROVIDER_ENV}).",
             ),
-            click.option(
-                "--token",
-                envvar=TOKEN_ENV,
-                required=True,
-                metavar="TOKEN",
-                help=f"Bearer token for the subject (default: ${TOKEN_ENV}).",
-            ),
+            token_option(envvar=TOKEN_ENV, required=True, help="Bearer token for the subject"),
             click.option(
                 "--scope",
                 envvar=SCOPE_ENV,

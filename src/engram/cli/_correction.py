@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from engram.cli._app import cli
-from engram.cli._subject import CLOCK, db_option, emit, json_option, open_cli_store
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.context import (
     CorrectionStatus,
     confirm_correction,
@@ -29,16 +29,13 @@ def correction_group() -> None:
     default=None,
     help="Only corrections with this status (default: all).",
 )
-@db_option
+@database_option
 @json_option
-def list_command(subject_id: str, status: str | None, db: str | None, as_json: bool) -> None:
+def list_command(subject_id: str, status: str | None, database: str | None, as_json: bool) -> None:
     """List corrections, newest first."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         wanted = None if status is None else CorrectionStatus(status)
         items = list_corrections(store, subject_id, wanted)
-    finally:
-        store.close()
     lines = [
         f"{c.id}  {c.status.value}  belief {c.belief_id}: {c.new_value!r} (from {c.runtime_id})"
         for c in items
@@ -46,31 +43,34 @@ def list_command(subject_id: str, status: str | None, db: str | None, as_json: b
     emit([c.to_wire() for c in items], as_json, "\n".join(lines) or "no corrections")
 
 
-def _decide(subject_id: str, correction_id: str, db: str | None, as_json: bool, ok: bool) -> None:
-    store = open_cli_store(db)
-    try:
+def _decide(
+    subject_id: str, correction_id: str, database: str | None, as_json: bool, ok: bool
+) -> None:
+    with cli_store(database) as store:
         decide = confirm_correction if ok else reject_correction
         correction = decide(store, CLOCK, subject_id, correction_id)
-    finally:
-        store.close()
     emit(correction.to_wire(), as_json, f"{correction.status.value} {correction.id}")
 
 
 @correction_group.command("confirm")
 @_subject
 @click.argument("correction_id")
-@db_option
+@database_option
 @json_option
-def confirm_command(subject_id: str, correction_id: str, db: str | None, as_json: bool) -> None:
+def confirm_command(
+    subject_id: str, correction_id: str, database: str | None, as_json: bool
+) -> None:
     """Confirm a pending correction: the belief takes the new value now."""
-    _decide(subject_id, correction_id, db, as_json, ok=True)
+    _decide(subject_id, correction_id, database, as_json, ok=True)
 
 
 @correction_group.command("reject")
 @_subject
 @click.argument("correction_id")
-@db_option
+@database_option
 @json_option
-def reject_command(subject_id: str, correction_id: str, db: str | None, as_json: bool) -> None:
+def reject_command(
+    subject_id: str, correction_id: str, database: str | None, as_json: bool
+) -> None:
     """Reject a pending correction; the belief is untouched."""
-    _decide(subject_id, correction_id, db, as_json, ok=False)
+    _decide(subject_id, correction_id, database, as_json, ok=False)

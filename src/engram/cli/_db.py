@@ -7,27 +7,27 @@ found by walking them. A new domain module that defines a component is migrated 
 edit. Two different components with one name are refused.
 
 Every command here takes ``--database URL`` (alias ``--db``; a bare path means a SQLite file);
-without it ``$ENGRAM_DATABASE_URL``, else ``$ENGRAM_HOME/engram.db`` (``~/.engram``).
+without it ``$ENGRAM_DATABASE_URL``, else ``$ENGRAM_HOME/engram.db`` (``~/.engram``). ``migrate``
+creates the store (and a missing directory) when there is none; ``status`` does not.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
-from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
-
-import click
 
 from engram.cli._app import cli
-from engram.core.jsonio import dumps_text
+from engram.cli._common import (
+    cli_store,
+    database_option,
+    database_url,
+    emit,
+    json_option,
+    open_cli_store,
+)
 from engram.errors import StoreError
-from engram.store import Component, Store, applied_migrations, database_url_from_env, open_store
-
-F = TypeVar("F", bound=Callable[..., Any])
+from engram.store import Component, Store, applied_migrations
 
 # Packages whose modules may define components, store first so its tables exist before the
 # domain's. cli and runtime hold no tables; core knows no SQL.
@@ -42,29 +42,9 @@ COMPONENT_PACKAGES = (
 )
 
 
-def database_url(database: str | None) -> str:
-    """``--database`` as a URL (a bare path is a SQLite file), else from the environment."""
-    if database is None:
-        return database_url_from_env(os.environ)
-    if "://" in database or database == "memory:":
-        return database
-    return f"sqlite://{Path(database).expanduser().absolute()}"
-
-
 def open_database(database: str | None) -> Store:
-    return open_store(database_url(database))
-
-
-def database_option(command: F) -> F:
-    return click.option(
-        "--database",
-        "--db",
-        "database",
-        default=None,
-        metavar="URL",
-        help="Database URL or SQLite path (default: $ENGRAM_DATABASE_URL, else "
-        "$ENGRAM_HOME/engram.db).",
-    )(command)
+    """The store of a command that does not create stores (see :func:`open_cli_store`)."""
+    return open_cli_store(database)
 
 
 def _modules(package_name: str) -> list[ModuleType]:
@@ -107,84 +87,66 @@ def db_group() -> None:
 
 @db_group.command("migrate")
 @database_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 def migrate_command(database: str | None, as_json: bool) -> None:
     """Apply every pending schema migration of every engram component."""
     components = discover_components()
-    store = open_database(database)
-    try:
+    with cli_store(database, creates=True) as store:
         applied = store.migrate(*components)
         versions = store.schema_versions()
         url = store.url
-    finally:
-        store.close()
-    if as_json:
-        click.echo(
-            dumps_text(
-                {
-                    "database": url,
-                    "applied": [{"component": c, "version": v, "name": n} for c, v, n in applied],
-                    "versions": dict(versions),
-                },
-                indent=2,
-            )
-        )
-        return
-    for component, version, name in applied:
-        click.echo(f"applied {component} v{version}: {name}")
     summary = ", ".join(f"{name} v{version}" for name, version in sorted(versions.items()))
     state = f"migrated {len(applied)} step(s)" if applied else "already up to date"
-    click.echo(f"{url}: {state} ({summary})")
+    value = {
+        "database": url,
+        "applied": [{"component": c, "version": v, "name": n} for c, v, n in applied],
+        "versions": dict(versions),
+    }
+    lines = [f"applied {component} v{version}: {name}" for component, version, name in applied]
+    emit(value, as_json, [*lines, f"{url}: {state} ({summary})"])
 
 
 @db_group.command("status")
 @database_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 def status_command(database: str | None, as_json: bool) -> None:
     """Show each component's applied and known schema version, and pending steps."""
     known = {c.name: len(c.migrations) for c in discover_components()}
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         versions = store.schema_versions()
         history = applied_migrations(store)
         url = store.url
-    finally:
-        store.close()
     rows = [
         (name, versions.get(name, 0), known.get(name, 0))
         for name in sorted(set(known) | set(versions))
     ]
-    if as_json:
-        click.echo(
-            dumps_text(
-                {
-                    "database": url,
-                    "components": [
-                        {"component": name, "applied": applied, "known": latest}
-                        for name, applied, latest in rows
-                    ],
-                    "history": [
-                        {
-                            "component": h.component,
-                            "version": h.version,
-                            "name": h.name,
-                            "applied_at": h.applied_at,
-                        }
-                        for h in history
-                    ],
-                },
-                indent=2,
-            )
-        )
-        return
-    click.echo(url)
+    value = {
+        "database": url,
+        "components": [
+            {"component": name, "applied": applied, "known": latest}
+            for name, applied, latest in rows
+        ],
+        "history": [
+            {
+                "component": h.component,
+                "version": h.version,
+                "name": h.name,
+                "applied_at": h.applied_at,
+            }
+            for h in history
+        ],
+    }
+    lines = [url]
     for name, applied, latest in rows:
         note = "up to date" if applied == latest else f"{latest - applied} pending"
         if applied > latest:
             note = "NEWER than this engram: upgrade engram"
-        click.echo(f"  {name}: v{applied} of v{latest} ({note})")
+        lines.append(f"  {name}: v{applied} of v{latest} ({note})")
+    emit(value, as_json, lines)
 
 
+# database_option, database_url and open_database stay importable from here for the command
+# modules that still import them from engram.cli._db (their home is engram.cli._common).
 __all__ = [
     "COMPONENT_PACKAGES",
     "database_option",

@@ -2,7 +2,8 @@
 
 docs/spec/storage.md "Signing keys"; the lifecycle is engram.core.keyring's (a retired key stays
 published until the last thing it signed has expired). Output never contains a private key;
-``export`` is the one way out and writes a 0600 PEM file. ``--database`` as for ``engram db``.
+``export`` is the one way out and writes a 0600 PEM file. ``--database`` as everywhere
+(``engram.cli._common``).
 """
 
 from __future__ import annotations
@@ -13,14 +14,11 @@ from pathlib import Path
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option, open_database
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.core.canonical import JsonValue
-from engram.core.clock import SystemClock, format_instant
-from engram.core.jsonio import dumps_text
+from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
 from engram.store.keys import DEFAULT_LIFETIME, KeyStore
-
-CLOCK = SystemClock()
 
 lifetime_option = click.option(
     "--lifetime-days",
@@ -29,7 +27,6 @@ lifetime_option = click.option(
     show_default=True,
     help="Days until the new key stops signing.",
 )
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 def _status(info: KeyInfo, now: datetime) -> str:
@@ -65,10 +62,8 @@ def _line(info: KeyInfo, now: datetime) -> str:
 
 
 def _show(infos: list[KeyInfo], now: datetime, as_json: bool, empty: str = "") -> None:
-    if as_json:
-        click.echo(dumps_text([_wire(i, now) for i in infos], indent=2))
-    else:
-        click.echo("\n".join(_line(i, now) for i in infos) or empty)
+    lines = [_line(i, now) for i in infos]
+    emit([_wire(i, now) for i in infos], as_json, lines or [empty])
 
 
 @cli.group("keys")
@@ -86,11 +81,8 @@ def create_command(
 ) -> None:
     """Generate a new signing key and store it in the database."""
     now = CLOCK.now()
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         info = KeyStore(store).create(now, timedelta(days=lifetime_days), kid=kid)
-    finally:
-        store.close()
     _show([info], now, as_json)
 
 
@@ -100,11 +92,8 @@ def create_command(
 def list_command(database: str | None, as_json: bool) -> None:
     """List every key: kid, status, created/expires, published_until."""
     now = CLOCK.now()
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         infos = KeyStore(store).list()
-    finally:
-        store.close()
     _show(infos, now, as_json, empty="no signing keys (engram keys create makes one)")
 
 
@@ -115,11 +104,8 @@ def list_command(database: str | None, as_json: bool) -> None:
 def rotate_command(database: str | None, lifetime_days: int, as_json: bool) -> None:
     """Create a new key and retire the others (they stay published while needed)."""
     now = CLOCK.now()
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         info = KeyStore(store).rotate(now, timedelta(days=lifetime_days))
-    finally:
-        store.close()
     _show([info], now, as_json)
 
 
@@ -130,11 +116,8 @@ def rotate_command(database: str | None, lifetime_days: int, as_json: bool) -> N
 def retire_command(kid: str, database: str | None, as_json: bool) -> None:
     """Stop KID signing now; it stays published until what it signed has expired."""
     now = CLOCK.now()
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         info = KeyStore(store).retire(kid, now)
-    finally:
-        store.close()
     _show([info], now, as_json)
 
 
@@ -144,11 +127,8 @@ def retire_command(kid: str, database: str | None, as_json: bool) -> None:
 @database_option
 def export_command(kid: str, path: Path, database: str | None) -> None:
     """Write the PRIVATE key of KID to PATH (PEM, mode 0600; never overwrites)."""
-    store = open_database(database)
-    try:
+    with cli_store(database) as store:
         written = KeyStore(store).export_private_key(kid, path)
-    finally:
-        store.close()
     click.echo(f"wrote the private key of {kid} to {written} (mode 0600)")
 
 

@@ -1,11 +1,11 @@
 """``engram mcp``: the engram MCP server over stdio; and the provider app with ``/mcp`` for serve.
 
-engram-ote-v1-and-mcp §3.2; ``docs/spec/mcp.md``. The seat manifest comes from ``--ote FILE``,
-else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` upwards; the database from
-``--database`` (see ``engram db``); remote retrieval endpoints from the manifest or
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); ``docs/spec/mcp.md``. The seat manifest comes
+from ``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` upwards; the
+database from ``--database`` (see ``engram db``); remote retrieval endpoints from the manifest or
 ``$THALAMUS_URL``; the context resources from ``--provider-url`` / ``$ENGRAM_PROVIDER_URL`` and
-``$ENGRAM_TOKEN`` (a token only ever comes from the environment, never from argv, where other
-users of the machine could read it). stdout carries only MCP messages; errors go to stderr.
+``$ENGRAM_TOKEN`` (a token only ever comes from the environment, never from argv, where other users
+of the machine could read it). stdout carries only MCP messages; errors go to stderr.
 """
 
 from __future__ import annotations

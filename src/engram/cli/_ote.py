@@ -1,7 +1,7 @@
 """``engram init | default-ote | ote check | migrate --rings``: seat manifests and ring ids.
 
-engram-ote-v1-and-mcp §3.1, including "Ring ids cns init writes (S5 revision 3)".
-docs/spec/memory-manifest.md.
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1), including "Ring ids cns init writes (S5
+revision 3)". docs/spec/memory-manifest.md.
 """
 
 from __future__ import annotations

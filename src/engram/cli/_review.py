@@ -12,8 +12,8 @@ import os
 import click
 
 from engram.cli._app import cli
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.cli._demo import DEFAULT_URL
-from engram.cli._subject import CLOCK, db_option, emit, json_option, open_cli_store
 from engram.cli._token import parse_ttl
 from engram.context import list_subjects
 from engram.core.clock import format_instant
@@ -39,19 +39,16 @@ def _only_subject(store: Store) -> str:
 @click.option(
     "--url", default=None, help="Provider base URL (default: $ENGRAM_PUBLIC_URL, else local)."
 )
-@db_option
+@database_option
 @json_option
 def review_link_command(
-    subject_id: str | None, ttl: str, url: str | None, db: str | None, as_json: bool
+    subject_id: str | None, ttl: str, url: str | None, database: str | None, as_json: bool
 ) -> None:
     """Print a single-use link that signs the subject in to the review page."""
     lifetime = parse_ttl(ttl)
     base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         link = create_review_link(store, CLOCK, subject_id or _only_subject(store), lifetime)
-    finally:
-        store.close()
     address = f"{base}/review/link?code={link.code}"
     value = {
         "subject_id": link.subject_id,

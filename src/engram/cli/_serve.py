@@ -1,33 +1,45 @@
 """``engram serve``: run the Engram v0.1 provider with uvicorn.
 
-The database comes from ``--db``, else ``ENGRAM_DATABASE_URL``, else ``$ENGRAM_HOME/engram.db``
-(SQLite). ``--demo`` creates the demo subject if absent and prints the URL, a fresh token and a
-curl line before serving. Settings are passed to the workers through the environment (see
-``ProviderConfig.from_env``), so ``--workers N`` starts N identical processes. With a seat
+Order matters (docs/spec/cli.md "engram serve"): the options are validated (a port is 1-65535),
+then the listening socket is bound, and only then is anything created or printed, so a port in
+use is one line (``error: port 8420 is in use``, exit 1) and leaves no database, demo token or
+banner behind. The socket is handed to uvicorn (one worker) or to its process supervisor (N
+workers), which share it; a client that connects as soon as the banner appears waits in the
+listen backlog until a worker accepts.
+
+The database comes from ``--database`` (alias ``--db``), else ``ENGRAM_DATABASE_URL``, else
+``$ENGRAM_HOME/engram.db`` (SQLite), created if absent and migrated once here, so workers start
+on a ready schema. ``--demo`` reuses the demo subject and its token (``engram.cli._demo``) and
+prints the file that holds the token, never the token: the access log goes to stdout too.
+Settings reach the workers through the environment (``ProviderConfig.from_env``). With a seat
 manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tools are served at
-``/mcp`` too (``engram.cli._mcp``; docs/spec/mcp.md).
+``/mcp`` too (``engram.cli._mcp``; docs/spec/mcp.md). Ctrl-C stops it with exit code 130.
 """
 
 from __future__ import annotations
 
 import copy
+import errno
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 import click
 import uvicorn
 import uvicorn.config
+from uvicorn.supervisors import Multiprocess
 
 from engram.cli._app import cli
-from engram.cli._demo import demo_text
+from engram.cli._common import CLOCK, cli_store, database_option, database_url
+from engram.cli._demo import demo_text, open_demo
 from engram.cli._mcp import mcp_banner, serve_seat
-from engram.cli._subject import CLOCK, database_url
-from engram.context import ensure_demo
 from engram.core.jsonio import dumps_text
 from engram.mcp import load_seat
 from engram.provider import ProviderConfig, create_app, openapi_document
-from engram.store import open_store
+
+APP = "engram.cli._mcp:app_with_mcp_from_env"
+BACKLOG = 2048  # uvicorn's default
 
 
 def log_config(level: str) -> dict[str, Any]:
@@ -47,12 +59,72 @@ def log_config(level: str) -> dict[str, Any]:
     return config
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening, or one line saying why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise click.ClickException(f"port {port} is in use") from e
+        if e.errno == errno.EACCES:
+            raise click.ClickException(
+                f"port {port} needs privileges on this host: choose one above 1023"
+            ) from e
+        reason = e.strerror or str(e)
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from e
+    sock.set_inheritable(True)  # the workers of --workers N are spawned with it
+    return sock
+
+
+class _Supervisor(Multiprocess):
+    """uvicorn's process supervisor, remembering whether Ctrl-C stopped it."""
+
+    interrupted = False
+
+    def handle_int(self) -> None:
+        self.interrupted = True
+        super().handle_int()
+
+
+def run(sock: socket.socket, workers: int, log_level: str) -> None:
+    """Serve the provider app on ``sock`` until a signal stops it; Ctrl-C raises
+    KeyboardInterrupt, which the CLI reports as exit code 130."""
+    config = uvicorn.Config(
+        APP,
+        factory=True,
+        workers=workers,
+        log_config=log_config(log_level),
+        log_level=log_level,
+        access_log=False,
+    )
+    if workers > 1:
+        supervisor = _Supervisor(config, sockets=[sock])
+        supervisor.run()
+        if supervisor.interrupted:
+            raise KeyboardInterrupt
+        return
+    server = uvicorn.Server(config)
+    # On SIGINT uvicorn shuts down gracefully, then raises the signal again: KeyboardInterrupt.
+    server.run(sockets=[sock])
+    if not server.started:
+        raise click.ClickException("the provider did not start (see the log above)")
+
+
 @cli.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8420, show_default=True, type=int)
-@click.option("--db", default=None, metavar="URL|PATH", help="Database URL or SQLite path.")
+@click.option("--port", default=8420, show_default=True, type=click.IntRange(1, 65535))
+@database_option
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
-@click.option("--demo", is_flag=True, help="Create the demo subject if absent; print a token.")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Create the demo subject if absent; print the file that holds its token.",
+)
 @click.option(
     "--public-url", default=None, help="Base URL clients use (default: http://HOST:PORT)."
 )
@@ -68,7 +140,7 @@ def log_config(level: str) -> dict[str, Any]:
 def serve_command(
     host: str,
     port: int,
-    db: str | None,
+    database: str | None,
     workers: int,
     demo: bool,
     public_url: str | None,
@@ -80,35 +152,37 @@ def serve_command(
     if print_openapi:
         click.echo(dumps_text(openapi_document(), indent=2))
         return
-    url = database_url(db)
-    os.environ["ENGRAM_DATABASE_URL"] = url
-    if public_url:
-        os.environ["ENGRAM_PUBLIC_URL"] = public_url
-    else:
-        os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
-    if ote is not None:
-        os.environ["ENGRAM_OTE"] = str(ote.resolve())
-    config = ProviderConfig.from_env(os.environ)
-    seat = serve_seat(os.environ, Path.cwd())
-    if seat is not None:
-        load_seat(seat)  # refuse a bad manifest here, not in every worker
-    store = open_store(url)
+    sock = listen(host, port)
     try:
-        # Migrate once here, so workers start on a ready schema.
-        create_app(config, store, CLOCK)
-        if demo:
-            click.echo(demo_text(ensure_demo(store, CLOCK), config.base_url), nl=True)
+        url = database_url(database)
+        os.environ["ENGRAM_DATABASE_URL"] = url
+        if public_url:
+            os.environ["ENGRAM_PUBLIC_URL"] = public_url
+        else:
+            os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
+        if ote is not None:
+            os.environ["ENGRAM_OTE"] = str(ote.resolve())
+        config = ProviderConfig.from_env(os.environ)
+        seat = serve_seat(os.environ, Path.cwd())
+        if seat is not None:
+            load_seat(seat)  # refuse a bad manifest here, not in every worker
+        with cli_store(database, creates=True) as store:
+            create_app(config, store, CLOCK)  # migrates once, before any worker starts
+            banner = [demo_text(*open_demo(store), config.base_url)] if demo else []
+            shown = store.url
+        click.echo(
+            "\n".join(
+                [
+                    *banner,
+                    f"serving {config.base_url} (database {shown}, "
+                    f"{workers} worker(s); Ctrl-C stops it)",
+                    mcp_banner(config.base_url, seat),
+                ]
+            )
+        )
+        run(sock, workers, log_level)
     finally:
-        store.close()
-    click.echo(f"serving {config.base_url} (database {store.url}, {workers} worker(s))")
-    click.echo(mcp_banner(config.base_url, seat))
-    uvicorn.run(
-        "engram.cli._mcp:app_with_mcp_from_env",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_config=log_config(log_level),
-        log_level=log_level,
-        access_log=False,
-    )
+        sock.close()
+
+
+__all__ = ["listen", "log_config", "run", "serve_command"]

@@ -1,4 +1,8 @@
-"""``engram token create|list|revoke``: bearer tokens for a subject (shown once, stored hashed)."""
+"""``engram token create|list|revoke``: bearer tokens for a subject (shown once, stored hashed).
+
+``create`` prints the token alone on stdout (so ``TOKEN=$(engram token create ...)`` works) and
+its token id, which ``revoke`` takes, on stderr; ``--json`` carries both.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from datetime import timedelta
 import click
 
 from engram.cli._app import cli
-from engram.cli._subject import CLOCK, db_option, emit, json_option, open_cli_store
-from engram.context import issue_token, list_tokens, revoke_token
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
+from engram.context import authenticate_token, issue_token, list_tokens, revoke_token
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
 
@@ -40,39 +44,42 @@ def token_group() -> None:
 )
 @click.option("--ttl", default="30d", show_default=True, help="Lifetime: 3600, 15m, 12h, 30d.")
 @click.option("--label", default="", help="A note to recognise the token by.")
-@db_option
+@database_option
 @json_option
 def create_command(
-    subject_id: str, permissions: str, ttl: str, label: str, db: str | None, as_json: bool
+    subject_id: str, permissions: str, ttl: str, label: str, database: str | None, as_json: bool
 ) -> None:
     """Create a token and print it; it cannot be shown again."""
     lifetime = parse_ttl(ttl)
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         token = issue_token(store, CLOCK, subject_id, permissions.split(","), lifetime, label=label)
-    finally:
-        store.close()
-    expires = format_instant(CLOCK.now() + lifetime)
+        # Only the token's hash is stored; reading it back gives the id `token revoke` needs.
+        grant = authenticate_token(store, CLOCK, token)
     value = {
         "subject_id": subject_id,
+        "token_id": grant.token_id,
         "token": token,
-        "permissions": sorted(p.strip() for p in permissions.split(",") if p.strip()),
-        "expires_at": expires,
+        "permissions": sorted(p.value for p in grant.permissions),
+        "expires_at": format_instant(grant.expires_at),
     }
     emit(value, as_json, token)
+    if not as_json:
+        click.echo(
+            f"token id {grant.token_id} (for `engram token revoke --subject {subject_id} "
+            f"--token-id {grant.token_id}`); expires {value['expires_at']}; the token is shown "
+            "only now",
+            err=True,
+        )
 
 
 @token_group.command("list")
 @click.option("--subject", "subject_id", required=True, help="Subject id.")
-@db_option
+@database_option
 @json_option
-def list_command(subject_id: str, db: str | None, as_json: bool) -> None:
+def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
     """List a subject's tokens (ids and permissions; never the secret)."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         tokens = list_tokens(store, subject_id)
-    finally:
-        store.close()
     lines = [
         f"{t.token_id}  {','.join(sorted(p.value for p in t.permissions))}"
         f"  expires {format_instant(t.expires_at)}" + ("  revoked" if t.revoked_at else "")
@@ -83,15 +90,14 @@ def list_command(subject_id: str, db: str | None, as_json: bool) -> None:
 
 @token_group.command("revoke")
 @click.option("--subject", "subject_id", required=True, help="Subject id.")
-@click.option("--token-id", required=True, help="Token id (from `engram token list`).")
-@db_option
-def revoke_command(subject_id: str, token_id: str, db: str | None) -> None:
+@click.option(
+    "--token-id", required=True, help="Token id (printed by `token create`; `token list`)."
+)
+@database_option
+def revoke_command(subject_id: str, token_id: str, database: str | None) -> None:
     """Revoke a token at once."""
-    store = open_cli_store(db)
-    try:
+    with cli_store(database) as store:
         revoke_token(store, CLOCK, subject_id, token_id)
-    finally:
-        store.close()
     click.echo(f"revoked {token_id}")
 
 

@@ -1,5 +1,5 @@
 """engram.conformance: the requirement ledger, the provider runner, the runtime harness and
-signed certification bundles (openwop-conformance-v2 applied to engram-context-v0.1).
+signed certification bundles (OpenWOP v2 Conformance applied to Engram v0.1 Conformance).
 
 Probes speak HTTP with their own small client and never import ``engram.runtime``.
 """

@@ -1,6 +1,6 @@
 """Signed certification bundles: build and sign one from a provider run.
 
-Spec: openwop-conformance-v2 §"Bundle v3", §"Signature and attribution" and §"Canonical JSON",
+Spec: OpenWOP v2 Conformance §"Bundle v3", §"Signature and attribution" and §"Canonical JSON",
 adapted to Engram in docs/spec/conformance-bundle.md. Every digest and the signature are over
 RFC 8785 bytes from :func:`engram.core.canonical.canonicalize`; rows are sorted by id in UTF-16
 code-unit order before hashing.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram import __version__
-from engram.conformance._bundle_schema import SIGNED
+from engram.conformance._bundle_schema import SIGNED, SUITE_NAME
 from engram.conformance._provider_runner import ProviderReport
 from engram.conformance._results import (
     BADGES,
@@ -31,7 +31,6 @@ from engram.core.keys import PrivateKey
 from engram.errors import InvalidRequest
 
 BUNDLE_VERSION = "engram-1"
-SUITE_NAME = "engram-conformance"
 SPEC_VERSION = "0.1"
 SIGNED_MEMBERS = SIGNED
 BUILD_KINDS = ("image-digest", "commit", "artifact-sha256")
@@ -71,6 +70,12 @@ def witness_sha256(rows: list[dict[str, Any]]) -> str:
     return sha256_hex(sorted(rows, key=lambda row: utf16_key(row["id"])))
 
 
+def engram_version_of(document: Any) -> str:
+    """``discovery.engramVersion``: re-derived by the verifier from the captured document."""
+    version = document.get("engram_version") if isinstance(document, dict) else None
+    return version if isinstance(version, str) else ""
+
+
 def attestation_preimage(bundle: dict[str, Any]) -> bytes:
     """The signed bytes: RFC 8785 of exactly the four members named in ``signature.over``."""
     return canonicalize(
@@ -97,7 +102,7 @@ def build_bundle(report: ProviderReport, host: HostInfo, key: PrivateKey) -> dic
         "discovery": {
             "url": report.url.rstrip("/") + "/.well-known/engram",
             "sha256": sha256_hex(report.discovery),
-            "engramVersion": str(report.discovery.get("engram_version", "")),
+            "engramVersion": engram_version_of(report.discovery),
             "document": report.discovery,
         },
         "claim": {
@@ -130,6 +135,7 @@ __all__ = [
     "HostInfo",
     "attestation_preimage",
     "build_bundle",
+    "engram_version_of",
     "sha256_hex",
     "sorted_rows",
     "witness_sha256",

@@ -1,6 +1,6 @@
 """The JSON Schema of an engram certification bundle (docs/spec/conformance-bundle.md).
 
-Modelled on openwop-conformance-v2 §"Bundle v3": a closed root, REQUIRED suite, host, discovery,
+Modelled on OpenWOP v2 Conformance §"Bundle v3": a closed root, REQUIRED suite, host, discovery,
 results, witnessSha256, assertionCount (>= 1), detail.nonPass[] and signature.
 """
 
@@ -12,6 +12,9 @@ _HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 _TEXT = {"type": "string", "minLength": 1}
 _RESULT = {"enum": ["executed-pass", "executed-fail", "skipped", "blocked"]}
 SIGNED = ("witnessSha256", "host.build", "suite.version", "discovery.sha256")
+SUITE_NAME = "engram-conformance"
+UNSIGNED = ("host.name", "host.version", "discovery.url")
+"""Members neither signed nor re-derived by the verifier: shown as carried, never trusted."""
 _B64URL = {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}
 
 
@@ -42,9 +45,11 @@ BUNDLE_SCHEMA: dict[str, Any] = {
         ],
         {
             "bundleVersion": {"const": "engram-1"},
+            # name and specVersion are fixed for this bundle version, so checked here; version
+            # is signed (suite.version in the attestation).
             "suite": _closed(
                 ["name", "version", "specVersion"],
-                {"name": _TEXT, "version": _TEXT, "specVersion": _TEXT},
+                {"name": {"const": SUITE_NAME}, "version": _TEXT, "specVersion": {"const": "0.1"}},
             ),
             "host": _closed(
                 ["name", "version", "build"],
@@ -134,4 +139,4 @@ BUNDLE_SCHEMA: dict[str, Any] = {
     ),
 }
 
-__all__ = ["BUNDLE_SCHEMA", "SIGNED"]
+__all__ = ["BUNDLE_SCHEMA", "SIGNED", "SUITE_NAME", "UNSIGNED"]

@@ -1,9 +1,14 @@
 """Judging Engram exports, key lists and error bodies on their own terms (no SDK involved).
 
-Spec: engram-context-v0.1 §"Test Fixtures" (the minimal export's fields), §"Tier 3 — Full"
+Spec: Engram v0.1 Conformance §"Test Fixtures" (the minimal export's fields), §"Tier 3 — Full"
 (keys, kid, Ed25519 over canonical JSON) and §"Error Code Reference" (the error shape).
 Every function returns a list of problems (empty when the value conforms) so that a check can
 name exactly what was wrong in its row's detail.
+
+Exact where the page is exact (the envelope's members, ``alg: "Ed25519"``, the signed bytes),
+liberal where it is open: ``system_prompt_injection`` may be left out when ``beliefs`` is there
+to build it from (Tier 1: "or builds equivalent from beliefs array"); base64url may keep its
+``=`` pad (RFC 4648 §3.2); a belief is any object (docs/spec/conformance-bundle.md).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 
 from engram.core.canonical import canonicalize
 from engram.core.clock import parse_instant
+from engram.core.context_wire import SENSITIVE_CATEGORIES
 from engram.core.encoding import b64url_decode
 from engram.core.keys import PublicKey
 from engram.errors import EngramError
@@ -27,11 +33,12 @@ ENVELOPE_FIELDS: dict[str, type | tuple[type, ...]] = {
     "scope": str,
     "signature": str,
     "identity": dict,
-    "beliefs": list,
     "corrections": list,
     "evolution": list,
-    "system_prompt_injection": str,
 }
+"""The minimal valid export's members that every export must carry, with their JSON type."""
+PROMPT_SOURCES: dict[str, type] = {"beliefs": list, "system_prompt_injection": str}
+"""At least one of these: the injection, or the beliefs a runtime builds it from."""
 KEY_FIELDS = ("kid", "alg", "public_key", "created_at", "expires_at")
 ERROR_CODES: dict[str, int] = {
     "unauthorized": 401,
@@ -45,7 +52,6 @@ ERROR_CODES: dict[str, int] = {
     "unsupported_version": 400,
     "server_error": 500,
 }
-SENSITIVE_CATEGORIES = frozenset({"health", "financial"})
 MAX_LIFETIME = timedelta(hours=24)
 
 
@@ -59,6 +65,11 @@ def envelope_problems(body: Any) -> list[str]:
             problems.append(f"{name} is missing")
         elif not isinstance(body[name], kind):
             problems.append(f"{name} is {type(body[name]).__name__}, not {_kind(kind)}")
+    for name, kind in PROMPT_SOURCES.items():
+        if name in body and not isinstance(body[name], kind):
+            problems.append(f"{name} is {type(body[name]).__name__}, not {_kind(kind)}")
+    if not any(name in body for name in PROMPT_SOURCES):
+        problems.append("neither beliefs nor system_prompt_injection is present")
     return problems
 
 
@@ -104,10 +115,10 @@ def key_problems(key: Any) -> list[str]:
     raw = key.get("public_key")
     if isinstance(raw, str):
         try:
-            if len(b64url_decode(raw)) != 32:
+            if len(b64url_decode(raw, allow_padding=True)) != 32:
                 problems.append(f"key {label}: public_key is not 32 bytes")
         except EngramError:
-            problems.append(f"key {label}: public_key is not unpadded base64url")
+            problems.append(f"key {label}: public_key is not base64url")
     for name in ("created_at", "expires_at"):
         if key.get(name) is not None and instant(key, name) is None:
             problems.append(f"key {label}: {name} is not an RFC 3339 instant")
@@ -130,8 +141,11 @@ def signature_problem(document: Any, keys: dict[str, Any]) -> str | None:
         return f"kid {kid!r} is not in /.well-known/engram-keys"
     unsigned = {k: v for k, v in document.items() if k != "signature"}
     try:
-        public = PublicKey.from_b64url(key["public_key"])
-        public.verify(b64url_decode(signature), canonicalize(unsigned))
+        raw = key.get("public_key") if isinstance(key, dict) else None
+        if not isinstance(raw, str):
+            return f"the published key {kid!r} has no public_key string"
+        public = PublicKey.from_raw(b64url_decode(raw, allow_padding=True))
+        public.verify(b64url_decode(signature, allow_padding=True), canonicalize(unsigned))
     except EngramError as e:
         return f"signature does not verify under {kid}: {e.message}"
     return None
@@ -164,6 +178,7 @@ __all__ = [
     "ERROR_CODES",
     "KEY_FIELDS",
     "MAX_LIFETIME",
+    "PROMPT_SOURCES",
     "SENSITIVE_CATEGORIES",
     "envelope_problems",
     "error_shape_problem",

@@ -1,7 +1,7 @@
 """The runtime harness: run a runtime under test through scripted scenarios and judge each
 runtime requirement from the harness's own request logs.
 
-Spec: engram-context-v0.1 §"Conformance Tiers" (runtime rows r1.*, r2.*, r3.*) and §"Runtime
+Spec: Engram v0.1 Conformance §"Conformance Tiers" (runtime rows r1.*, r2.*, r3.*) and §"Runtime
 Checklist"; the contract with the runtime (environment, standard input) is in
 docs/spec/conformance-bundle.md §"Runtime harness". The runtime is any command: it gets
 ``ENGRAM_PROVIDER_URL``, ``ENGRAM_TOKEN``, ``OPENAI_BASE_URL`` (and ``ENGRAM_SCOPE`` in the scoped

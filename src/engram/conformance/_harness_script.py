@@ -1,7 +1,7 @@
 """What the harness's scripted provider serves in each scenario: signed, expired, tampered and
 unknown-kid exports, and diffs with tombstones, all built and signed here with engram.core.
 
-Spec: engram-context-v0.1 §"Test Fixtures" (minimal valid export, expired export) and §"Tier 3 —
+Spec: Engram v0.1 Conformance §"Test Fixtures" (minimal valid export, expired export) and §"Tier 3 —
 Full" (keys, kid, Ed25519 over canonical JSON). Every document carries a per-run marker so the
 judge can tell from the LLM's request log exactly which document's content reached the prompt.
 """

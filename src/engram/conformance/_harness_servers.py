@@ -1,9 +1,9 @@
 """Loopback servers for the runtime harness: a scripted Engram provider and a recording
 OpenAI-compatible LLM endpoint, sharing one ordered request log.
 
-Spec: engram-context-v0.1 §"Runtime Checklist" ("confirm via network log"; the injection "appears
-in your LLM system prompt"). The runtime under test is a separate process, so these are real
-sockets on 127.0.0.1 with port 0, served from threads for the length of one harness run.
+Spec: Engram v0.1 Conformance §"Runtime Checklist" ("confirm via network log"; the injection
+"appears in your LLM system prompt"). The runtime under test is a separate process, so these are
+real sockets on 127.0.0.1 with port 0, served from threads for the length of one harness run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The runner's own small HTTP client: every exchange is logged so checks judge what was seen.
 
-The conformance package does not use ``engram.runtime`` (DESIGN.md): a bug the SDK hides must not
-hide from the probe. Responses are parsed with the strict I-JSON parser, so a provider that
-emits duplicate members or non-finite numbers fails on the wire rather than being coerced. A
-provider that cannot be reached raises :class:`engram.errors.RemoteError`
+The conformance package does not use ``engram.runtime`` (an import-linter contract): a bug the SDK
+hides must not hide from the probe. Responses are parsed with the strict I-JSON parser, so a
+provider that emits duplicate members or non-finite numbers fails on the wire rather than being
+coerced. A provider that cannot be reached raises :class:`engram.errors.RemoteError`
 (docs/spec/conformance-bundle.md, "Provider runner").
 """
 
@@ -29,6 +29,9 @@ class Exchange:
     status: int
     body: Any
     parse_error: str | None
+    judged: bool = True
+    """False for the suite's own administration (engram's admin API used to set up a probe):
+    such answers are no evidence about the page's error shape."""
 
     @property
     def ok(self) -> bool:
@@ -51,6 +54,7 @@ class ProbeClient:
         token: str | None = None,
         params: dict[str, str] | None = None,
         json_body: Any = None,
+        judged: bool = True,
     ) -> Exchange:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token is not None:
@@ -74,7 +78,7 @@ class ProbeClient:
                 body = parse_strict(response.content)
             except EngramError as e:
                 problem = e.message
-        exchange = Exchange(method, path, response.status_code, body, problem)
+        exchange = Exchange(method, path, response.status_code, body, problem, judged)
         self.log.append(exchange)
         return exchange
 
@@ -83,8 +87,10 @@ class ProbeClient:
     ) -> Exchange:
         return await self.request("GET", path, token=token, params=params)
 
-    async def post(self, path: str, body: Any, *, token: str | None = None) -> Exchange:
-        return await self.request("POST", path, token=token, json_body=body)
+    async def post(
+        self, path: str, body: Any, *, token: str | None = None, judged: bool = True
+    ) -> Exchange:
+        return await self.request("POST", path, token=token, json_body=body, judged=judged)
 
 
 __all__ = ["USER_AGENT", "Exchange", "ProbeClient"]

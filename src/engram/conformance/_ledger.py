@@ -1,6 +1,6 @@
 """The requirement ledger: one row per requirement, validated against ``requirements.schema.json``.
 
-Spec: openwop-conformance-v2 §"Requirement ids" and §"Witness class"; our layout is in
+Spec: OpenWOP v2 Conformance §"Requirement ids" and §"Witness class"; our layout is in
 docs/spec/ledger.md. The ledger is read either as one merged ``requirements.json``
 (``{"requirements": [...]}``) or as the ``requirements/`` directory of per-area JSON lists.
 

@@ -1,8 +1,8 @@
 """Dispositions, per-requirement rows and tier badges of one conformance run.
 
-Spec: openwop-conformance-v2 §"Requirement ids" (a soft-skip records ``skipped``, never ``pass``;
+Spec: OpenWOP v2 Conformance §"Requirement ids" (a soft-skip records ``skipped``, never ``pass``;
 the reason is a fact about the host; a suite-side failure is ``blocked``) and §"Certification"
-(a requirement the run did not observe records ``blocked``); engram-context-v0.1 §"Conformance
+(a requirement the run did not observe records ``blocked``); Engram v0.1 Conformance §"Conformance
 Tiers" and §"Claiming a Tier Badge" for the badges.
 
 Several probes may assert the same requirement. A row's result is the worst of its legs, in the

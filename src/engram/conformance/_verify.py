@@ -1,6 +1,6 @@
 """Verify a certification bundle: recompute everything, resolve the key, apply the rules.
 
-Spec: openwop-conformance-v2 §"Signature and attribution" (a gate distinguishes *no discovery
+Spec: OpenWOP v2 Conformance §"Signature and attribution" (a gate distinguishes *no discovery
 document was read*, *read and the key is not published*, *the attestation does not verify*),
 §"Certification" (no certification with a blocked row) and §"Canonical JSON" (a verifier that
 meets non-I-JSON it must re-canonicalise fails). Decisions: docs/spec/conformance-bundle.md.
@@ -16,8 +16,13 @@ from typing import Any
 import httpx
 import jsonschema
 
-from engram.conformance._bundle import attestation_preimage, sha256_hex, witness_sha256
-from engram.conformance._bundle_schema import BUNDLE_SCHEMA
+from engram.conformance._bundle import (
+    attestation_preimage,
+    engram_version_of,
+    sha256_hex,
+    witness_sha256,
+)
+from engram.conformance._bundle_schema import BUNDLE_SCHEMA, UNSIGNED
 from engram.conformance._ledger import Ledger
 from engram.conformance._results import (
     BADGES,
@@ -56,6 +61,9 @@ class VerifyReport:
     key_id: str | None = None
     derived_badge: str = "none"
     notes: list[str] = field(default_factory=list)
+    unsigned: dict[str, Any] = field(default_factory=dict)
+    """The members no check covers (neither signed nor re-derived), as the bundle carries them:
+    shown, never vouched for (docs/spec/conformance-bundle.md, "What verify covers")."""
 
     @property
     def ok(self) -> bool:
@@ -68,6 +76,7 @@ class VerifyReport:
             "keyId": self.key_id,
             "derivedBadge": self.derived_badge,
             "notes": self.notes,
+            "unsigned": self.unsigned,
         }
 
 
@@ -97,7 +106,8 @@ def verify_bundle(
     try:
         bundle = parse_strict(data)
     except EngramError as e:
-        return VerifyReport(Outcome.MALFORMED, f"the bundle is not I-JSON: {e.message}")
+        # e.message reads "not I-JSON: <reason> at <position> (...)".
+        return VerifyReport(Outcome.MALFORMED, f"the bundle is {e.message}")
     problems = list(jsonschema.Draft202012Validator(BUNDLE_SCHEMA).iter_errors(bundle))
     if problems:
         first = min(problems, key=lambda p: list(map(str, p.absolute_path)))
@@ -108,6 +118,7 @@ def verify_bundle(
     tiers = tiers_of(ledger.select(party="provider"))
     report = VerifyReport(Outcome.CERTIFIED, "", key_id=signature["keyId"])
     report.derived_badge = badge(rows, tiers)
+    report.unsigned = {name: _member(bundle, name) for name in UNSIGNED}
 
     if witness_sha256(bundle["results"]["requirements"]) != bundle["witnessSha256"]:
         report.outcome = Outcome.WITNESS_MISMATCH
@@ -120,6 +131,12 @@ def verify_bundle(
     if sha256_hex(bundle["discovery"]["document"]) != bundle["discovery"]["sha256"]:
         report.outcome = Outcome.DISCOVERY_MISMATCH
         report.message = "discovery.sha256 does not match the captured discovery document"
+        return report
+    if engram_version_of(bundle["discovery"]["document"]) != bundle["discovery"]["engramVersion"]:
+        report.outcome = Outcome.INCONSISTENT
+        report.message = (
+            "discovery.engramVersion is not the engram_version of the captured discovery document"
+        )
         return report
     carried_ok = _attests(bundle, signature["publicKey"])
     carried_id = _key_id_of(signature["publicKey"])
@@ -169,6 +186,13 @@ def verify_bundle(
             + ", ".join(short or ["requirements missing from the bundle"])
         )
     return report
+
+
+def _member(bundle: dict[str, Any], dotted: str) -> Any:
+    value: Any = bundle
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _attests(bundle: dict[str, Any], public_key: str) -> str | None:

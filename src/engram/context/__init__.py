@@ -1,4 +1,4 @@
-"""engram.context: the Engram context protocol's domain (spec: engram-context-v0.1-conformance).
+"""engram.context: the Engram context protocol's domain (spec: Engram v0.1 Conformance).
 
 Subjects, beliefs (with tombstones), corrections that wait for the subject's confirmation, the
 append-only evolution history, bearer tokens stored hashed, and the unsigned export and diff

@@ -75,8 +75,9 @@ def propose_correction(
         if existing is not None and existing.is_deleted:
             raise BeliefNotFound(f"belief {bid!r} was deleted; re-sync before correcting it")
         _repo.insert_correction(tx, correction)
-        # Pending corrections appear in the export, so the exportable state changed.
-        _repo.touch_subject(tx, subject_id, now)
+        # Pending corrections appear in the export, so the exportable state changed; what is
+        # known about the subject did not, so identity.last_updated stays (issue 12).
+        _repo.touch_subject(tx, subject_id, now, identity_changed=False)
     return correction
 
 
@@ -159,7 +160,7 @@ def reject_correction(
         correction = _pending(tx, subject_id, correction_id)
         if not _repo.resolve_correction(tx, correction.id, CorrectionStatus.REJECTED, now, None):
             raise ConflictError(f"correction {correction_id!r} was resolved concurrently")
-        _repo.touch_subject(tx, subject_id, now)
+        _repo.touch_subject(tx, subject_id, now, identity_changed=False)
         resolved = _repo.find_correction(tx, subject_id, correction.id)
     assert resolved is not None
     return resolved

@@ -87,8 +87,16 @@ def state_version(tx: Tx, subject_id: str) -> int | None:
     return None if value is None else int(value)
 
 
-def touch_subject(tx: Tx, subject_id: str, now: datetime) -> None:
-    """Record that the subject's exportable state changed (bumps the cache key)."""
+def touch_subject(tx: Tx, subject_id: str, now: datetime, *, identity_changed: bool = True) -> None:
+    """Record that the subject's exportable state changed (bumps the cache key); with
+    ``identity_changed`` also ``identity.last_updated``. A pending or rejected correction
+    changes the export (its ``corrections`` list) but not what is known about the subject."""
+    if not identity_changed:
+        tx.execute(
+            "UPDATE context_subjects SET state_version = state_version + 1 WHERE id = ?",
+            (subject_id,),
+        )
+        return
     tx.execute(
         "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
         " WHERE id = ?",

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import NamedTuple, cast
 
 MAX_SAFE_INTEGER = 2**53 - 1
+SAFE_INTEGER_DIGITS = len(str(MAX_SAFE_INTEGER))  # 16
 
 # json.decoder.scanstring is the C string scanner the parser itself uses (so escapes decode
 # identically); typeshed does not declare it.
@@ -106,11 +107,20 @@ def _scalar(text: str, index: int) -> tuple[Fault | None, int | None]:
         return None, None  # a syntax error
     literal = match.group()
     if match.group(1) is None and match.group(2) is None:
-        if abs(int(literal)) > MAX_SAFE_INTEGER:
-            return Fault("integer_out_of_range", index, f"{literal} exceeds 2^53-1"), None
+        digits = len(literal) - literal.startswith("-")
+        # By length before int(): int() refuses more than 4,300 digits with a bare ValueError.
+        if digits > SAFE_INTEGER_DIGITS or abs(int(literal)) > MAX_SAFE_INTEGER:
+            return Fault("integer_out_of_range", index, f"{_shown(literal)} exceeds 2^53-1"), None
     elif not math.isfinite(float(literal)):
-        return Fault("non_finite_number", index, f"{literal} overflows a double"), None
+        return Fault("non_finite_number", index, f"{_shown(literal)} overflows a double"), None
     return None, match.end()
+
+
+def _shown(literal: str) -> str:
+    """A number literal as an error message may quote it: one short line, however long."""
+    if len(literal) <= 40:
+        return literal
+    return f"a number literal of {len(literal)} characters ({literal[:12]}...)"
 
 
 def _lone_surrogate(text: str, start: int, after: int) -> int | None:

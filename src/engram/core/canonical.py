@@ -9,7 +9,7 @@ package, which stays the reference: documents the fast path cannot vouch for are
 naming the ``reason`` and the ``position``: a path such as ``$.beliefs[3].confidence`` into a
 Python value, or a character offset into parsed text. docs/spec/canonical-json.md lists them.
 
-Spec: RFC 8785; RFC 7493 §2.1-2.3; openwop-conformance-v2 §"Canonical JSON" (a signer MUST
+Spec: RFC 8785; RFC 7493 §2.1-2.3; OpenWOP v2 Conformance §"Canonical JSON" (a signer MUST
 refuse, not coerce, duplicate member names, lone surrogates, non-finite numbers, integer literals
 beyond 2^53-1 and non-JSON values; a verifier that meets one MUST fail verification).
 """
@@ -30,6 +30,8 @@ JsonValue: TypeAlias = Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING = _jcs.MAX_NESTING
+# 2^53-1 has 16 digits: a longer integer literal is out of range whatever its digits say.
+_SAFE_INTEGER_DIGITS = _locate.SAFE_INTEGER_DIGITS
 
 _EXPONENT_FORM_MIN = 1e21  # from here ECMAScript writes numbers in exponent form
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -68,7 +70,7 @@ def _check(item: JsonValue, where: str, depth: int) -> None:
         _check_string(item, where)
     elif isinstance(item, int):
         if abs(item) > MAX_SAFE_INTEGER:
-            raise CanonicalJsonError("integer_out_of_range", where, f"{item} exceeds 2^53-1")
+            raise CanonicalJsonError("integer_out_of_range", where, _big_int_detail(item))
     elif isinstance(item, float):
         if not math.isfinite(item):
             raise CanonicalJsonError("non_finite_number", where, f"{item!r} is not a JSON number")
@@ -96,6 +98,14 @@ def _check(item: JsonValue, where: str, depth: int) -> None:
                 _check(member, f"{where}[{index}]", depth + 1)
     else:
         raise CanonicalJsonError("not_json", where, f"{type(item).__name__} is not a JSON value")
+
+
+def _big_int_detail(number: int) -> str:
+    # str() of an int of more than 4,300 digits raises ValueError (Python's own limit), and a
+    # message must stay one short line anyway: name the size, not the digits.
+    if number.bit_length() > 64:
+        return f"an integer of {number.bit_length()} bits exceeds 2^53-1"
+    return f"{number} exceeds 2^53-1"
 
 
 def _member_path(where: str, key: str) -> str:
@@ -192,6 +202,12 @@ def _reject_constant(name: str) -> float:
 
 
 def _parse_int(literal: str) -> int:
+    # Decided by length first: int() of a literal of more than 4,300 digits raises a bare
+    # ValueError (Python's limit on int-from-str conversion), which must never escape a parser
+    # that every JSON entry point relies on. JSON has no leading zeros, so more than 16 digits
+    # is always beyond 2^53-1 (issue 15, point 2).
+    if len(literal) - literal.startswith("-") > _SAFE_INTEGER_DIGITS:
+        raise _HookFaultError("integer_out_of_range", literal)
     number = int(literal)
     if abs(number) > MAX_SAFE_INTEGER:
         raise _HookFaultError("integer_out_of_range", literal)

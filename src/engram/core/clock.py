@@ -84,7 +84,9 @@ def parse_instant(text: str) -> datetime:
         normalised = normalised.replace(fraction, fraction[:7], 1)
     try:
         return datetime.fromisoformat(normalised).astimezone(UTC)
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:
+        # OverflowError: a valid RFC 3339 text whose UTC instant leaves datetime's range, such as
+        # 0001-01-01T00:00:00+00:01 (a minute before year 1); schemathesis found it on /diff.
         raise InvalidRequest(f"not a valid date-time: {text!r}") from e
 
 

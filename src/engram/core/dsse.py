@@ -1,9 +1,9 @@
 """DSSE v1 envelopes and in-toto Statement v1 payloads.
 
 Spec: DSSE v1 (github.com/secure-systems-lab/dsse, ``protocol.md`` and ``envelope.md``), in-toto
-Attestation Framework Statement v1, and acx-cartridge-conformance §4.2/§12.3 (the ROM manifest
-is signed as a DSSE envelope with ``payloadType application/vnd.in-toto+json``; the envelope
-holds exactly ``payloadType``, ``payload`` and ``signatures``; the keyid is
+Attestation Framework Statement v1, and lboel/acx@85f1358 SPEC.md §4.2 and §12 item 3 (the ROM
+manifest is signed as a DSSE envelope with ``payloadType application/vnd.in-toto+json``; the
+envelope holds exactly ``payloadType``, ``payload`` and ``signatures``; the keyid is
 ``ed25519:<hex sha256(DER SPKI)>``).
 
 The signature covers PAE, never the raw payload::

@@ -1,9 +1,9 @@
 """The signing keyring as pure data: which key signs now, which keys are published, rotation.
 
-Spec: issue 2 item 3, DESIGN.md §"Data model" (signing keys: kid, Ed25519, created_at,
-expires_at; retired keys stay published until their last export expires), openwop-conformance-v2
-§"Signature and attribution" (a retired key stays listed), docs/spec/keys-and-signatures.md
-§"Key lifecycle".
+Spec: issue 2 item 3, docs/spec/keys-and-signatures.md "Keyring" (signing keys: kid, Ed25519,
+created_at, expires_at; retired keys stay published until their last export expires), OpenWOP v2
+Conformance §"Signature and attribution" (a retired key stays listed),
+docs/spec/keys-and-signatures.md §"Key lifecycle".
 
 No I/O and no clock: every function takes ``now``. ``engram.store.keys.KeyStore`` persists
 :class:`KeyInfo` rows and applies the decisions made here.

@@ -1,8 +1,8 @@
 """Detached Ed25519 signatures over canonical JSON, and documents that carry their own.
 
-Spec: engram-context-v0.1 (the export ``signature`` is base64url Ed25519 over the RFC 8785
-bytes of the envelope without ``signature``; DESIGN.md §"Export envelope") and
-openwop-conformance-v2 §"Canonical JSON" (a verifier that meets a value that is not I-JSON
+Spec: Engram v0.1 Conformance (the export ``signature`` is base64url Ed25519 over the RFC 8785
+bytes of the envelope without ``signature``; docs/spec/context-export.md) and
+OpenWOP v2 Conformance §"Canonical JSON" (a verifier that meets a value that is not I-JSON
 MUST fail verification). docs/spec/keys-and-signatures.md §"Signing JSON" writes the rules out.
 
 The signed bytes always come from :func:`engram.core.canonical.canonicalize`: a signature made

@@ -1,7 +1,8 @@
 """engram.mcp: the six engram tools and the verified-context resources for any MCP client.
 
-Spec: engram-ote-v1-and-mcp §3.2 "Engram MCP Tools (engram mcp)"; our decisions where it is
-silent (limits, errors, the seat, the context resources, HTTP auth): ``docs/spec/mcp.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) "Engram MCP Tools (engram mcp)"; our
+decisions where it is silent (limits, errors, the seat, the context resources, HTTP auth):
+``docs/spec/mcp.md``.
 :func:`create_server` builds an ``MCPServer`` over one seat's :class:`~engram.memory.MemoryEngine`;
 ``engram mcp`` runs it over stdio, and :func:`http_endpoint` mounts it at ``/mcp`` of
 ``engram serve`` behind the provider's bearer-token auth. Each tool is a thin adapter over one

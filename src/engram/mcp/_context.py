@@ -1,11 +1,11 @@
 """The subject's verified context as MCP resources: ``engram://context`` and ``…/{scope}``.
 
-Beyond engram-ote-v1-and-mcp §3.2 (issue 7, ``docs/spec/mcp.md`` "Context resources"): an MCP
-client can read the same signed export and system prompt a runtime would inject. The export is
-fetched from an Engram provider and verified by :mod:`engram.runtime` (Ed25519 over the RFC 8785
-bytes, checked with :mod:`engram.core` against the provider's published keys; expiry and the 24 h
-lifetime cap too) before a byte of it is served. Nothing here signs or builds exports: the
-provider is the only issuer, so there is exactly one path to a signed context.
+Beyond engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) (issue 7, ``docs/spec/mcp.md`` "Context
+resources"): an MCP client can read the same signed export and system prompt a runtime would inject.
+The export is fetched from an Engram provider and verified by :mod:`engram.runtime` (Ed25519 over
+the RFC 8785 bytes, checked with :mod:`engram.core` against the provider's published keys; expiry
+and the 24 h lifetime cap too) before a byte of it is served. Nothing here signs or builds exports:
+the provider is the only issuer, so there is exactly one path to a signed context.
 
 Over stdio the provider and token are configured (``ENGRAM_PROVIDER_URL`` + ``ENGRAM_TOKEN``);
 over Streamable HTTP under ``engram serve`` the caller's own bearer token is used against the

@@ -1,9 +1,9 @@
 """Structured output of the six engram tools: the memory engine's results, described for models.
 
-engram-ote-v1-and-mcp §3.2. Each model mirrors the ``to_json()`` of one engine result
-(:mod:`engram.memory`) field for field, so the MCP ``outputSchema`` documents exactly what the
-engine returns; a tool builds its answer with ``Model.model_validate(result.to_json())`` and
-adds nothing of its own except ``seat`` on ``engram_status``.
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). Each model mirrors the ``to_json()`` of one
+engine result (:mod:`engram.memory`) field for field, so the MCP ``outputSchema`` documents exactly
+what the engine returns; a tool builds its answer with ``Model.model_validate(result.to_json())``
+and adds nothing of its own except ``seat`` on ``engram_status``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """``create_server``: one MCPServer with the six engram tools and the context resources.
 
-engram-ote-v1-and-mcp §3.2 ("Engram MCP Tools (engram mcp)"); ``docs/spec/mcp.md`` documents
-the tool contract, the limits, the resources and both transports. The same server object is run
-over stdio (``engram mcp``) and mounted over Streamable HTTP (``engram serve``, see ``_http``).
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) ("Engram MCP Tools (engram mcp)");
+``docs/spec/mcp.md`` documents the tool contract, the limits, the resources and both transports. The
+same server object is run over stdio (``engram mcp``) and mounted over Streamable HTTP
+(``engram serve``, see ``_http``).
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
 import mcp.types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.shared.exceptions import MCPError
 
 from engram import __version__
-from engram.errors import EngramError
+from engram.errors import EngramError, InputError
 from engram.mcp._context import (
     CALLER_TOKEN,
     CONTEXT_TEMPLATE,
@@ -25,7 +30,7 @@ from engram.mcp._context import (
     ContextSource,
     context_document,
 )
-from engram.mcp._tools import EngramTools, tool_descriptions
+from engram.mcp._tools import EngramTools, tool_annotations, tool_descriptions
 from engram.memory import Distiller, MemoryEngine, SeatSource
 
 SERVER_NAME = "engram"
@@ -58,18 +63,28 @@ def _bearer(request: Any) -> str | None:
 
 
 class _Guard:
-    """MCP middleware: exposes the HTTP caller's token to the resources for one message, and
-    refuses tool calls that carry arguments the tool does not have (a misspelt ``memory_id``
-    must not be silently dropped)."""
+    """MCP middleware for ``tools/call`` (docs/spec/mcp.md, "Errors") and the caller's token.
 
-    def __init__(self, parameters: Mapping[str, frozenset[str]]) -> None:
+    - An unknown tool is a JSON-RPC error ``-32602`` (invalid params), as the MCP specification
+      says, not a tool result.
+    - Arguments are validated against the tool's published ``inputSchema`` with JSON Schema's
+      own types before the SDK sees them: ``"3"`` is not an integer (the SDK would coerce it),
+      and a refusal is a tool error in engram's shape, ``Error executing tool <name>:
+      invalid_request: <what>``, naming the argument and never echoing a long value.
+    - An argument the tool does not have is refused, not silently dropped.
+    - The HTTP caller's bearer token is exposed to the context resources for one message.
+    """
+
+    def __init__(self, server: MCPServer, parameters: Mapping[str, frozenset[str]]) -> None:
+        self.server = server
         self.parameters = parameters
+        self._validators: dict[str, jsonschema.protocols.Validator] | None = None
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        if ctx.method == "tools/call" and ctx.params is not None:
-            refusal = self._unknown_arguments(ctx.params)
+        if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
+            refusal = await self._refusal(ctx.params)
             if refusal is not None:
                 return mt.CallToolResult(
                     content=[mt.TextContent(type="text", text=refusal)], is_error=True
@@ -80,18 +95,78 @@ class _Guard:
         finally:
             CALLER_TOKEN.reset(reset)
 
-    def _unknown_arguments(self, params: Mapping[str, Any]) -> str | None:
+    async def _refusal(self, params: Mapping[str, Any]) -> str | None:
         name, arguments = params.get("name"), params.get("arguments")
-        expected = self.parameters.get(name) if isinstance(name, str) else None
-        if expected is None or not isinstance(arguments, dict):
-            return None
+        validators = await self._tool_validators()
+        if not isinstance(name, str) or name not in validators:
+            raise MCPError(
+                code=mt.INVALID_PARAMS, message=f"Unknown tool: {str(name)[:100]}", data=None
+            )
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            return f"Error executing tool {name}: invalid_request: arguments must be an object"
+        expected = self.parameters.get(name, frozenset())
         unknown = sorted(set(arguments) - expected)
-        if not unknown:
+        if unknown:
+            takes = ", ".join(sorted(expected)) or "no arguments"
+            return (
+                f"Error executing tool {name}: invalid_request: unknown argument "
+                f"{unknown[0][:100]!r}; {name} takes {takes}"
+            )
+        error = jsonschema.exceptions.best_match(validators[name].iter_errors(arguments))
+        if error is None:
             return None
-        return (
-            f"Error executing tool {name}: invalid_request: unknown argument {unknown[0]!r}; "
-            f"{name} takes {', '.join(sorted(expected)) or 'no arguments'}"
-        )
+        return f"Error executing tool {name}: invalid_request: {_argument_problem(error)}"
+
+    async def _tool_validators(self) -> dict[str, jsonschema.protocols.Validator]:
+        if self._validators is None:
+            self._validators = {
+                tool.name: jsonschema.Draft202012Validator(tool.input_schema)
+                for tool in await self.server.list_tools()
+            }
+        return self._validators
+
+
+def _argument_problem(error: jsonschema.ValidationError) -> str:
+    """One short line saying which argument breaks which rule (values are not echoed)."""
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    where = f"argument {path.lstrip('.')!r}" if path else "the arguments"
+    rule = error.validator
+    limit: Any = error.validator_value
+    instance: Any = error.instance
+    if rule == "required":
+        missing = next((n for n in limit if n not in instance), "?")
+        return f"missing required argument {missing!r}"
+    if rule == "type":
+        kinds = " or ".join(limit) if isinstance(limit, list) else limit
+        return f"{where} must be of JSON type {kinds}, not {_json_type(instance)}"
+    if rule == "enum" and isinstance(limit, list):
+        return f"{where} must be one of {', '.join(map(str, limit))}"
+    phrases = {
+        "maxLength": "must be at most {} characters",
+        "minLength": "must be at least {} characters",
+        "maximum": "must be at most {}",
+        "minimum": "must be at least {}",
+        "exclusiveMaximum": "must be less than {}",
+        "exclusiveMinimum": "must be greater than {}",
+        "maxItems": "must have at most {} items",
+        "minItems": "must have at least {} items",
+    }
+    phrase = phrases.get(str(rule))
+    if phrase is not None:
+        return f"{where} {phrase.format(limit)}"
+    return f"{where} does not match its schema ({rule})"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def create_server(
@@ -112,17 +187,20 @@ def create_server(
         log_level="WARNING",
     )
     descriptions = tool_descriptions(engine)
+    annotations = tool_annotations(open_world_distill=distiller is not None)
     for name in TOOL_NAMES:
         server.add_tool(
             getattr(tools, name),
             name=name,
+            title=annotations[name].title,
             description=descriptions[name],
+            annotations=annotations[name],
             structured_output=True,
         )
     parameters = {
         name: frozenset(inspect.signature(getattr(tools, name)).parameters) for name in TOOL_NAMES
     }
-    server.middleware.append(_Guard(parameters))
+    server.middleware.append(_Guard(server, parameters))
     _add_resources(server, context)
     return server
 
@@ -133,6 +211,13 @@ def _add_resources(server: MCPServer, source: ContextSource | None) -> None:
             raise ResourceError(NO_PROVIDER)
         try:
             view = await source.fetch(scope)
+        except InputError as e:
+            # The caller named something that does not exist (an unknown scope): the request's
+            # parameters are wrong, a JSON-RPC -32602, not an internal error.
+            uri = CONTEXT_URI if scope is None else f"{CONTEXT_URI}/{scope}"
+            raise MCPError(
+                code=mt.INVALID_PARAMS, message=f"{e.code}: {e.message}", data={"uri": uri}
+            ) from e
         except EngramError as e:
             raise ResourceError(f"{e.code}: {e.message}") from e
         return context_document(view)

@@ -1,10 +1,11 @@
 """The six engram tools: each parses its arguments, calls one memory-engine function, maps errors.
 
-engram-ote-v1-and-mcp §3.2. ``engram_recall`` → :func:`engram.memory.recall`, ``engram_record``
-→ :func:`~engram.memory.record`, ``engram_distill`` → :func:`~engram.memory.distill`,
-``engram_complete`` → :func:`~engram.memory.complete`, ``engram_outcome`` →
-:func:`~engram.memory.outcome` (on the ``mcp`` channel, which refuses sealed_* / human_*) and
-``engram_status`` → :func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). ``engram_recall`` →
+:func:`engram.memory.recall`, ``engram_record`` → :func:`~engram.memory.record`,
+``engram_distill`` → :func:`~engram.memory.distill`, ``engram_complete`` →
+:func:`~engram.memory.complete`, ``engram_outcome`` → :func:`~engram.memory.outcome` (on the
+``mcp`` channel, which refuses sealed_* / human_*) and ``engram_status`` →
+:func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
 are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
 as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
 
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from engram.core.canonical import canonicalize
@@ -264,6 +266,37 @@ class EngramTools:
         return StatusOut.model_validate({"seat": self.seat.to_json(), **report.to_json()})
 
 
+def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnotations]:
+    """What each tool does to the world, as MCP's hints say it (docs/spec/mcp.md, "Tools").
+
+    Only ``engram_recall`` and ``engram_status`` read without writing. ``engram_record`` and
+    ``engram_outcome`` only add (a memory is content-addressed, an outcome is one event per
+    decision_id, so repeating a call changes nothing more: idempotent). ``engram_complete``
+    rewrites statuses, promoting or demoting: destructive, and idempotent (the rule applied
+    twice decides the same). ``engram_distill`` adds a memory; with an LLM distiller its text
+    may differ per call (not idempotent) and it calls the LLM endpoint (open world).
+    """
+
+    def hints(title: str, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=title,
+            read_only_hint=read_only,
+            destructive_hint=destructive,
+            idempotent_hint=idempotent,
+            open_world_hint=False,
+        )
+
+    distill = hints("Distill episodes into a memory", False, False, not open_world_distill)
+    return {
+        "engram_recall": hints("Recall memories", True, False, True),
+        "engram_record": hints("Record a memory", False, False, True),
+        "engram_distill": distill.model_copy(update={"open_world_hint": open_world_distill}),
+        "engram_complete": hints("Apply the graduation rule", False, True, True),
+        "engram_outcome": hints("Record an outcome for a memory", False, False, True),
+        "engram_status": hints("Seat status", True, False, True),
+    }
+
+
 def tool_descriptions(engine: MemoryEngine) -> dict[str, str]:
     """Each tool's description, naming this seat's kinds and rings so a model can act on it."""
     spec = engine.spec
@@ -305,4 +338,10 @@ def tool_descriptions(engine: MemoryEngine) -> dict[str, str]:
     }
 
 
-__all__ = ["ATTESTED_REFUSAL", "EngramTools", "model_signals", "tool_descriptions"]
+__all__ = [
+    "ATTESTED_REFUSAL",
+    "EngramTools",
+    "model_signals",
+    "tool_annotations",
+    "tool_descriptions",
+]

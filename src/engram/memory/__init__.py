@@ -1,11 +1,12 @@
 """engram.memory: engram.ote.v1 seats, rings M0-M4, hybrid recall, Beta epistemology, attestation.
 
-Spec: shared/specs/engram-ote-v1-and-mcp.txt (§3.1 the seat manifest, §3.2 the six operations the
-MCP tools wrap). One public function per operation, each taking a :class:`MemoryEngine` (a store,
-a seat manifest and a clock) and returning a typed result with ``to_json()``:
-:func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`, :func:`outcome`,
-:func:`complete`, :func:`status`. Cartridges move memories with :func:`export_memories` and
-:func:`import_memories`; :func:`migrate_rings` moves canon:fleet to canon:shared.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03): §3.1 the seat manifest, §3.2 the six
+operations the MCP tools wrap. One public function per operation, each taking a
+:class:`MemoryEngine` (a store, a seat manifest and a clock) and returning a typed result with
+``to_json()``: :func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`,
+:func:`outcome`, :func:`complete`, :func:`status`. Cartridges move memories with
+:func:`export_memories` and :func:`import_memories`; :func:`migrate_rings` moves canon:fleet to
+canon:shared.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 

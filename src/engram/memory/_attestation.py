@@ -1,13 +1,13 @@
 """Attested outcomes: OpenSSH signatures (``ssh-keygen -Y sign``) checked against the seat's
 ``[attestation].allowed_signers`` trust anchor.
 
-Spec: engram-ote-v1-and-mcp §3.1 ``[attestation]`` and §3.2 engram_outcome ("sealed_* / human_*
-... are recorded only by engram outcome --attestation <ssh-signature> against the trust anchor").
-The signature is made over :func:`attestation_message` in the namespace :data:`NAMESPACE`.
-``sshsig`` checks the SSHSIG cryptography; its allowed_signers reader only understands git's
-subset, so the file format (principals, ``namespaces=``, ``valid-after=``/``valid-before=``,
-``cert-authority`` refused) is parsed here to match ``ssh-keygen -Y verify``.
-Decisions: ``docs/spec/memory-attestation.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1) ``[attestation]`` and §3.2
+engram_outcome ("sealed_* / human_* ... are recorded only by engram outcome --attestation
+<ssh-signature> against the trust anchor"). The signature is made over :func:`attestation_message`
+in the namespace :data:`NAMESPACE`. ``sshsig`` checks the SSHSIG cryptography; its allowed_signers
+reader only understands git's subset, so the file format (principals, ``namespaces=``,
+``valid-after=``/``valid-before=``, ``cert-authority`` refused) is parsed here to match
+``ssh-keygen -Y verify``. Decisions: ``docs/spec/memory-attestation.md``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """``distill``: raw debugging episodes become one reusable ``known_process`` or ``invariant``.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_distill. Offline the distiller is extractive and
-deterministic: it splits the episodes into sentences, scores each by how many distinct episodes
-share its terms (what recurs is what generalises) plus cue words (cause, fix, steps for a
-process; must/always/never for an invariant), and keeps the best few in their original order.
-With an OpenAI-compatible chat endpoint configured, an LLM writes the text instead; a failure of
-that endpoint falls back to the extractive text when ``fail_open`` is true. The result is
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_distill. Offline the distiller is
+extractive and deterministic: it splits the episodes into sentences, scores each by how many
+distinct episodes share its terms (what recurs is what generalises) plus cue words (cause, fix,
+steps for a process; must/always/never for an invariant), and keeps the best few in their original
+order. With an OpenAI-compatible chat endpoint configured, an LLM writes the text instead; a failure
+of that endpoint falls back to the extractive text when ``fail_open`` is true. The result is
 recorded like any memory, with provenance naming the episodes' digests and the distiller.
 """
 

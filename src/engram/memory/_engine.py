@@ -1,10 +1,10 @@
 """The memory engine handle and ``record``: content-addressed memories in the seat's rings.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_record ("Mints a content-addressed memory into an
-authorized ring (M2–M4) with dual-table vector storage (memory_vectors 128-dim local baseline +
-memory_dense_vectors neural vector)"). A memory's id is ``mem:`` + the sha256 of the RFC 8785
-bytes of ``{kind, ring_id, text}``: the same text in two rings is two memories, so two
-repositories under one HOME never share an M2 memory.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_record ("Mints a
+content-addressed memory into an authorized ring (M2–M4) with dual-table vector storage
+(memory_vectors 128-dim local baseline + memory_dense_vectors neural vector)"). A memory's id is
+``mem:`` + the sha256 of the RFC 8785 bytes of ``{kind, ring_id, text}``: the same text in two rings
+is two memories, so two repositories under one HOME never share an M2 memory.
 """
 
 from __future__ import annotations

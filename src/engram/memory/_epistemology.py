@@ -1,11 +1,11 @@
 """Beta-posterior epistemology: signals, oracles, capped deltas, credible bounds, graduation.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_outcome ("conjugate Beta(α, β) likelihood deltas (Δα, Δβ
-≤ 0.30 cap for model-judged signals; uncapped for structural gate signals). Every event records
-its oracle, derived from the signal") and engram_complete (graduation needs both the full
-posterior and B_strong - attested sealed_test / human evidence only, prior Beta(1, 1) - at or
-above graduation_lcb_threshold with graduation_min_samples). Pure functions, no I/O.
-Decisions (signal names, default weights, the lower bound, nomination):
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_outcome ("conjugate Beta(α, β)
+likelihood deltas (Δα, Δβ ≤ 0.30 cap for model-judged signals; uncapped for structural gate
+signals). Every event records its oracle, derived from the signal") and engram_complete (graduation
+needs both the full posterior and B_strong - attested sealed_test / human evidence only, prior
+Beta(1, 1) - at or above graduation_lcb_threshold with graduation_min_samples). Pure functions, no
+I/O. Decisions (signal names, default weights, the lower bound, nomination):
 ``docs/spec/memory-epistemology.md``.
 """
 

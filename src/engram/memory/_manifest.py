@@ -1,8 +1,8 @@
 """engram.ote.v1 seat manifests: parse and validate every key, with errors naming file and key.
 
-Spec: engram-ote-v1-and-mcp §3.1 "engram.ote.v1 TOML Schema". Our decisions where the schema is
-silent (ranges, ring-id prefixes, unknown keys refused, endpoints) are in
-``docs/spec/memory-manifest.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1) "engram.ote.v1 TOML Schema". Our
+decisions where the schema is silent (ranges, ring-id prefixes, unknown keys refused, endpoints) are
+in ``docs/spec/memory-manifest.md``.
 """
 
 from __future__ import annotations

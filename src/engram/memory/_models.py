@@ -1,7 +1,8 @@
 """Typed inputs and results of the memory engine's public functions; each serialises to JSON.
 
-These are the shapes the MCP tools (engram-ote-v1-and-mcp §3.2) and the CLI render; a cartridge
-carries :class:`MemoryRecord` values (``export_memories`` / ``import_memories``).
+These are the shapes the MCP tools (engram.ote.v1 & MCP contract, Part V, Plate 03, §3.2) and the
+CLI render; a cartridge carries :class:`MemoryRecord` values (``export_memories`` /
+``import_memories``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ Json = dict[str, Any]
 
 
 class MemoryStatus(StrEnum):
-    """Where a memory stands in graduation (engram-ote-v1-and-mcp §3.2 engram_complete)."""
+    """Where a memory stands in graduation (engram.ote.v1 & MCP contract, Plate 03, §3.2 engram_complete)."""
 
     CANDIDATE = "candidate"
     GRADUATED = "graduated"

@@ -1,10 +1,10 @@
 """``outcome`` and ``complete``: Beta evidence events and attested graduation.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_outcome and engram_complete, §3.1 ``[epistemology]`` and
-``[attestation]``. M4 evidence is scoped to the seat whose id equals the ring id (§3.1, "Ring ids
-cns init writes"). sealed_* / human_* events need an OpenSSH attestation verified against the
-trust anchor and are refused on the ``mcp`` channel.
-Decisions: ``docs/spec/memory-epistemology.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_outcome and engram_complete, §3.1
+``[epistemology]`` and ``[attestation]``. M4 evidence is scoped to the seat whose id equals the ring
+id (§3.1, "Ring ids cns init writes"). sealed_* / human_* events need an OpenSSH attestation
+verified against the trust anchor and are refused on the ``mcp`` channel. Decisions:
+``docs/spec/memory-epistemology.md``.
 """
 
 from __future__ import annotations

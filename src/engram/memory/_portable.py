@@ -1,11 +1,11 @@
 """Memories between stores (cartridges) and the canon:fleet -> canon:shared ring move.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_complete ("neither does a graduation imported from
-another replica until this store verifies the attested evidence behind it") and §3.1 ("pre-S2
-stores used canon:fleet; `engram migrate --rings` moves them"). An imported memory keeps its
-content address (checked on import), its events (attested ones arrive unverified and are
-verified by ``complete`` against this store's anchor) and a posterior recomputed from those
-events; an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-portable.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_complete ("neither does a
+graduation imported from another replica until this store verifies the attested evidence behind it")
+and §3.1 ("pre-S2 stores used canon:fleet; `engram migrate --rings` moves them"). An imported memory
+keeps its content address (checked on import), its events (attested ones arrive unverified and are
+verified by ``complete`` against this store's anchor) and a posterior recomputed from those events;
+an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-portable.md``.
 """
 
 from __future__ import annotations

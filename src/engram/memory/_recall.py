@@ -1,8 +1,8 @@
 """``recall``: hybrid retrieval over the seat's mounted rings, cut to its token budget.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_recall: "Two-stage hybrid lexical (FTS5 BM25 + Corpus
-IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank) retrieval with MMR
-slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall: "Two-stage hybrid lexical
+(FTS5 BM25 + Corpus IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank)
+retrieval with MMR slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
 
 Recall ranks a bounded candidate set from the derived index (``_index``): the best memories by
 BM25 from tantivy, the members of the best threads, their thread neighbours and, on small

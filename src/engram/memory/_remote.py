@@ -1,9 +1,10 @@
 """Remote retrieval stages: OpenAI-compatible ``/v1/embeddings`` and a ``/v1/rerank`` cross-encoder.
 
-Spec: engram-ote-v1-and-mcp §3.1 ``[retrieval]`` (embedding_provider "remote-openai" and reranker
-provider "vllm-rerank" require an explicit endpoint or THALAMUS_URL; there is no default URL) and
-§3.2 engram_recall. These clients raise :class:`~engram.errors.RemoteError` on any failure; the
-engine decides whether that degrades (``fail_open = true``) or fails the call.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1) ``[retrieval]`` (embedding_provider
+"remote-openai" and reranker provider "vllm-rerank" require an explicit endpoint or THALAMUS_URL;
+there is no default URL) and §3.2 engram_recall. These clients raise
+:class:`~engram.errors.RemoteError` on any failure; the engine decides whether that degrades
+(``fail_open = true``) or fails the call.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SQL for the memory tables (portable subset: runs unchanged on SQLite and PostgreSQL).
 
-Spec: engram-ote-v1-and-mcp §3.2; tables in :mod:`engram.memory._schema`.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); tables in :mod:`engram.memory._schema`.
 """
 
 # ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists and constant table names

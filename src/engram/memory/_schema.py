@@ -1,6 +1,6 @@
 """The memory engine's tables, as one store Component (runs on SQLite and PostgreSQL).
 
-Spec: engram-ote-v1-and-mcp §3.2: memories with "dual-table vector storage (memory_vectors 128-dim
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2): memories with "dual-table vector storage (memory_vectors 128-dim
 local baseline + memory_dense_vectors neural vector)", and outcome events with their oracle and
 decision_id. ``memory_generation`` is a one-row counter every write bumps: the database's change
 sequence. The derived retrieval index beside the store (``engram.memory._index``) records the

@@ -1,10 +1,10 @@
 """Which seat manifest is in use, and where it was found.
 
-engram-ote-v1-and-mcp §3.2 with the seat-resolution order of ``docs/spec/mcp.md`` "Seat":
-``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` at or above the
-working directory. Every memory command and ``engram mcp`` resolve the seat this one way, and
-both ``engram status`` and the ``engram_status`` tool report the answer, so an agent (or its
-operator) can tell which manifest governs what it records.
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) with the seat-resolution order of
+``docs/spec/mcp.md`` "Seat": ``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest
+``.engram/ote.toml`` at or above the working directory. Every memory command and ``engram mcp``
+resolve the seat this one way, and both ``engram status`` and the ``engram_status`` tool report the
+answer, so an agent (or its operator) can tell which manifest governs what it records.
 
 The environment is passed in as a mapping: only the CLI reads the real one.
 """

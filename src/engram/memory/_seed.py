@@ -1,9 +1,9 @@
 """The built-in manifest (``engram default-ote``) and the manifest ``engram init`` writes.
 
-Spec: engram-ote-v1-and-mcp §3.1, "Ring ids cns init writes (S5 revision 3)": M0, M1 and M3 keep
-the built-in ids; M2 is ``repo:`` + the first 16 hex digits of the lexically first root commit
-(a repository with no commit gets a generated 16-hex id, printed and kept); M4 is the seat id
-``seat:<domain>-implementer``; an existing ``.engram/ote.toml`` is never rewritten.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1), "Ring ids cns init writes (S5 revision
+3)": M0, M1 and M3 keep the built-in ids; M2 is ``repo:`` + the first 16 hex digits of the lexically
+first root commit (a repository with no commit gets a generated 16-hex id, printed and kept); M4 is
+the seat id ``seat:<domain>-implementer``; an existing ``.engram/ote.toml`` is never rewritten.
 Decisions: ``docs/spec/memory-manifest.md``.
 """
 

@@ -1,10 +1,10 @@
 """``status``: what a seat's memory looks like, and whether graduation can happen at all.
 
-Spec: engram-ote-v1-and-mcp §3.2 engram_status ("ring counts, graduated counts, vector coverage,
-graduation (blocked without an anchor), attestation (anchor path, sha256 and key fingerprints),
-oracle_split and grandfathered_until_apply"). ``grandfathered_until_apply`` counts graduated
-memories that the current rule would no longer graduate: they stay graduated until the next
-``complete`` applies the rule (see ``docs/spec/memory-epistemology.md``).
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_status ("ring counts, graduated
+counts, vector coverage, graduation (blocked without an anchor), attestation (anchor path, sha256
+and key fingerprints), oracle_split and grandfathered_until_apply"). ``grandfathered_until_apply``
+counts graduated memories that the current rule would no longer graduate: they stay graduated until
+the next ``complete`` applies the rule (see ``docs/spec/memory-epistemology.md``).
 """
 
 # ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists and constant table names

@@ -1,10 +1,10 @@
 """Text features shared by recording and recall: tokens, entities, the local vector, token cost.
 
-Spec: engram-ote-v1-and-mcp §3.2 (engram_record stores "memory_vectors 128-dim local baseline";
-engram_recall is lexical BM25 with corpus IDF + dense). The local baseline is the engine
-``local-hash-128``: signed feature hashing (CRC-32) of stemmed words, word bigrams and character
-trigrams, L2-normalised. It is deterministic, offline and needs no model, so every memory always
-has one. Decisions: ``docs/spec/memory-retrieval.md``.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) (engram_record stores "memory_vectors
+128-dim local baseline"; engram_recall is lexical BM25 with corpus IDF + dense). The local baseline
+is the engine ``local-hash-128``: signed feature hashing (CRC-32) of stemmed words, word bigrams and
+character trigrams, L2-normalised. It is deterministic, offline and needs no model, so every memory
+always has one. Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations

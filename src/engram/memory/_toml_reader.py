@@ -1,8 +1,8 @@
 """Typed, range-checked access to one TOML table, for the seat-manifest parser.
 
-Spec: engram-ote-v1-and-mcp §3.1. Every read names the key; an error names the file, the key
-path and what was expected (``<file>: <key>: expected <what>, got <value>``); ``done()`` refuses
-keys nobody asked for.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1). Every read names the key; an error
+names the file, the key path and what was expected
+(``<file>: <key>: expected <what>, got <value>``); ``done()`` refuses keys nobody asked for.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from engram.errors import EngramError
 from engram.provider import _routes_read as read
 from engram.provider import _routes_write as write
 from engram.provider._config import ProviderConfig
+from engram.provider._cors import CorsMiddleware
 from engram.provider._limits import ConcurrencyGate, RateLimiter
 from engram.provider._middleware import ProviderMiddleware
 from engram.provider._openapi import openapi_document
@@ -137,11 +138,17 @@ def create_app(
         routes=[*own_routes, *routes],
         lifespan=lifespan,
         middleware=[
+            # Outermost, so every answer to an allowed origin (429 and 503 too) is readable.
+            *(
+                [Middleware(CorsMiddleware, origins=config.cors_origins)]
+                if config.cors_origins
+                else []
+            ),
             Middleware(
                 ProviderMiddleware,
                 gate=ConcurrencyGate(config.max_concurrent),
                 limiter=RateLimiter(clock, config.rate_limit_per_minute, config.rate_limit_burst),
-            )
+            ),
         ],
         exception_handlers={
             EngramError: _engram_error,

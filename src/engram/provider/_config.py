@@ -6,6 +6,7 @@ Only this module (and the CLI) reads the environment. Every variable is document
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -13,6 +14,9 @@ from datetime import timedelta
 from engram.errors import InvalidRequest
 
 MAX_EXPORT_TTL = timedelta(hours=24)
+_ORIGIN = re.compile(
+    r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$"
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,9 @@ class ProviderConfig:
     idempotency_retention: timedelta = timedelta(hours=24)
     # Maximum number of signed exports held in each worker's cache.
     export_cache_entries: int = 10_000
+    # Origins a browser runtime may call the context routes from (CORS); "*" for any. None by
+    # default: no CORS headers at all (docs/spec/context-provider.md, "CORS").
+    cors_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.issuer_name.strip():
@@ -58,6 +65,11 @@ class ProviderConfig:
                 raise InvalidRequest(f"{name} must be at least 1")
         if self.injection_budget < 600 or self.max_body_bytes < 1024:
             raise InvalidRequest("injection budget >= 600 and max body >= 1024 bytes")
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.match(origin):
+                raise InvalidRequest(
+                    f"CORS origin {origin!r} is not scheme://host[:port] (no path, no slash) or *"
+                )
 
     @property
     def base_url(self) -> str:
@@ -93,6 +105,7 @@ class ProviderConfig:
                 "ENGRAM_IDEMPOTENCY_RETENTION_SECONDS", d.idempotency_retention
             ),
             export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
+            cors_origins=tuple(environ.get("ENGRAM_CORS_ORIGINS", "").replace(",", " ").split()),
         )
 
 

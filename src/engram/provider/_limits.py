@@ -1,4 +1,4 @@
-"""Backpressure and rate limiting (openwop-conformance-v2, "Production profile": backpressure).
+"""Backpressure and rate limiting (OpenWOP v2 Conformance, "Production profile": backpressure).
 
 :class:`ConcurrencyGate` bounds the requests a worker serves at once; beyond the bound a request
 is refused at once with ``503 service_unavailable`` and ``Retry-After`` instead of waiting in an

@@ -3,7 +3,7 @@
 Order (outermost first): request id + access log, concurrency gate (503), rate limit (429).
 The access log line is JSON on the ``engram.provider.access`` logger with ``ts``, ``request_id``,
 ``method``, ``path``, ``status``, ``error_code``, ``subject_id``, ``latency_ms`` - never a token,
-a key or a query string (openwop-conformance-v2, "Production profile": logging).
+a key or a query string (OpenWOP v2 Conformance, "Production profile": logging).
 """
 
 from __future__ import annotations

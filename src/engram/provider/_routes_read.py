@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import re
+
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -155,9 +157,22 @@ def get_diff(request: Request) -> Response:
     since_text = request.query_params.get("since")
     if since_text is None:
         raise InvalidRequest("the since query parameter is required (an RFC 3339 date-time)")
-    since = parse_instant(since_text)
+    since = parse_instant(_plus_restored(since_text))
     body = services.signer.diff(grant.subject_id, scope, since)
     return Response(body, media_type=JSON, headers=_PRIVATE)
+
+
+_SPACED_OFFSET = re.compile(
+    r"^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?) (\d{2}:\d{2})$"
+)
+
+
+def _plus_restored(since: str) -> str:
+    """``since`` with an unencoded ``+HH:MM`` offset, which a query string turns into a space,
+    read as the instant meant (``...T10:00:00 02:00`` -> ``...T10:00:00+02:00``): no other
+    reading of a space there exists, and ``-HH:MM`` offsets survive unencoded."""
+    match = _SPACED_OFFSET.match(since)
+    return f"{match.group(1)}+{match.group(2)}" if match else since
 
 
 async def healthz(_: Request) -> Response:

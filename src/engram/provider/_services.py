@@ -81,7 +81,7 @@ class Services:
         body: JsonValue,
         handle: Callable[[], tuple[int, JsonValue]],
     ) -> Response:
-        """Run ``handle`` once per ``Idempotency-Key`` (openwop-conformance-v2, "Production
+        """Run ``handle`` once per ``Idempotency-Key`` (OpenWOP v2 Conformance, "Production
         profile"): a retry with the same key and body gets the first answer byte for byte; the
         same key with another body is ``422 idempotency_conflict``. Without the header the
         request simply runs."""

@@ -12,17 +12,19 @@ decisions the spec leaves open.
         messages = engram.messages([{"role": "user", "content": "Plan my week"}])
 """
 
+from engram.runtime._beliefs import TEXT_MEMBERS, Belief, build_system_prompt, render_belief
 from engram.runtime._client import AsyncEngramClient, EngramClient
 from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
 from engram.runtime._engine import Discovery, ProposedCorrection
 from engram.runtime._prompt import CONTEXT_HEADING, system_prompt_with_context, with_context
 from engram.runtime._verify import MAX_LIFETIME, PublishedKey, Verified, verify_signed
-from engram.runtime._view import Belief, ContextView, build_system_prompt, verify_export
+from engram.runtime._view import ContextView, verify_export
 
 __all__ = [
     "CONTEXT_HEADING",
     "MAX_LIFETIME",
     "SUPPORTED_VERSIONS",
+    "TEXT_MEMBERS",
     "AsyncEngramClient",
     "Belief",
     "ContextView",
@@ -33,6 +35,7 @@ __all__ = [
     "RuntimeConfig",
     "Verified",
     "build_system_prompt",
+    "render_belief",
     "system_prompt_with_context",
     "verify_export",
     "verify_signed",

@@ -79,6 +79,12 @@ class _Session:
         """Why the last scheduled refresh fell back to the held view (None if it did not)."""
         return self._engine.last_refresh_error
 
+    @property
+    def last_diff_fallback(self) -> str | None:
+        """Why the last sync fetched the full export instead of applying a diff (None if the
+        diff was applied); the same reason is logged on the ``engram.runtime`` logger."""
+        return self._engine.last_diff_fallback
+
 
 class EngramClient(_Session):
     """A blocking client for one runtime session with one provider.

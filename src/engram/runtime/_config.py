@@ -21,6 +21,7 @@ from engram.errors import InvalidRequest
 SUPPORTED_VERSIONS: frozenset[str] = frozenset({"0.1"})
 
 _RUNTIME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$")
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,9 @@ class RuntimeConfig:
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
     user_agent: str = "engram-runtime"
+    subject_id: str | None = None
+    pinned_kids: frozenset[str] | None = None
+    pinned_key_list_sha256: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -66,6 +70,16 @@ class RuntimeConfig:
             raise InvalidRequest("clock_skew and refresh_margin must not be negative")
         if self.connect_timeout <= 0 or self.read_timeout <= 0:
             raise InvalidRequest("timeouts must be positive")
+        if self.subject_id is not None and not self.subject_id:
+            raise InvalidRequest("subject_id must be a subject id or None")
+        if self.pinned_kids is not None:
+            kids = frozenset(self.pinned_kids)
+            if not kids or not all(isinstance(k, str) and k for k in kids):
+                raise InvalidRequest("pinned_kids must be a non-empty set of key ids")
+            object.__setattr__(self, "pinned_kids", kids)
+        pin = self.pinned_key_list_sha256
+        if pin is not None and not _SHA256_HEX.match(pin):
+            raise InvalidRequest("pinned_key_list_sha256 must be 64 lowercase hex digits")
 
     @property
     def base_url(self) -> str:

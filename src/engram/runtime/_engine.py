@@ -9,10 +9,19 @@ and corrections that stay proposals until the subject confirms them.
 No I/O happens here: each operation is a generator that yields :class:`~engram.runtime._wire.Call`
 values and is sent the responses, so :class:`EngramClient` and :class:`AsyncEngramClient` drive
 the very same logic. Time comes from an injected :class:`~engram.core.clock.Clock`.
+
+Beyond the signature, a validly signed document is used only when it is the one asked for
+(docs/spec/runtime.md, "Documents that are not the one asked for"): the scope requested, the
+session's subject, not older than an export already accepted for that scope (unless it says the
+same thing), and, for a diff, based on the view it updates. A diff that is unsigned, fails any
+check, or has a shape not understood is never applied and never raised: the full export is
+fetched and verified instead, and the reason is logged (``engram.runtime``) and kept in
+``last_diff_fallback``.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,8 +36,13 @@ from engram.errors import (
     EngramError,
     ExportExpired,
     InvalidRequest,
+    KeyExpired,
     RemoteError,
+    RollbackRefused,
+    SubjectMismatch,
     UnknownKeyId,
+    UnsupportedVersion,
+    VerificationError,
 )
 from engram.runtime import _wire
 from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
@@ -42,8 +56,10 @@ from engram.runtime._verify import (
     parse_key_list,
     verify_signed,
 )
-from engram.runtime._view import ContextView, DiffNotApplicableError
+from engram.runtime._view import ContextView, DiffNotApplicableError, content_digest
 from engram.runtime._wire import Call, Op
+
+LOG = logging.getLogger("engram.runtime")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +131,10 @@ class Engine:
         self.view: ContextView | None = None
         self.pending: dict[str, ProposedCorrection] = {}
         self.last_refresh_error: EngramError | None = None
+        self.last_diff_fallback: str | None = None
+        self.subject_id: str | None = config.subject_id
+        # Per scope: (issued_at, content digest) of the newest export accepted (rollback check).
+        self.accepted: dict[str, tuple[datetime, str]] = {}
 
     # -- discovery and keys -------------------------------------------------------------
 
@@ -145,51 +165,87 @@ class Engine:
         """Fetch ``/.well-known/engram-keys`` and replace the cached key list (Tier 3)."""
         discovery = yield from self._discovered()
         call = Call("GET", discovery.endpoint("keys", _wire.KEYS_PATH), authenticated=False)
-        self.keys = parse_key_list(_wire.expect_ok(call, (yield call)))
+        self.keys = parse_key_list(
+            _wire.expect_ok(call, (yield call)),
+            pinned_kids=self.config.pinned_kids,
+            pinned_sha256=self.config.pinned_key_list_sha256,
+        )
         return self.keys
 
     def _verify(self, document: dict[str, JsonValue], what: str) -> Op[Verified]:
-        """Verify with the cached keys; an unknown kid refetches the key list once, then fails.
+        """Verify with the cached keys; an unknown kid (or one whose cached entry had expired)
+        refetches the key list once, then fails.
 
-        When the list was fetched for this very verification it is already current, and an
-        unknown kid is refused without a second request (docs/spec/runtime.md, "Keys").
+        When the list was fetched for this very verification it is already current, and the
+        document is refused without a second request (docs/spec/runtime.md, "Keys").
         """
         fetched_now = self.keys is None
         keys = self.keys if self.keys is not None else (yield from self.fetch_keys())
         try:
-            return verify_signed(
-                document, keys, now=self.clock.now(), clock_skew=self.config.clock_skew, what=what
-            )
-        except UnknownKeyId:
+            return self._verify_with(document, keys, what)
+        except (UnknownKeyId, KeyExpired):
             if fetched_now:
                 raise
         keys = yield from self.fetch_keys()
+        return self._verify_with(document, keys, what)
+
+    def _verify_with(
+        self, document: dict[str, JsonValue], keys: Mapping[str, PublishedKey], what: str
+    ) -> Verified:
         return verify_signed(
-            document, keys, now=self.clock.now(), clock_skew=self.config.clock_skew, what=what
+            document,
+            keys,
+            now=self.clock.now(),
+            clock_skew=self.config.clock_skew,
+            what=what,
+            pinned_kids=self.config.pinned_kids,
         )
 
     # -- exports, diffs and the schedule --------------------------------------------------
 
     def fetch(self, scope: str | None = None) -> Op[ContextView]:
-        """GET ``/v1/context`` (scoped when asked), verify it, and make it the session's view
-        when it is for the configured scope."""
+        """GET ``/v1/context`` (scoped when asked), verify it, check it is the export asked for,
+        and make it the session's view when it is for the configured scope."""
         discovery = yield from self._discovered()
         wanted = scope if scope is not None else self.config.scope
         params = () if wanted is None else (("scope", wanted),)
         call = Call("GET", discovery.endpoint("context", _wire.CONTEXT_PATH), params)
         body = _wire.expect_ok(call, (yield call))
         verified = yield from self._verify(parse_document(body, "export"), "export")
-        view = ContextView.from_export(verified)
+        view = ContextView.from_export(verified, wanted)
+        self._accept(view)
         if wanted == self.config.scope:
             self.view = view
             self._reconcile(view)
         return view
 
+    def _accept(self, view: ContextView) -> None:
+        """Refuse a validly signed export about another subject, or older than one already
+        accepted for its scope unless it says the same thing (another worker signed the same
+        state earlier): an old export would silently undo what changed since."""
+        if self.subject_id is not None and view.subject_id != self.subject_id:
+            raise SubjectMismatch(
+                f"the export is about subject {view.subject_id!r}, this session's is "
+                f"{self.subject_id!r}"
+            )
+        digest = content_digest(view.export)
+        newest = self.accepted.get(view.scope)
+        if newest is not None and view.issued_at < newest[0] and digest != newest[1]:
+            raise RollbackRefused(
+                f"the export was issued at {format_instant(view.issued_at)}, before the "
+                f"{view.scope} export already accepted ({format_instant(newest[0])}), and says "
+                "something else: refusing to roll the context back"
+            )
+        self.subject_id = view.subject_id
+        if newest is None or view.issued_at >= newest[0]:
+            self.accepted[view.scope] = (view.issued_at, digest)
+
     def sync(self) -> Op[ContextView]:
         """Move the view forward with ``/v1/context/diff?since=<cursor>`` (Tier 2).
 
-        With no view yet, or when the diff cannot be applied to this view, the whole export is
-        fetched instead. A diff that fails verification is refused like an export would be.
+        With no view yet, or when the diff cannot be used (the provider has none for this
+        cursor, it is unsigned, fails verification, has a shape not understood, or does not
+        follow this view), the whole export is fetched and verified instead.
         """
         view = self.current()
         if view is None or self._base_issued_at(view) + MAX_LIFETIME <= self.clock.now():
@@ -202,19 +258,29 @@ class Engine:
             params += (("scope", self.config.scope),)
         call = Call("GET", discovery.endpoint("diff", _wire.DIFF_PATH), params)
         response = yield call
-        if response.status_code in (400, 404, 409, 410):
+        if response.status_code in _NO_DIFF:
             # The provider cannot answer from this cursor (too old, unknown, or no diff
             # support): a full export is always a correct answer.
-            return (yield from self.fetch())
+            return (yield from self._fall_back(f"the diff request answered {response.status_code}"))
         body = _wire.expect_ok(call, response)
-        verified = yield from self._verify(parse_document(body, "diff"), "diff")
         try:
+            document = parse_document(body, "diff")
+            if "signature" not in document:
+                raise DiffNotApplicableError("the diff is not signed")
+            verified = yield from self._verify(document, "diff")
             updated = view.apply_diff(verified)
-        except DiffNotApplicableError:
-            return (yield from self.fetch())
+        except (VerificationError, UnsupportedVersion, DiffNotApplicableError) as e:
+            reason = e.message if isinstance(e, EngramError) else str(e)
+            return (yield from self._fall_back(reason))
+        self.last_diff_fallback = None
         self.view = updated
         self._reconcile(updated)
         return updated
+
+    def _fall_back(self, reason: str) -> Op[ContextView]:
+        LOG.info("diff not applied (%s); fetching and verifying the full export instead", reason)
+        self.last_diff_fallback = reason
+        return (yield from self.fetch())
 
     @staticmethod
     def _base_issued_at(view: ContextView) -> datetime:
@@ -315,8 +381,11 @@ class Engine:
         }
         for ident, proposed in list(self.pending.items()):
             belief = view.belief(proposed.belief_id)
-            if ident in decided or (belief is not None and belief.statement == proposed.new_value):
+            if ident in decided or (belief is not None and belief.mentions(proposed.new_value)):
                 del self.pending[ident]
+
+
+_NO_DIFF = frozenset({400, 404, 405, 409, 410, 501})
 
 
 def _object(body: bytes, what: str) -> dict[str, Any]:

@@ -3,8 +3,10 @@ forward by verified diffs, and turned into a system prompt.
 
 Engram v0.1 conformance: "Injects system_prompt_injection into LLM system prompt (or builds
 equivalent from beliefs array)" (Tier 1) and "Implements incremental sync via
-GET /v1/context/diff" (Tier 2). How a diff is applied, and when it cannot be, is written down in
-docs/spec/runtime.md, "Incremental sync".
+GET /v1/context/diff" (Tier 2). The page fixes the export envelope, not the belief object nor
+the diff's form: beliefs are read by :mod:`engram.runtime._beliefs`, diffs by the documented
+shapes of :mod:`engram.core.context_wire`; how a diff is applied, and when it is not, is
+docs/spec/runtime.md, "Incremental sync" and "Diff shapes".
 
 Views are immutable: applying a diff returns a new view, so a view handed to a caller never
 changes under it.
@@ -13,51 +15,29 @@ changes under it.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from engram.core.canonical import JsonValue
-from engram.errors import MalformedExport
+from engram.core.canonical import JsonValue, canonicalize
+from engram.core.clock import parse_instant
+from engram.core.context_wire import DiffShapeError, is_sensitive, read_diff
+from engram.errors import InvalidRequest, MalformedExport, ScopeMismatch
+from engram.runtime._beliefs import Belief, beliefs_of, build_system_prompt
 from engram.runtime._verify import PublishedKey, Verified, parse_document, verify_signed
+
+PROFESSIONAL = "professional"
+DEFAULT_SCOPE = "full"
+# Members that change when the same content is signed again (another worker, a rotated key).
+_SIGNING_MEMBERS = frozenset({"signature", "issued_at", "expires_at", "kid"})
 
 
 class DiffNotApplicableError(Exception):
-    """A verified diff does not follow this view (other subject, scope or cursor, or an older
-    belief version); the caller fetches the full export instead. Never leaves the SDK."""
-
-
-@dataclass(frozen=True, slots=True)
-class Belief:
-    """One belief as the export carries it; ``data`` keeps every wire member."""
-
-    id: str
-    category: str
-    statement: str
-    confidence: float | None
-    version: int | None
-    data: Mapping[str, JsonValue]
-
-    @classmethod
-    def from_wire(cls, value: JsonValue, what: str) -> Belief:
-        if not isinstance(value, dict):
-            raise MalformedExport(f"{what} has a belief that is not an object")
-        ident, category, statement = value.get("id"), value.get("category"), value.get("statement")
-        if not isinstance(ident, str) or not isinstance(statement, str):
-            raise MalformedExport(f"{what} has a belief without an id and a statement string")
-        confidence = value.get("confidence")
-        version = value.get("version")
-        return cls(
-            id=ident,
-            category=category if isinstance(category, str) else "general",
-            statement=statement,
-            confidence=float(confidence)
-            if isinstance(confidence, int | float) and not isinstance(confidence, bool)
-            else None,
-            version=version if isinstance(version, int) and not isinstance(version, bool) else None,
-            data=copy.deepcopy(value),
-        )
+    """A verified diff does not follow this view (other subject, scope or cursor, an older
+    belief version, a shape not understood); the caller fetches the full export instead.
+    Never leaves the SDK."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +63,15 @@ class ContextView:
     corrections: tuple[Mapping[str, JsonValue], ...]
 
     @classmethod
-    def from_export(cls, verified: Verified) -> ContextView:
+    def from_export(
+        cls, verified: Verified, asked_scope: str | None = None, *, any_scope: bool = False
+    ) -> ContextView:
+        """The view of a verified export; ``asked_scope`` is the scope requested (None: full).
+
+        Raises :class:`~engram.errors.ScopeMismatch` when the export is labelled with another
+        scope (unless ``any_scope``: the caller did not ask, e.g. a pushed export), or is
+        labelled ``professional`` and carries a health or financial belief.
+        """
         doc = verified.document
         identity = _object(doc, "identity", "export")
         subject = _object(doc, "subject", "export")
@@ -91,20 +79,24 @@ class ContextView:
         if not isinstance(display_name, str) or not isinstance(timezone, str):
             raise MalformedExport("export identity lacks display_name or timezone")
         subject_id = subject.get("id")
-        if not isinstance(subject_id, str):
+        if not isinstance(subject_id, str) or not subject_id:
             raise MalformedExport("export subject has no id")
-        beliefs = tuple(Belief.from_wire(b, "export") for b in _array(doc, "beliefs", "export"))
+        raw_beliefs = _array(doc, "beliefs", "export")
+        labelled = doc.get("scope")
+        if any_scope and isinstance(labelled, str) and asked_scope is None:
+            asked_scope = labelled
+        scope = check_scope(labelled, asked_scope, raw_beliefs)
+        beliefs = beliefs_of(raw_beliefs, "export")
         corrections = tuple(
             copy.deepcopy(c) for c in _array(doc, "corrections", "export") if isinstance(c, dict)
         )
         injection = doc.get("system_prompt_injection")
-        scope = doc.get("scope")
         return cls(
             export=copy.deepcopy(doc),
             subject_id=subject_id,
             display_name=display_name,
             timezone=timezone,
-            scope=scope if isinstance(scope, str) else "full",
+            scope=scope,
             kid=verified.kid,
             issued_at=verified.issued_at,
             expires_at=verified.expires_at,
@@ -129,45 +121,56 @@ class ContextView:
         return build_system_prompt(self.display_name, self.timezone, self.beliefs, self.scope)
 
     def apply_diff(self, verified: Verified) -> ContextView:
-        """A new view with the diff's changed beliefs and tombstones applied.
+        """A new view with the diff's steps (changes, tombstones, operations) applied.
 
         Raises :class:`DiffNotApplicableError` when the diff does not follow this view; the caller
         then refetches the whole export.
         """
         doc = verified.document
         subject = doc.get("subject")
-        subject_id = subject.get("id") if isinstance(subject, dict) else doc.get("subject_id")
-        if subject_id != self.subject_id:
+        named = subject.get("id") if isinstance(subject, dict) else doc.get("subject_id")
+        if named is not None and named != self.subject_id:
             raise DiffNotApplicableError("the diff is for another subject")
-        if doc.get("scope", self.scope) != self.scope:
-            raise DiffNotApplicableError("the diff is for another scope")
-        if doc.get("since") != self.cursor:
-            raise DiffNotApplicableError("the diff does not start at this view's cursor")
-        beliefs = {b.id: b for b in self.beliefs}
-        for value in _array(doc, "changes", "diff"):
-            update = Belief.from_wire(value, "diff")
-            held = beliefs.get(update.id)
+        scope = doc.get("scope", DEFAULT_SCOPE)
+        if scope != self.scope:
+            raise DiffNotApplicableError(f"the diff is for scope {scope!r}, not {self.scope!r}")
+        if verified.issued_at < self.issued_at:
+            raise DiffNotApplicableError("the diff was issued before the view it would update")
+        if "since" in doc and not _starts_by(doc.get("since"), self.cursor):
+            raise DiffNotApplicableError(
+                f"the diff starts at {doc.get('since')!r}, after this view's cursor {self.cursor!r}"
+            )
+        try:
+            steps = read_diff(doc)
+        except DiffShapeError as e:
+            raise DiffNotApplicableError(f"the diff's shape is not understood: {e}") from e
+        beliefs: dict[str | int, Belief] = {
+            b.id if b.id is not None else index: b for index, b in enumerate(self.beliefs)
+        }
+        for step in steps:
+            if step.kind == "delete":
+                # A tombstone for a belief this view never held (created and deleted since the
+                # cursor, or outside the scope) has nothing to remove.
+                beliefs.pop(step.belief_id, None)
+                continue
+            assert step.belief is not None
+            if self.scope == PROFESSIONAL and is_sensitive(step.belief):
+                raise DiffNotApplicableError("the diff brings a health or financial belief")
+            update = Belief.from_wire(dict(step.belief), "diff")
+            held = beliefs.get(step.belief_id)
             if _older(update.version, held.version if held else None):
                 raise DiffNotApplicableError(f"the diff carries an older version of {update.id}")
-            beliefs[update.id] = update
-        for value in _array(doc, "tombstones", "diff"):
-            ident = value.get("id") if isinstance(value, dict) else None
-            if not isinstance(ident, str):
-                raise MalformedExport("diff has a tombstone without an id")
-            # A tombstone for a belief this view never held (created and deleted since the
-            # cursor, or outside the scope) has nothing to remove.
-            beliefs.pop(ident, None)
+            beliefs[step.belief_id] = update
         corrections = self.corrections + tuple(
             copy.deepcopy(c) for c in _optional_array(doc, "corrections") if isinstance(c, dict)
         )
-        changed = bool(_array(doc, "changes", "diff") or _array(doc, "tombstones", "diff"))
         injection = doc.get("system_prompt_injection")
         if isinstance(injection, str):
             prompt = injection
         else:
             # The export's injection describes the beliefs before the diff: it stays only when
             # nothing changed; otherwise the prompt is rebuilt from the beliefs as they now are.
-            prompt = "" if changed else self.system_prompt_injection
+            prompt = "" if steps else self.system_prompt_injection
         name = subject.get("display_name") if isinstance(subject, dict) else None
         return replace(
             self,
@@ -182,41 +185,60 @@ class ContextView:
         )
 
 
+def check_scope(labelled: JsonValue, asked: str | None, beliefs: list[JsonValue]) -> str:
+    """The export's scope, which must be the one asked for (no request means ``full``), and a
+    ``professional`` export must hold no health or financial belief (Tier 3)."""
+    wanted = asked if asked is not None else DEFAULT_SCOPE
+    if labelled != wanted:
+        raise ScopeMismatch(f"asked for scope {wanted!r} and got an export labelled {labelled!r}")
+    if wanted == PROFESSIONAL:
+        leaked = [b for b in beliefs if isinstance(b, dict) and is_sensitive(b)]
+        if leaked:
+            raise ScopeMismatch(
+                f"the {wanted} export carries {len(leaked)} health or financial belief(s), "
+                "which that scope excludes"
+            )
+    return wanted
+
+
+def content_digest(document: Mapping[str, JsonValue]) -> str:
+    """What an export says, less how it was signed: equal for the same content signed twice."""
+    content = {k: v for k, v in document.items() if k not in _SIGNING_MEMBERS}
+    return hashlib.sha256(canonicalize(content)).hexdigest()
+
+
 def verify_export(
     body: bytes,
     keys: Mapping[str, PublishedKey],
     *,
     now: datetime,
     clock_skew: timedelta = timedelta(seconds=60),
+    scope: str | None = None,
 ) -> ContextView:
     """Verify export bytes received by any means (a push, a file) and read them as a view.
 
     The same checks as the clients run (docs/spec/runtime.md, "Verification"), with the key list
     given; an unknown kid raises :class:`~engram.errors.UnknownKeyId` here, without a refetch.
+    ``scope`` is the scope the export must be for; None takes the scope it is labelled with
+    (a ``professional`` label still forbids health and financial beliefs).
     """
     document = parse_document(body, "export")
-    return ContextView.from_export(verify_signed(document, keys, now=now, clock_skew=clock_skew))
+    verified = verify_signed(document, keys, now=now, clock_skew=clock_skew)
+    return ContextView.from_export(verified, scope, any_scope=scope is None)
 
 
-def build_system_prompt(
-    display_name: str, timezone: str, beliefs: tuple[Belief, ...], scope: str = "full"
-) -> str:
-    """The equivalent of ``system_prompt_injection`` built from identity and beliefs.
-
-    The first line follows the spec's fixture (``User: Test User (UTC).``); then one line per
-    belief, most confident first, in the layout engram's provider uses, so a prompt rebuilt
-    after a diff reads like the one the provider signed.
-    """
-    lines = [f"User: {display_name} ({timezone})."]
-    if beliefs:
-        lines.append(f"Known about the user (scope {scope}):")
-        ordered = sorted(beliefs, key=lambda b: -(b.confidence or 0.0))
-        lines.extend(f"- [{b.category}] {b.statement}{_confidence(b)}" for b in ordered)
-    return "\n".join(lines)
-
-
-def _confidence(belief: Belief) -> str:
-    return "" if belief.confidence is None else f" (confidence {belief.confidence:.2f})"
+def _starts_by(since: JsonValue, cursor: str) -> bool:
+    """Whether a diff that starts at ``since`` covers everything after ``cursor``: the same
+    instant, or an earlier one (a provider that rounds ``since`` down), compared as instants;
+    cursors that are not instants (opaque tokens) must be equal."""
+    if not isinstance(since, str):
+        return False
+    if since == cursor:
+        return True
+    try:
+        return parse_instant(since) <= parse_instant(cursor)
+    except InvalidRequest:
+        return False
 
 
 def _cursor(doc: Mapping[str, JsonValue]) -> str:
@@ -257,5 +279,7 @@ __all__ = [
     "ContextView",
     "DiffNotApplicableError",
     "build_system_prompt",
+    "check_scope",
+    "content_digest",
     "verify_export",
 ]

@@ -8,6 +8,7 @@ Engram v0.1 "Error Code Reference": ``{"error": {"code", "message", "status"}}``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
@@ -34,6 +35,7 @@ from engram.errors import (
 )
 
 T = TypeVar("T")
+_SECONDS = re.compile(r"[0-9]{1,9}")
 
 #: Well-known paths (Engram v0.1); discovery may name others (docs/spec/runtime.md).
 DISCOVERY_PATH = "/.well-known/engram"
@@ -128,8 +130,10 @@ def _error_fields(body: bytes) -> tuple[str, str]:
 
 
 def _retry_after(response: httpx.Response) -> int:
-    value = response.headers.get("Retry-After", "")
-    return int(value) if value.isdigit() else 1
+    # ASCII digits only, and few of them: str.isdigit() admits "²", and int() of thousands of
+    # digits raises (a hostile header must not crash the runtime). An HTTP-date counts as 1 s.
+    value = response.headers.get("Retry-After", "").strip()
+    return int(value) if _SECONDS.fullmatch(value) else 1
 
 
 def unreachable(call: Call, base_url: str, error: Exception) -> RemoteError:

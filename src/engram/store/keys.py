@@ -1,9 +1,10 @@
 """Signing-key persistence: the keyring of :mod:`engram.core.keyring`, kept in the database.
 
-docs/spec/storage.md "Signing keys"; DESIGN.md "Data model" (signing keys: kid, Ed25519,
-created_at, expires_at; retired keys stay published until their last export expires; private
-keys never leave the key store). The decisions (which key signs, which are published, what to
-retire) are the pure functions of :mod:`engram.core.keyring`; this module stores their results.
+docs/spec/storage.md "Signing keys"; docs/spec/keys-and-signatures.md (signing keys: kid,
+Ed25519, created_at, expires_at; retired keys stay published until their last export expires;
+private keys never leave the key store). The decisions (which key signs, which are published,
+what to retire) are the pure functions of :mod:`engram.core.keyring`; this module stores their
+results.
 
 Private keys are kept as PKCS#8 PEM in the ``engram_signing_keys`` table: on SQLite the database
 file is created 0600 (and refused when group or others can read it); on PostgreSQL the database

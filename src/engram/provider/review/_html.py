@@ -75,6 +75,8 @@ border:1px solid var(--line);color:var(--muted);margin-right:.35rem}
 .tag.new{background:var(--newbg);color:var(--new);border-color:var(--new)}
 .tag.confirmed{background:var(--okbg);color:var(--ok);border-color:var(--ok)}
 .tag.rejected{background:var(--badbg);color:var(--bad);border-color:var(--bad)}
+.tag.probe{background:var(--bg);color:var(--muted);border-style:dashed}
+.card.probe{border-style:dashed;opacity:.85}
 .actions{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center;margin-top:.5rem}
 .actions form{margin:0}
 button{font:inherit;border-radius:.5rem;padding:.45rem 1rem;cursor:pointer;

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engram.context import Belief, ChangeKind, Correction, CorrectionStatus, EvolutionEntry, Subject
 from engram.core.clock import format_instant
+from engram.core.context_wire import PROBE_LABEL, PROBE_RUNTIME_ID
 from engram.provider.review._html import Html, concat, render
 
 BASE = "/review"
@@ -94,7 +95,12 @@ value="$csrf"><button class="$css" type="submit">$label</button></form>"""
 
 
 def pending_card(
-    correction: Correction, current: Belief | None, subject: Subject, csrf: str
+    correction: Correction,
+    current: Belief | None,
+    subject: Subject,
+    csrf: str,
+    *,
+    probe: bool = False,
 ) -> Html:
     """A pending correction beside the belief it would change, with Confirm and Reject."""
     if current is None:
@@ -121,7 +127,7 @@ a new belief.</p>""",
         else Html("")
     )
     return render(
-        """<article class="card pending" id="correction-$cid">
+        """<article class="card pending$probe" id="correction-$cid">
 <p class="meta">$tag Proposed by <strong>$runtime</strong> · $received</p>
 <div class="compare">
 <div class="side now">$now_side</div>
@@ -131,7 +137,8 @@ a new belief.</p>""",
 $reason<div class="actions">$forms $history</div>
 </article>""",
         cid=correction.id,
-        tag=tag,
+        probe=" probe" if probe else "",
+        tag=render('<span class="tag probe">conformance probe</span>') if probe else tag,
         runtime=correction.runtime_id,
         received=when(correction.received_at, subject.timezone),
         now_side=now_side,
@@ -176,8 +183,14 @@ def dashboard(
     resolved: Sequence[Correction],
     csrf: str,
 ) -> Html:
-    """The signed-in view: what waits for a decision, what is believed, what was decided."""
+    """The signed-in view: what waits for a decision, what is believed, what was decided.
+
+    Conformance probes (corrections a conformance runner sent to test the provider) are shown
+    in a section of their own, never among the proposals about the subject.
+    """
     by_id: Mapping[str, Belief] = {b.id: b for b in beliefs}
+    probes = [c for c in pending if is_probe(c)]
+    pending = [c for c in pending if not is_probe(c)]
     count = len(pending)
     lead = (
         "Nothing is waiting for you."
@@ -191,6 +204,21 @@ def dashboard(
     )
     items = concat(_belief_item(b, subject) for b in beliefs) or Html(
         '<li class="empty">No beliefs yet.</li>'
+    )
+    probe_section = (
+        render(
+            """<h2 id="probes">Conformance probes</h2>
+<p class="meta">Automated tests of this provider sent by a conformance runner (runtime
+<code>$runtime</code>), checking that corrections wait for you. They say nothing about you:
+reject them.</p>
+$cards""",
+            runtime=PROBE_RUNTIME_ID,
+            cards=concat(
+                pending_card(c, by_id.get(c.belief_id), subject, csrf, probe=True) for c in probes
+            ),
+        )
+        if probes
+        else Html("")
     )
     recent = (
         render(
@@ -208,13 +236,21 @@ def dashboard(
 $cards
 <h2 id="beliefs">What engram believes about you</h2>
 <section class="card"><ul class="beliefs">$items</ul></section>
+$probes
 $recent""",
         name=subject.display_name,
         lead=lead,
         cards=cards,
         items=items,
+        probes=probe_section,
         recent=recent,
     )
+
+
+def is_probe(correction: Correction) -> bool:
+    """A correction a conformance runner sent to test the provider (labelled by its runtime id
+    or its text), not a proposal about the subject."""
+    return correction.runtime_id == PROBE_RUNTIME_ID or correction.new_value.startswith(PROBE_LABEL)
 
 
 _KIND_TITLES = {
@@ -279,7 +315,7 @@ source $source</p></section>""",
             confidence=f"{current.confidence:.2f}",
             source=current.source,
         )
-    waiting = concat(pending_card(c, current, subject, csrf) for c in pending)
+    waiting = concat(pending_card(c, current, subject, csrf, probe=is_probe(c)) for c in pending)
     if waiting:
         waiting = render("<h2>Waiting for your decision</h2>\n$cards", cards=waiting)
     return render(
@@ -320,6 +356,7 @@ __all__ = [
     "account",
     "dashboard",
     "history",
+    "is_probe",
     "link_landing",
     "pending_card",
     "problem",

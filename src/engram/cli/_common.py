@@ -1,0 +1,204 @@
+"""What every ``engram`` command shares: the database option, token options, ``--json``, one
+store opener and one way to print a result (docs/spec/cli.md "Options every command shares").
+
+- ``--database URL`` (alias ``--db``; a bare path is a SQLite file), else ``$ENGRAM_DATABASE_URL``,
+  else ``$ENGRAM_HOME/engram.db``. Only commands that create stores (``db migrate``, ``serve``)
+  may name a SQLite file whose directory does not exist; everywhere else a missing directory is
+  a mistyped path and is refused before anything is created.
+- A token option ``--token`` also reads ``--token-file PATH``, ``$ENGRAM_TOKEN`` or
+  ``$ENGRAM_TOKEN_FILE`` (in that order after the command line), so a token need not appear in
+  the process list.
+- ``--json`` prints the result as indented JSON instead of the human text.
+
+The option groups are modelled on sqlite-utils' reusable click decorators: a command lists the
+decorators it needs and receives plain values.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar, cast
+from urllib.parse import unquote
+
+import click
+
+from engram.core.clock import SystemClock
+from engram.core.jsonio import dumps_text
+from engram.errors import InvalidRequest
+from engram.store import Store, database_url_from_env, open_store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CLOCK = SystemClock()
+
+DATABASE_ENV = "ENGRAM_DATABASE_URL"
+DATABASE_OPTS = ("--database", "--db")
+DATABASE_HELP = (
+    "Database URL or SQLite path (default: $ENGRAM_DATABASE_URL, else $ENGRAM_HOME/engram.db)."
+)
+TOKEN_FILE_LIMIT = 4096  # a token is about 50 bytes; anything this large is not a token file
+
+
+def database_option(command: F) -> F:
+    """``--database URL`` / ``--db URL``, passed to the command as ``database``."""
+    return click.option(
+        *DATABASE_OPTS, "database", default=None, metavar="URL|PATH", help=DATABASE_HELP
+    )(command)
+
+
+def json_option(command: F) -> F:
+    """``--json``, passed to the command as ``as_json``."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(command)
+
+
+def database_url(database: str | None) -> str:
+    """``--database`` as a URL (a bare path is ``sqlite:///abs/path``), else from the env."""
+    if database is None:
+        return database_url_from_env(os.environ)
+    if "://" in database or database == "memory:":
+        return database
+    return f"sqlite://{Path(database).expanduser().absolute()}"
+
+
+def _named_sqlite_file(database: str | None) -> Path | None:
+    """The SQLite file the user named (``--database`` or ``$ENGRAM_DATABASE_URL``), if any.
+
+    The default under ``$ENGRAM_HOME`` is not "named": engram creates that directory itself.
+    """
+    named = database if database is not None else os.environ.get(DATABASE_ENV, "").strip()
+    if not named:
+        return None
+    url = database_url(named)
+    if not url.startswith("sqlite://"):
+        return None
+    raw = unquote(url[len("sqlite://") :])
+    return Path(raw) if raw and raw != ":memory:" and "?" not in raw else None
+
+
+def open_cli_store(database: str | None, *, creates: bool = False) -> Store:
+    """Open the command's store. Unless the command ``creates`` stores, a SQLite path whose
+    directory does not exist is refused (a typo must not silently make directories)."""
+    path = _named_sqlite_file(database)
+    if not creates and path is not None and not path.parent.is_dir():
+        raise InvalidRequest(
+            f"no such directory for the database: {path.parent} (check the path; "
+            f"`engram db migrate --db {path}` creates a new store there)"
+        )
+    return open_store(database_url(database))
+
+
+@contextmanager
+def cli_store(database: str | None, *, creates: bool = False) -> Iterator[Store]:
+    """``with cli_store(database) as store:``, the store closed however the block ends."""
+    store = open_cli_store(database, creates=creates)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def emit(value: Any, as_json: bool, human: str | Iterable[str] | Callable[[], None]) -> None:
+    """Print ``value`` as indented JSON with ``--json``; else the human text: a string, lines,
+    or a function that prints them."""
+    if as_json:
+        click.echo(dumps_text(value, indent=2))
+    elif callable(human):
+        human()
+    elif isinstance(human, str):
+        click.echo(human)
+    else:
+        click.echo("\n".join(human))
+
+
+def read_token_file(path: Path, flag: str) -> str:
+    """The token in ``path``: one line, surrounding whitespace ignored."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(TOKEN_FILE_LIMIT + 1)
+    except OSError as e:
+        raise InvalidRequest(f"{flag}: cannot read {path}: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError as e:
+        raise InvalidRequest(f"{flag}: {path} is not a token file (not UTF-8 text)") from e
+    if len(data) > TOKEN_FILE_LIMIT or "\n" in text or not text:
+        raise InvalidRequest(f"{flag}: {path} must hold one token on one line")
+    return text
+
+
+def token_option(
+    name: str = "token", *, envvar: str, required: bool, help: str
+) -> Callable[[F], F]:
+    """``--<name> TOKEN`` and ``--<name>-file PATH``, merged into one ``name`` argument.
+
+    Precedence: the command line (``--<name>`` or ``--<name>-file``, not both), then
+    ``$<envvar>``, then ``$<envvar>_FILE``. A token on the command line is visible to other
+    users of the machine in the process list; the file and the variable are not.
+    """
+    flag = "--" + name.replace("_", "-")
+    file_flag = flag + "-file"
+    file_name = name + "_file"
+    file_env = envvar + "_FILE"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def merged(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            value: str | None = kwargs.pop(name)
+            path: Path | None = kwargs.pop(file_name)
+            source = ctx.get_parameter_source(name)
+            file_source = ctx.get_parameter_source(file_name)
+            command_line = click.core.ParameterSource.COMMANDLINE
+            if source == command_line and file_source == command_line:
+                raise click.UsageError(f"give {flag} or {file_flag}, not both", ctx=ctx)
+            if path is not None and file_source == command_line:
+                value = read_token_file(path, file_flag)
+            elif path is not None and not value:  # only $<envvar>_FILE is set
+                value = read_token_file(path, file_env)
+            if required and not value:
+                raise click.UsageError(
+                    f"Missing option '{flag}' (or {file_flag}, ${envvar}, ${file_env}).", ctx=ctx
+                )
+            kwargs[name] = value or None
+            return command(*args, **kwargs)
+
+        decorated = click.option(
+            file_flag,
+            file_name,
+            envvar=file_env,
+            default=None,
+            metavar="PATH",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help=f"Read the token from a file instead (default: ${file_env}).",
+        )(merged)
+        decorated = click.option(
+            flag,
+            name,
+            envvar=envvar,
+            default=None,
+            metavar="TOKEN",
+            help=f"{help} (default: ${envvar}; or use {file_flag}).",
+        )(decorated)
+        return cast("F", decorated)
+
+    return decorate
+
+
+__all__ = [
+    "CLOCK",
+    "DATABASE_ENV",
+    "DATABASE_HELP",
+    "DATABASE_OPTS",
+    "cli_store",
+    "database_option",
+    "database_url",
+    "emit",
+    "json_option",
+    "open_cli_store",
+    "read_token_file",
+    "token_option",
+]

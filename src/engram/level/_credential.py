@@ -1,0 +1,185 @@
+"""The level credential: W3C VC 2.0 + Open Badges 3.0 ``OpenBadgeCredential`` with SPEC §10's
+``acx:`` members (lboel/acx@85f1358 §10.1; docs/spec/acx-levels.md §2).
+
+Correct by both standards and by the published ACX schema at once:
+
+- VC 2.0: ``@context`` starts with ``https://www.w3.org/ns/credentials/v2``; ``type`` has
+  ``VerifiableCredential``; ``id`` is a ``urn:uuid``; ``validFrom``; ``credentialStatus``;
+- OB 3.0: ``type`` has ``OpenBadgeCredential``; ``name``; ``issuer`` is a Profile (``id``,
+  ``type: ["Profile"]``, ``name``); the subject is an ``AchievementSubject`` with ``id``; the
+  Achievement has ``id``, ``type``, ``name``, ``description``, ``criteria.narrative`` and three
+  ResultDescriptions whose ids are URIs: the career-tier rubric (``RubricCriterionLevel``,
+  listing the eight tiers as ``rubricCriterionLevel`` entries), the conservative rating 0-50
+  (``ScaledScore``) and the held-out pass@1 (``Percent``); each Result names its
+  ResultDescription's id, and ``achievedLevel`` is the URI of the achieved tier's level;
+- ACX: the ``acx:`` members on the tier Result; μ and σ are decimal strings, as the published
+  schema types them (full precision, so the gate and the level can be re-derived exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram.core.canonical import JsonValue
+from engram.level._benchmark import Benchmark
+from engram.level._rating import TIERS, Rating
+
+VC_V2 = "https://www.w3.org/ns/credentials/v2"
+OB_V3 = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
+ACX_LEVEL = "https://acx.dev/ns/level/v1"
+CONTEXT = (VC_V2, OB_V3, ACX_LEVEL)
+TIER_FLOORS = {"intern": 0, "junior": 5, "mid": 10, "senior": 15, "staff": 20, "principal": 25,
+               "distinguished": 30, "legend": 35}  # fmt: skip
+
+
+def achievement_id(benchmark_id: str, version: str) -> str:
+    return f"https://acx.dev/achievement/{benchmark_id}/{version}"
+
+
+def tier_level_id(achievement: str, tier: str) -> str:
+    return f"{achievement}#tier-{tier}"
+
+
+def number_text(value: float) -> str:
+    """A float as the shortest decimal that reads back as the same double."""
+    return repr(float(value))
+
+
+def level_credential(
+    *,
+    credential_id: str,
+    issuer_id: str,
+    issuer_name: str,
+    subject_id: str,
+    valid_from: str,
+    benchmark: Benchmark,
+    rating: Rating,
+    level: int,
+    tier: str,
+    rom_digest: str,
+    evidence: Sequence[dict[str, JsonValue]],
+    status_list_url: str,
+    status_index: int,
+    valid_until: str | None = None,
+) -> dict[str, JsonValue]:
+    """The unsigned credential (sign it with :func:`engram.level.add_proof`)."""
+    achievement = achievement_id(benchmark.id, benchmark.version)
+    tier_rd, rating_rd, pass_rd = (
+        f"{achievement}#{n}" for n in ("career-tier", "rating", "passrate")
+    )
+    rubric = [
+        {
+            "id": tier_level_id(achievement, name),
+            "type": ["RubricCriterionLevel"],
+            "name": name,
+            "level": str(TIER_FLOORS[name]),
+            "description": f"acxLevel >= {TIER_FLOORS[name]}",
+        }
+        for name in TIERS
+    ]
+    result: dict[str, Any] = {
+        "type": ["Result"],
+        "resultDescription": tier_rd,
+        "achievedLevel": tier_level_id(achievement, tier),
+        "acx:ratingMu": number_text(rating.mu),
+        "acx:ratingSigma": number_text(rating.sigma),
+        "acx:gamesPlayed": rating.games,
+        "acx:acxLevel": level,
+        "acx:careerTier": tier,
+        "acx:cartridgeRomDigest": rom_digest,
+        "acx:benchmarkId": benchmark.id,
+        "acx:benchmarkVersion": benchmark.version,
+        "acx:benchmarkDigest": benchmark.digest,
+        "acx:heldOutSliceDigest": benchmark.held_out_slice_digest,
+    }
+    credential: dict[str, JsonValue] = {
+        "@context": list(CONTEXT),
+        "id": credential_id,
+        "type": ["VerifiableCredential", "OpenBadgeCredential"],
+        "name": f"ACX level {level} ({tier}) on {benchmark.name}",
+        "issuer": {"id": issuer_id, "type": ["Profile"], "name": issuer_name},
+        "validFrom": valid_from,
+        "credentialSubject": {
+            "id": subject_id,
+            "type": ["AchievementSubject"],
+            "achievement": {
+                "id": achievement,
+                "type": ["Achievement"],
+                "name": f"ACX Level — {benchmark.name}",
+                "description": (
+                    f"The provable character level of an Agent Cartridge on {benchmark.coordinate},"
+                    " earned by an independent verifier's re-execution of its ROM."
+                ),
+                "criteria": {
+                    "narrative": (
+                        "Independently re-executed on a sealed held-out slice of "
+                        f"{benchmark.name} ({benchmark.version}); TrueSkill conservative rating "
+                        "R=mu-3sigma gated at sigma<1.5 over >=30 games."
+                    )
+                },
+                "resultDescription": [
+                    {
+                        "id": tier_rd,
+                        "type": ["ResultDescription"],
+                        "name": "Career Tier",
+                        "resultType": "RubricCriterionLevel",
+                        "rubricCriterionLevel": rubric,
+                    },
+                    {
+                        "id": rating_rd,
+                        "type": ["ResultDescription"],
+                        "name": "Conservative rating (0-50)",
+                        "resultType": "ScaledScore",
+                        "valueMin": "0",
+                        "valueMax": "50",
+                    },
+                    {
+                        "id": pass_rd,
+                        "type": ["ResultDescription"],
+                        "name": "Held-out pass@1",
+                        "resultType": "Percent",
+                        "valueMin": "0",
+                        "valueMax": "100",
+                    },
+                ],
+            },
+            "result": [
+                result,
+                {
+                    "type": ["Result"],
+                    "resultDescription": rating_rd,
+                    "value": f"{rating.conservative:.2f}",
+                },
+                {
+                    "type": ["Result"],
+                    "resultDescription": pass_rd,
+                    "value": f"{100 * rating.pass_rate:.1f}",
+                },
+            ],
+        },
+        "evidence": list(evidence),
+        "credentialStatus": {
+            "id": f"{status_list_url}#{status_index}",
+            "type": "BitstringStatusListEntry",
+            "statusPurpose": "revocation",
+            "statusListIndex": str(status_index),
+            "statusListCredential": status_list_url,
+        },
+    }
+    if valid_until is not None:
+        credential["validUntil"] = valid_until
+    return credential
+
+
+__all__ = [
+    "ACX_LEVEL",
+    "CONTEXT",
+    "OB_V3",
+    "TIER_FLOORS",
+    "VC_V2",
+    "achievement_id",
+    "level_credential",
+    "number_text",
+    "tier_level_id",
+]

@@ -1,0 +1,50 @@
+"""The errors of the loop-context policy: what is wrong, where, and which rule says so.
+
+A policy is refused as a whole with :class:`PolicyError` (``invalid_policy``), which lists every
+problem found rather than the first, so an author fixes a document in one pass. Each
+:class:`Problem` names the requirement id of the rule it breaks (``requirements.json``) and a
+JSON path into the document. docs/spec/acx-policy.md §2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engram.errors import InputError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: the requirement id, a JSON path (``$.loop.cycle``) and a sentence."""
+
+    rule: str
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "path": self.path, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message} [{self.rule}]"
+
+
+class PolicyError(InputError):
+    """A loop-context policy or a SAVE rule overlay that must not be run."""
+
+    code = "invalid_policy"
+
+    def __init__(self, what: str, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        shown = "; ".join(str(p) for p in self.problems[:5])
+        more = f" (+{len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        super().__init__(f"{what}: {shown}{more}")
+
+
+class HostLimitsError(InputError):
+    """A host ``resource-limits.yaml`` that cannot be read as ceilings: refused, never guessed."""
+
+    code = "invalid_host_limits"
+
+
+__all__ = ["HostLimitsError", "PolicyError", "Problem"]

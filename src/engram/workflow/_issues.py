@@ -1,0 +1,103 @@
+"""What lint says: one :class:`Issue` per broken rule, named by its requirement id.
+
+Spec: lboel/acx@85f1358 SPEC.md §14.3 and §16.1 ("every rule ... MUST"); docs/spec/acx-workflows.md
+§"Lint". Every issue carries the ``engram.workflow.*`` or ``engram.graph.*`` id of the rule it
+breaks (the row in requirements.json), the path of the offending member (``$.nodes[2].agent``)
+and one sentence. Errors make a document invalid; warnings (``severity="warning"``) are facts a
+person should see that no rule forbids, such as an exclusive gateway without a default branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from engram.core.canonical import JsonValue
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One broken rule (or one warning) at one place in a document."""
+
+    rule: str
+    path: str
+    message: str
+    severity: Severity = "error"
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "message": self.message,
+            "severity": self.severity,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message} [{self.rule}]"
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """Every issue lint found, errors and warnings, in document order within each rule."""
+
+    issues: tuple[Issue, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, issues: Iterable[Issue]) -> LintReport:
+        seen: set[Issue] = set()
+        unique: list[Issue] = []
+        for issue in issues:
+            if issue not in seen:
+                seen.add(issue)
+                unique.append(issue)
+        return cls(tuple(unique))
+
+    @property
+    def errors(self) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Issue, ...]:
+        return tuple(i for i in self.issues if i.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when no rule is broken (warnings do not count)."""
+        return not self.errors
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """The ids of the rules the document breaks."""
+        return frozenset(i.rule for i in self.errors)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "ok": self.ok,
+            "errors": [i.to_json() for i in self.errors],
+            "warnings": [i.to_json() for i in self.warnings],
+        }
+
+
+def member_path(base: str, *parts: str | int) -> str:
+    """``$.nodes[2].agent`` from ``("$", "nodes", 2, "agent")``."""
+    out = base
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def duplicates(values: Sequence[str]) -> list[str]:
+    """Each value that occurs more than once, in order of its second occurrence."""
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for value in values:
+        if value in seen and value not in repeated:
+            repeated.append(value)
+        seen.add(value)
+    return repeated
+
+
+__all__ = ["Issue", "LintReport", "Severity", "duplicates", "member_path"]
