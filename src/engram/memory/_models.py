@@ -15,7 +15,7 @@ Json = dict[str, Any]
 
 
 class MemoryStatus(StrEnum):
-    """Where a memory stands in graduation (engram.ote.v1 & MCP contract, Plate 03, §3.2 engram_complete)."""
+    """Where a memory stands in graduation (engram.ote.v1 & MCP contract, §3.2 engram_complete)."""
 
     CANDIDATE = "candidate"
     GRADUATED = "graduated"

@@ -1,19 +1,19 @@
 """The memory engine's tables, as one store Component (runs on SQLite and PostgreSQL).
 
-Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2): memories with "dual-table vector storage (memory_vectors 128-dim
-local baseline + memory_dense_vectors neural vector)", and outcome events with their oracle and
-decision_id. ``memory_generation`` is a one-row counter every write bumps: the database's change
-sequence. The derived retrieval index beside the store (``engram.memory._index``) records the
-sequence it was built from and whether it must load new rows (``appended``) or rebuild
-(``rebuilt``, after ring ids move; ``instance``, another database). Writers update it first,
-which serialises them on PostgreSQL, so ``n`` order is commit order and incremental loading
-never skips a row.
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2): memories with "dual-table vector
+storage (memory_vectors 128-dim local baseline + memory_dense_vectors neural vector)", and outcome
+events with their oracle and decision_id. ``memory_generation`` is a one-row counter every write
+bumps: the database's change sequence. The derived retrieval index beside the store
+(``engram.memory._index``) records the sequence it was built from and whether it must load new rows
+(``appended``) or rebuild (``rebuilt``, after ring ids move; ``instance``, another database).
+Writers update it first, which serialises them on PostgreSQL, so ``n`` order is commit order and
+incremental loading never skips a row.
 
-Version 2 (issue 16): the local-hash-128 vectors leave the database (they are derived from the
-text bit for bit, ``tests/memory/test_memory_local_vector_pinned.py``, and now live in the
-derived index), and ``memory_counts`` / ``memory_event_counts`` / ``memory_dense_counts`` keep
-the figures ``status`` reports, updated in the same transaction as the rows they count, so
-status reads a few rows instead of every memory. Decisions: ``docs/spec/memory-retrieval.md``.
+Version 2 (issue 16): the local-hash-128 vectors leave the database (they are derived from the text
+bit for bit, ``tests/memory/test_memory_local_vector_pinned.py``, and now live in the derived
+index), and ``memory_counts`` / ``memory_event_counts`` / ``memory_dense_counts`` keep the figures
+``status`` reports, updated in the same transaction as the rows they count, so status reads a few
+rows instead of every memory. Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations
