@@ -75,27 +75,26 @@ def change_sequence(tx: Tx) -> tuple[str, int, int, int]:
     return (str(row["instance"]), int(row["rebuilt"]), int(row["appended"]), int(top or 0))
 
 
-def add_counts(tx: Tx, deltas: dict[tuple[str, str], int]) -> None:
-    """Add to ``memory_counts`` per (ring_id, status), in the caller's transaction."""
-    rows = [(r, s, d) for (r, s), d in sorted(deltas.items()) if d]
+def _add_to(tx: Tx, table: str, key: str, column: str, deltas: dict[tuple[str, str], int]) -> None:
+    """Add ``deltas`` per (ring_id, key) to a count table, in the caller's transaction."""
+    rows = [(r, k, d) for (r, k), d in sorted(deltas.items()) if d]
     if rows:
         tx.execute_many(
-            "INSERT INTO memory_counts (ring_id, status, memories) VALUES (?, ?, ?) "
-            "ON CONFLICT (ring_id, status) DO UPDATE SET "
-            "memories = memory_counts.memories + excluded.memories",
+            f"INSERT INTO {table} (ring_id, {key}, {column}) VALUES (?, ?, ?) "
+            f"ON CONFLICT (ring_id, {key}) DO UPDATE SET "
+            f"{column} = {table}.{column} + excluded.{column}",
             rows,
         )
+
+
+def add_counts(tx: Tx, deltas: dict[tuple[str, str], int]) -> None:
+    """Add to ``memory_counts`` per (ring_id, status)."""
+    _add_to(tx, "memory_counts", "status", "memories", deltas)
 
 
 def add_dense_counts(tx: Tx, deltas: dict[tuple[str, str], int]) -> None:
-    rows = [(r, e, d) for (r, e), d in sorted(deltas.items()) if d]
-    if rows:
-        tx.execute_many(
-            "INSERT INTO memory_dense_counts (ring_id, engine, vectors) VALUES (?, ?, ?) "
-            "ON CONFLICT (ring_id, engine) DO UPDATE SET "
-            "vectors = memory_dense_counts.vectors + excluded.vectors",
-            rows,
-        )
+    """Add to ``memory_dense_counts`` per (ring_id, engine)."""
+    _add_to(tx, "memory_dense_counts", "engine", "vectors", deltas)
 
 
 def add_event_count(tx: Tx, ring_id: str, oracle: str, events: int, reverify: int) -> None:
