@@ -77,6 +77,7 @@ COMMAND_HELP: dict[str, str] = {
     "demo": "Create the demo subject if absent; print its id, where its token is, and the URL.",
     "distill": "Distill debugging episodes (files, or stdin) into a known_process or invariant "
     "memory.",
+    "graph": "ACX Agent Graphs (acx.agent-graph/1): lint, sign, verify, inspect, digest.",
     "init": "Write .engram/ote.toml for this repository (never rewrites an existing one).",
     "keys": "Signing keys: create, list, rotate, retire, export.",
     "mcp": "Serve the engram MCP tools and context resources over stdio.",
@@ -90,6 +91,7 @@ COMMAND_HELP: dict[str, str] = {
     "status": "Ring counts, graduation, attestation anchor, oracle split and vector coverage.",
     "subject": "Subjects: the people whose context the provider serves.",
     "token": "Bearer tokens bound to one subject and a set of permissions.",
+    "workflow": "ACX Workflows (acx.cal/1): lint, staff from cartridges, sign, verify, inspect.",
 }
 
 

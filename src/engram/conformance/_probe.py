@@ -1,7 +1,7 @@
 """What every probe of the provider runner shares: the run's options, its HTTP client, the
 recorder of legs and what has been observed so far.
 
-Spec: engram-context-v0.1 §"Conformance Tiers"; openwop-conformance-v2 §"Requirement ids" (a
+Spec: Engram v0.1 Conformance §"Conformance Tiers"; OpenWOP v2 Conformance §"Requirement ids" (a
 leg is recorded under a declared requirement id, never an undeclared one). The probes of each
 tier live in ``_probe_reader``, ``_probe_writer`` and ``_probe_full``; ``_provider_runner`` runs
 them in order. Nothing here assumes engram's own field names: beliefs are found and their ids

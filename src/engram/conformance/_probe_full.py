@@ -1,6 +1,6 @@
 """Tier 3 (Full) probes: the key list, the signature of every signed document, scopes.
 
-Spec: engram-context-v0.1 §"Tier 3 — Full" (p3.*). The signed bytes are recomputed with
+Spec: Engram v0.1 Conformance §"Tier 3 — Full" (p3.*). The signed bytes are recomputed with
 engram's RFC 8785 canonicaliser, never taken from the provider. Health and financial beliefs
 are recognised by the documented category members of :mod:`engram.core.context_wire`, so the
 scope check does not depend on engram's own belief shape.

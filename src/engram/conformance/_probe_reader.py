@@ -1,7 +1,7 @@
 """Tier 1 (Reader) probes: discovery, the export, unauthenticated requests, error shapes and
 the self-certification checklist.
 
-Spec: engram-context-v0.1 §"Tier 1 — Reader" (p1.*), §"Self-Certification Checklist" and
+Spec: Engram v0.1 Conformance §"Tier 1 — Reader" (p1.*), §"Self-Certification Checklist" and
 §"Error Code Reference". The export is judged by the minimal fixture's members; its injection
 may be left out when the beliefs it would be built from are there (a note, not a failure).
 """

@@ -1,7 +1,7 @@
 """Tier 2 (Writer) probes: corrections stay pending, ``runtime_id`` is required, the diff
 carries tombstones.
 
-Spec: engram-context-v0.1 §"Tier 2 — Writer" (p2.*). Behaviour is judged without engram's field
+Spec: Engram v0.1 Conformance §"Tier 2 — Writer" (p2.*). Behaviour is judged without engram's field
 names (docs/spec/conformance-bundle.md, "Corrections" and "Tombstones"):
 
 - a probe correction carries a fresh marker; "not applied" means the marker appears nowhere in
