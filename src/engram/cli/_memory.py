@@ -258,10 +258,12 @@ def record_command(
             )
         ]
     with seat_engine(ote, database) as engine:
-        if source is not None and not as_json:
+        console = _stderr_console() if source is not None and not as_json else None
+        if console is not None and console.is_terminal:
             from rich.progress import Progress
 
-            with Progress(transient=True, console=_stderr_console()) as bar:
+            # Only on a terminal: a bar redrawn into a log or a pipe is noise before the result.
+            with Progress(transient=True, console=console) as bar:
                 results = _record_file(engine, source, bar)
         elif source is not None:
             results = _record_file(engine, source, None)
