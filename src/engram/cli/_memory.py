@@ -259,7 +259,7 @@ def record_command(
         ]
     with seat_engine(ote, database) as engine:
         console = _stderr_console() if source is not None and not as_json else None
-        if console is not None and console.is_terminal:
+        if source is not None and console is not None and console.is_terminal:
             from rich.progress import Progress
 
             # Only on a terminal: a bar redrawn into a log or a pipe is noise before the result.
