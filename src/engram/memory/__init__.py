@@ -15,7 +15,10 @@ from engram.memory._attestation import Anchor, attestation_message, load_anchor
 from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
 from engram.memory._engine import (
     MemoryEngine,
+    check_record,
+    default_index_folder,
     get_memory,
+    indexed_local_vector,
     memory_id,
     open_engine,
     record,
@@ -32,6 +35,8 @@ from engram.memory._models import (
     CompleteResult,
     Memory,
     MemoryRecord,
+    MemoryStatus,
+    OutcomeEvent,
     OutcomeResult,
     RecallHit,
     RecallResult,
@@ -48,7 +53,7 @@ from engram.memory._portable import (
     import_memories,
     migrate_rings,
 )
-from engram.memory._recall import Tuning, recall
+from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
 from engram.memory._remote import (
     CrossEncoder,
     Embedder,
@@ -64,6 +69,7 @@ from engram.memory._text import LOCAL_ENGINE, local_vector
 __all__ = [
     "ATTESTATION_NAMESPACE",
     "BLOCKED",
+    "DEFAULT_TUNING",
     "LOCAL_ENGINE",
     "MCP_REFUSAL",
     "MODEL_CAP",
@@ -80,7 +86,9 @@ __all__ = [
     "Memory",
     "MemoryEngine",
     "MemoryRecord",
+    "MemoryStatus",
     "OteSpec",
+    "OutcomeEvent",
     "OutcomeResult",
     "RecallHit",
     "RecallResult",
@@ -95,13 +103,16 @@ __all__ = [
     "Tuning",
     "Verdict",
     "attestation_message",
+    "check_record",
     "complete",
+    "default_index_folder",
     "default_manifest_text",
     "distill",
     "export_memories",
     "find_manifest",
     "get_memory",
     "import_memories",
+    "indexed_local_vector",
     "init_repository",
     "load_anchor",
     "load_manifest",
