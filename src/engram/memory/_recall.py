@@ -30,6 +30,7 @@ from engram.memory._engine import MemoryEngine
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._text import local_vector, terms
+from engram.memory._withdrawn import withdrawn_among
 
 
 @dataclass(frozen=True)
@@ -371,6 +372,8 @@ def recall(
     picked_ids, parts, used = _slate(engine, query, k, mounts, tuning, stages)
     with engine.store.read() as tx:
         found: dict[str, Memory] = _repo.get_memories(tx, [m for m, _ in picked_ids])
+        for gone in withdrawn_among(tx, list(found)):  # kept, never served (_withdrawn.py)
+            del found[gone]
     hits = tuple(
         RecallHit(found[mid], parts[d]["fused"], parts[d]) for mid, d in picked_ids if mid in found
     )
