@@ -36,6 +36,7 @@ COMPONENT_PACKAGES = (
     "engram.context",
     "engram.memory",
     "engram.cartridge",
+    "engram.transfer",
     "engram.provider",
     "engram.mcp",
     "engram.conformance",
