@@ -1,23 +1,21 @@
-"""Test peers for the Agents SDK adapter: a fake OpenAI-compatible model and a real provider.
+"""Test peers for the Agents SDK adapter: the fake model's reading aid and a real provider.
 
-:class:`FakeChatModel` speaks ``POST /v1/chat/completions`` on 127.0.0.1 (what the Agents SDK's
-``OpenAIChatCompletionsModel`` calls through the ``openai`` client), written from the OpenAI
-API's published shape without engram's code, and records every request. :func:`provider_on_loopback`
-serves engram's own context provider (the demo subject seeded) with uvicorn on a loopback port,
-so the runtime SDK fetches and verifies real signed exports over HTTP.
+The fake model is tests/conftest.py's ``openai_peer``: ``POST /v1/chat/completions`` on
+127.0.0.1, what the Agents SDK's ``OpenAIChatCompletionsModel`` calls through the ``openai``
+client. :func:`provider_on_loopback` serves engram's own context provider (the demo subject
+seeded) with uvicorn on a loopback port, so the runtime SDK fetches and verifies real signed
+exports over HTTP; :class:`TamperingTransport` changes its answers in flight.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import uvicorn
@@ -28,72 +26,24 @@ from engram.provider import ProviderConfig, create_app
 from engram.store import open_store
 
 
-@dataclass
-class FakeChatModel:
-    """``/v1/chat/completions`` answering ``"reply <n>"``; every request body is kept."""
-
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
+class ChatPeer(Protocol):
+    """The ``openai_peer`` of tests/conftest.py: an OpenAI-compatible server on loopback,
+    written without engram's code, answering ``re: <last user message>`` and recording each
+    request as (path, body)."""
 
     @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def url(self) -> str: ...
 
-    def system_prompts(self) -> list[str]:
-        return [
-            next(m["content"] for m in r["messages"] if m["role"] == "system")
-            for r in self.requests
-        ]
+    requests: list[tuple[str, Any]]
 
-    def start(self) -> FakeChatModel:
-        model = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                model.requests.append(body)
-                n = len(model.requests)
-                self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-{n}",
-                        "object": "chat.completion",
-                        "created": 1767261600,
-                        "model": body.get("model", "fake"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": f"reply {n}"},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    },
-                )
-
-            def _send(self, status: int, value: Any) -> None:
-                data = json.dumps(value).encode()  # noqa: TID251 - a peer without engram code
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+def system_prompts(peer: ChatPeer) -> list[str]:
+    """The system message of every chat completion request the peer received, in order."""
+    return [
+        next(m["content"] for m in body["messages"] if m["role"] == "system")
+        for path, body in peer.requests
+        if path == "/v1/chat/completions"
+    ]
 
 
 @dataclass(frozen=True)
@@ -147,4 +97,4 @@ class TamperingTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-__all__ = ["FakeChatModel", "Provider", "TamperingTransport", "provider_on_loopback"]
+__all__ = ["ChatPeer", "Provider", "TamperingTransport", "provider_on_loopback", "system_prompts"]

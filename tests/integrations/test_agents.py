@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, set_tracing_disabled
 from agents.items import TResponseInputItem
 from agents.memory import Session, SessionSettings
-from agents_kit import FakeChatModel, Provider, TamperingTransport, provider_on_loopback
+from agents_kit import ChatPeer, Provider, TamperingTransport, provider_on_loopback, system_prompts
 from openai import AsyncOpenAI
 
 from engram.errors import SignatureInvalid
@@ -31,12 +31,8 @@ set_tracing_disabled(True)  # the SDK would otherwise try to export traces to ap
 
 
 @pytest.fixture
-def model() -> Iterator[FakeChatModel]:
-    fake = FakeChatModel().start()
-    try:
-        yield fake
-    finally:
-        fake.close()
+def model(openai_peer: Callable[[], ChatPeer]) -> ChatPeer:
+    return openai_peer()
 
 
 @pytest.fixture
@@ -45,8 +41,8 @@ def provider() -> Iterator[Provider]:
         yield running
 
 
-def chat_model(fake: FakeChatModel) -> OpenAIChatCompletionsModel:
-    client = AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+def chat_model(fake: ChatPeer) -> OpenAIChatCompletionsModel:
+    client = AsyncOpenAI(base_url=fake.url, api_key="sk-test", max_retries=0)
     return OpenAIChatCompletionsModel(model="fake-model", openai_client=client)
 
 
@@ -105,7 +101,7 @@ def test_session_settings_limit_and_persistence(any_database_url: str) -> None:
 
 @pytest.mark.req("engram.integrations.agents-session", "engram.integrations.agents-instructions")
 def test_a_real_run_gets_verified_context_and_the_session_history(
-    model: FakeChatModel, provider: Provider
+    model: ChatPeer, provider: Provider
 ) -> None:
     store = open_store("memory://")
 
@@ -121,26 +117,26 @@ def test_a_real_run_gets_verified_context_and_the_session_history(
             second = await Runner.run(
                 agent, "And tomorrow?", session=session, run_config=RunConfig()
             )
-            assert (first.final_output, second.final_output) == ("reply 1", "reply 2")
+            assert first.final_output == "re: What should I cook?"
+            assert second.final_output == "re: And tomorrow?"
             return await session.get_items()
 
     history = asyncio.run(run())
-    system = model.system_prompts()
+    system = system_prompts(model)
     assert len(system) == 2
     for prompt in system:
         assert prompt.startswith("You are a careful assistant.\n\n" + CONTEXT_HEADING + "\n")
         assert "User: Ada Example (Europe/London)." in prompt  # the verified export's prompt
     # The second request carries the first turn from the session, before the new input.
-    contents = [m.get("content") for m in model.requests[1]["messages"] if m["role"] != "system"]
-    assert contents == ["What should I cook?", "reply 1", "And tomorrow?"]
+    messages = model.requests[1][1]["messages"]
+    contents = [m.get("content") for m in messages if m["role"] != "system"]
+    assert contents == ["What should I cook?", "re: What should I cook?", "And tomorrow?"]
     assert [i.get("role") for i in history] == ["user", "assistant", "user", "assistant"]
     store.close()
 
 
 @pytest.mark.req("engram.integrations.agents-instructions")
-def test_a_tampered_export_never_reaches_the_model(
-    model: FakeChatModel, provider: Provider
-) -> None:
+def test_a_tampered_export_never_reaches_the_model(model: ChatPeer, provider: Provider) -> None:
     def tamper(path: str, body: bytes) -> bytes:
         if path != "/v1/context":
             return body
@@ -163,10 +159,10 @@ def test_a_tampered_export_never_reaches_the_model(
 
 
 @pytest.mark.req("engram.integrations.agents-instructions")
-def test_a_blocking_runtime_client_works_too(model: FakeChatModel, provider: Provider) -> None:
+def test_a_blocking_runtime_client_works_too(model: ChatPeer, provider: Provider) -> None:
     with EngramClient(config(provider)) as engram:
         agent = Agent(name="h", instructions=engram_instructions(engram), model=chat_model(model))
         result = asyncio.run(Runner.run(agent, "Hello"))
-    assert result.final_output == "reply 1"
-    [prompt] = model.system_prompts()
+    assert result.final_output == "re: Hello"
+    [prompt] = system_prompts(model)
     assert prompt.startswith("User: Ada Example (Europe/London).")

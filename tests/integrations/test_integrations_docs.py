@@ -9,13 +9,13 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
 from agents import OpenAIChatCompletionsModel, set_tracing_disabled
-from agents_kit import FakeChatModel, Provider, provider_on_loopback
+from agents_kit import ChatPeer, Provider, provider_on_loopback, system_prompts
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from openai import AsyncOpenAI
@@ -76,13 +76,9 @@ def test_the_langgraph_example_runs_as_written(
 
 
 @pytest.fixture
-def peers() -> Iterator[tuple[Provider, FakeChatModel]]:
-    model = FakeChatModel().start()
-    try:
-        with provider_on_loopback() as provider:
-            yield provider, model
-    finally:
-        model.close()
+def peers(openai_peer: Callable[[], ChatPeer]) -> Iterator[tuple[Provider, ChatPeer]]:
+    with provider_on_loopback() as provider:
+        yield provider, openai_peer()
 
 
 @pytest.mark.req("engram.integrations.readme-examples")
@@ -90,7 +86,7 @@ def peers() -> Iterator[tuple[Provider, FakeChatModel]]:
 def test_the_agents_example_runs_as_written(
     where: str,
     code: str,
-    peers: tuple[Provider, FakeChatModel],
+    peers: tuple[Provider, ChatPeer],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -103,7 +99,7 @@ def test_the_agents_example_runs_as_written(
     async def run() -> dict[str, Any]:
         config = RuntimeConfig(provider.url, provider.demo.token, runtime_id="docs")
         async with AsyncEngramClient(config) as engram:
-            client = AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+            client = AsyncOpenAI(base_url=fake.url, api_key="sk-test", max_retries=0)
             namespace: dict[str, Any] = {
                 "engram": engram,
                 "model": OpenAIChatCompletionsModel(model="fake", openai_client=client),
@@ -114,7 +110,7 @@ def test_the_agents_example_runs_as_written(
             return namespace
 
     namespace = asyncio.run(run())
-    assert namespace["result"].final_output == "reply 1"
-    [prompt] = fake.system_prompts()
+    assert namespace["result"].final_output == "re: What should I cook?"
+    [prompt] = system_prompts(fake)
     assert prompt.startswith("Be concise.")
     assert "User: Ada Example (Europe/London)." in prompt

@@ -85,3 +85,30 @@ def test_a_bad_document_is_one_line_and_a_non_zero_exit(
     unknown = engram_shell("memory", "export", "--format", "csv", "x.json", *common)
     assert unknown.returncode == 2
     assert "error: usage:" in unknown.stderr
+
+
+@pytest.mark.req("engram.pam.cli", "engram.pam.signature")
+def test_trusted_keys_from_the_shell(engram_shell: EngramShell, tmp_path: Path) -> None:
+    ote = tmp_path / "ote.toml"
+    ote.write_text(default_manifest_text(), encoding="utf-8")
+    signer, stranger = PrivateKey.generate(), PrivateKey.generate()
+    save_private_key(tmp_path / "signer.pem", signer)
+    source = ["--ote", str(ote), "--db", str(tmp_path / "source.db")]
+    target = ["--ote", str(ote), "--db", str(tmp_path / "target.db")]
+    save_sdk_document(tmp_path / "sdk.json")
+    assert engram_shell("memory", "import", str(tmp_path / "sdk.json"), *source).returncode == 0
+    out = tmp_path / "signed.json"
+    signing = ["--sign-key", str(tmp_path / "signer.pem")]
+    assert engram_shell("memory", "export", str(out), *signing, *source).returncode == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    (tmp_path / "stranger.pub.pem").write_bytes(stranger.public_key().to_pem())
+    refused = engram_shell(
+        "memory", "import", str(out), "--trusted-key", str(tmp_path / "stranger.pub.pem"), *target
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: signature_invalid: the document is signed by z6Mk")
+    accepted = engram_shell(
+        "memory", "import", str(out), "--trusted-key", document["signature"]["public_key"], *target
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert "signature: verified (z6Mk" in accepted.stdout

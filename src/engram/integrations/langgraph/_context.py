@@ -12,25 +12,18 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
 from engram.core.canonical import parse_strict
 from engram.core.clock import Clock, parse_instant
-from engram.memory import MemoryEngine, OteSpec, parse_manifest, seat_view
+from engram.memory import MemoryEngine, OteSpec, default_manifest_text, parse_manifest, seat_view
 from engram.store import Store
 
 KIND = "langgraph_item"
 SEAT = "seat:langgraph"
-_EPISTEMOLOGY = """
-[epistemology]
-credible_z = 1.96
-graduation_lcb_threshold = 0.78
-graduation_min_samples = 8.0
-nomination_lcb_threshold = 0.85
-nomination_min_verifications = 5
-"""
 
 Namespace = tuple[str, ...]
 
@@ -50,6 +43,16 @@ def ring_id_for(prefix: str, generation: int) -> str:
     return f"team:lg.{digest}.{generation}"
 
 
+@cache
+def _epistemology() -> str:
+    """The built-in manifest's ``[epistemology]`` table (graduation does not concern these
+    rings, but a manifest needs one)."""
+    text = default_manifest_text()
+    start = text.index("\n[epistemology]")
+    end = text.find("\n[", start + 1)
+    return text[start : end if end != -1 else len(text)] + "\n"
+
+
 def manifest_text(ring_ids: Sequence[str]) -> str:
     """An engram.ote.v1 manifest mounting ``ring_ids`` (M3, writable), with a budget so large
     (1,000,000 tokens, every share in the pool) that recall never cuts a search's slate."""
@@ -62,7 +65,7 @@ def manifest_text(ring_ids: Sequence[str]) -> str:
         'schema_version = "engram.ote.v1"\n\n[seat]\n'
         f'seat_id = "{SEAT}"\narchetype = "archetype:langgraph"\n'
         "keyspace_budget_tokens = 1000000\n\n[ontology]\n"
-        f'domain = "langgraph"\nallowed_kinds = ["{KIND}"]\n{mounts}{_EPISTEMOLOGY}'
+        f'domain = "langgraph"\nallowed_kinds = ["{KIND}"]\n{mounts}{_epistemology()}'
     )
 
 
