@@ -24,6 +24,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
+from engram.cli._db import discover_components
 from engram.core.canonical import JsonValue
 from engram.core.clock import FixedClock
 from engram.errors import CanonicalJsonError
@@ -318,3 +319,9 @@ def test_bad_input_is_refused_and_writes_nothing(lg_store: EngramStore) -> None:
     assert lg_store.list_namespaces() == []
     with pytest.raises(ValueError, match="engine"):
         EngramStore(lg_store.store, index={"dims": 1536, "embed": "openai:text-embedding-3-small"})
+
+
+@pytest.mark.req("engram.integrations.langgraph-store")
+def test_engram_db_knows_the_adapters_tables() -> None:
+    names = {c.name for c in discover_components()}
+    assert {"langgraph-store", "openai-agents-sessions", "pam", "memory-withdrawn"} <= names

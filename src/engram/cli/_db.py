@@ -37,6 +37,7 @@ COMPONENT_PACKAGES = (
     "engram.memory",
     "engram.cartridge",
     "engram.transfer",
+    "engram.integrations._schema",
     "engram.provider",
     "engram.mcp",
     "engram.conformance",

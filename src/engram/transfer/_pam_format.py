@@ -330,7 +330,10 @@ def check_schema(document: Any) -> None:
     version = document.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != "1":
         raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
-    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    validator = _validator()
+    if validator.is_valid(document):  # the common case, without collecting every error
+        return
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
         shown = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:MAX_PROBLEMS])
         more = f" (and {len(errors) - MAX_PROBLEMS} more)" if len(errors) > MAX_PROBLEMS else ""
@@ -382,7 +385,15 @@ def check_document(document: Any, known_memory_ids: Iterable[str] = ()) -> None:
     :func:`verify_signature`, which the importer calls when one is present.
     """
     check_schema(document)
-    doc: Json = document
+    _check_contents(document, known_memory_ids)
+
+
+def check_contents(document: Json, known_memory_ids: Iterable[str] = ()) -> None:
+    """:func:`check_document` for a document that already passed :func:`check_schema`."""
+    _check_contents(document, known_memory_ids)
+
+
+def _check_contents(doc: Json, known_memory_ids: Iterable[str]) -> None:
     for where, value in _instants(doc):
         parse_instant(value, where)
     memories: list[Json] = doc["memories"]
@@ -446,6 +457,7 @@ __all__ = [
     "SPEC_URI",
     "TAG",
     "SignatureCheck",
+    "check_contents",
     "check_document",
     "check_schema",
     "checksum",

@@ -36,7 +36,7 @@ from engram.memory import (
 from engram.transfer import _pam_tables as tables
 from engram.transfer._pam_format import (
     SERVED_STATUSES,
-    check_document,
+    check_contents,
     check_schema,
     normal_memory,
     strip_nulls,
@@ -258,7 +258,7 @@ def import_pam(
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
     check_schema(document)
     doc: Json = document
-    check_document(doc, _known_ids(engine, _references(doc)))
+    check_contents(doc, _known_ids(engine, _references(doc)))
     signature, signer = _check_signature(doc, trusted_keys)
     _check_base(engine, doc, any_base)
     owner = strip_nulls(dict(doc["owner"]))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from agents.memory import SessionSettings
@@ -22,10 +21,8 @@ from engram.core.canonical import JsonValue, check_i_json, parse_strict
 from engram.core.clock import Clock, SystemClock, format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
+from engram.integrations._schema import AGENTS_COMPONENT
 from engram.store import (
-    Component,
-    Dialect,
-    Migration,
     Store,
     advisory_lock,
     database_url_from_env,
@@ -34,23 +31,6 @@ from engram.store import (
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
-
-
-def _v1(d: Dialect) -> Sequence[str]:
-    return [
-        f"""CREATE TABLE agents_session_items (
-            n {d.serial_pk},
-            session_id TEXT NOT NULL,
-            item TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        )""",
-        "CREATE INDEX agents_session_items_session ON agents_session_items (session_id, n)",
-    ]
-
-
-AGENTS_COMPONENT = Component(
-    name="openai-agents-sessions", migrations=[Migration(1, "Agents SDK session items", _v1)]
-)
 
 
 class EngramSession:
