@@ -6,7 +6,8 @@ operations the MCP tools wrap. One public function per operation, each taking a
 ``to_json()``: :func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`,
 :func:`outcome`, :func:`complete`, :func:`status`. Cartridges move memories with
 :func:`export_memories` and :func:`import_memories`; :func:`migrate_rings` moves canon:fleet to
-canon:shared.
+canon:shared. :func:`withdraw` keeps a memory out of recall (PAM retractions), :func:`reinstate`
+undoes it; :func:`seat_view` recalls through another manifest on the same index.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
@@ -65,6 +66,8 @@ from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
 from engram.memory._seed import InitResult, default_manifest_text, init_repository
 from engram.memory._status import status
 from engram.memory._text import LOCAL_ENGINE, local_vector
+from engram.memory._view import seat_view
+from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
 
 __all__ = [
     "ATTESTATION_NAMESPACE",
@@ -74,6 +77,7 @@ __all__ = [
     "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",
+    "WITHDRAWN_COMPONENT",
     "Anchor",
     "ChatDistiller",
     "CompleteResult",
@@ -128,7 +132,11 @@ __all__ = [
     "recall",
     "record",
     "record_many",
+    "reinstate",
     "remote_stages",
+    "seat_view",
     "signal_weight",
     "status",
+    "withdraw",
+    "withdrawn_among",
 ]

@@ -36,6 +36,7 @@ from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, RowFile
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms, words
+from engram.memory._withdrawn import withdrawn_among
 
 
 @dataclass(frozen=True)
@@ -591,7 +592,12 @@ def recall(
     picked, parts, used = _slate(engine, query, k, mounts, tuning, stages)
     with engine.store.read() as tx:
         found: dict[int, Memory] = _repo.memories_by_n(tx, [n for n, _ in picked])
-    hits = tuple(RecallHit(found[n], parts[d]["fused"], parts[d]) for n, d in picked if n in found)
+        withdrawn = withdrawn_among(tx, [m.id for m in found.values()])  # kept, never served
+    hits = tuple(
+        RecallHit(found[n], parts[d]["fused"], parts[d])
+        for n, d in picked
+        if n in found and found[n].id not in withdrawn
+    )
     degraded = any(v.startswith("degraded") for v in stages.values())
     return RecallResult(
         query,
