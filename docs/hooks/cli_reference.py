@@ -5,7 +5,8 @@ One page per top-level ``engram`` command under ``cli/``, rendered from the very
 ``engram ... --help`` says and cannot drift from the CLI (docs/spec/docs-site.md "The
 command-line reference"). ``cli/index.md`` lists every command by area, with the spec page that
 explains it. mkdocs-click was tried first: with click 8.3 it prints ``Sentinel.UNSET`` as every
-unset default and leaves arguments out, so the pages are written here from click's public API. ``docs/spec/cli.md`` keeps the hand-written table of every command, which
+unset default and leaves arguments out, so the pages are written here from click's public API.
+``docs/spec/cli.md`` keeps the hand-written table of every command, which
 tests/cli/test_cli_docs.py holds to the same click tree.
 
 The CLI imports each command's module only when that command runs (``engram.cli._app``); this
@@ -106,7 +107,7 @@ def command_lines(command: click.Command, ctx: click.Context, depth: int) -> lis
     subcommand's, the way `engram ... --help` shows them."""
     path = ctx.command_path
     label = ctx.info_name or path
-    lines = [f"{'#' * depth} {path} {{ #{anchor(path)} data-toc-label=\"{label}\" }}", ""]
+    lines = [f'{"#" * depth} {path} {{ #{anchor(path)} data-toc-label="{label}" }}', ""]
     lines += help_lines(command)
     usage = command.get_usage(ctx).strip()
     lines += ["```text", usage, "```", ""]

@@ -85,8 +85,20 @@ CONSTRAINTS = (
 )
 
 
+def notes(schema: Schema, description: str = "") -> str:
+    """A member's or parameter's description, then its constraints as a sentence."""
+    said = constraints(schema)
+    if not said:
+        return cell(description)
+    sentence = f"{said[0].upper()}{said[1:]}."
+    return cell(f"{description} {sentence}" if description else sentence)
+
+
 def constraints(schema: Schema) -> str:
     said = [template.format(schema[key]) for key, template in CONSTRAINTS if key in schema]
+    if "minLength" in schema and "maxLength" in schema:
+        said = [s for s in said if not s.endswith(" characters")]
+        said.append(f"{schema['minLength']} to {schema['maxLength']} characters")
     if "enum" in schema:
         said.append("one of " + ", ".join(f"`{v}`" for v in schema["enum"]))
     if "const" in schema:
@@ -104,10 +116,9 @@ def field_rows(schema: Schema, prefix: str = "") -> list[str]:
     required = set(schema.get("required", ()))
     for name, member in schema.get("properties", {}).items():
         path = f"{prefix}{name}"
-        notes = "; ".join(x for x in (member.get("description", ""), constraints(member)) if x)
         rows.append(
             f"| `{path}` | {type_of(member)} | {'yes' if name in required else ''} | "
-            f"{cell(notes)} |"
+            f"{notes(member, member.get('description', ''))} |"
         )
         if member.get("type") == "object" and "properties" in member:
             rows += field_rows(member, f"{path}.")
@@ -125,7 +136,7 @@ def fields_table(schema: Schema) -> list[str]:
 
 
 def json_block(value: Any) -> list[str]:
-    return ["```json", dumps_text(value, indent=2), "```", ""]
+    return ["```json", *dumps_text(value, indent=2).splitlines(), "```", ""]
 
 
 def examples(media: Schema) -> list[str]:
@@ -164,13 +175,18 @@ def security_line(operation: Schema, document: Schema) -> str:
 def parameter_rows(parameters: list[Schema]) -> list[str]:
     if not parameters:
         return []
-    lines = ["**Parameters**", "", "| name | in | required | type | notes |", "|---|---|---|---|---|"]
+    lines = [
+        "**Parameters**",
+        "",
+        "| name | in | required | type | notes |",
+        "|---|---|---|---|---|",
+    ]
     for parameter in parameters:
         schema = parameter.get("schema", {})
-        notes = "; ".join(x for x in (parameter.get("description", ""), constraints(schema)) if x)
         lines.append(
             f"| `{parameter['name']}` | {parameter['in']} | "
-            f"{'yes' if parameter.get('required') else ''} | {type_of(schema)} | {cell(notes)} |"
+            f"{'yes' if parameter.get('required') else ''} | {type_of(schema)} | "
+            f"{notes(schema, parameter.get('description', ''))} |"
         )
     return [*lines, ""]
 
@@ -188,15 +204,18 @@ def body_lines(body: Schema) -> list[str]:
 
 
 def response_lines(responses: Schema) -> list[str]:
-    lines = ["**Responses**", "", "| status | meaning | body |", "|---|---|---|"]
+    """One row per answer; statuses that say the same (the error shape) share a row."""
+    rows: dict[tuple[str, str], list[str]] = {}
     shown: list[str] = []
     for status, response in responses.items():
         bodies = [type_of(m.get("schema", {})) for m in response.get("content", {}).values()]
-        lines.append(
-            f"| {status} | {cell(response.get('description', ''))} | {', '.join(bodies)} |"
-        )
+        meaning = (cell(response.get("description", "")), ", ".join(bodies))
+        rows.setdefault(meaning, []).append(str(status))
         for media in response.get("content", {}).values():
             shown += examples(media)
+    lines = ["**Responses**", "", "| status | meaning | body |", "|---|---|---|"]
+    for (meaning, body), statuses in rows.items():
+        lines.append(f"| {', '.join(statuses)} | {meaning} | {body} |")
     return [*lines, "", *shown]
 
 
@@ -223,8 +242,7 @@ def render(document: Schema) -> str:
         "",
         "<!-- Generated from openapi.json by docs/hooks/http_reference.py. -->",
         "",
-        f"{info.get('title', 'The API')} {info.get('version', '')}: "
-        f"{info.get('description', '')}",
+        f"{info.get('title', 'The API')} {info.get('version', '')}: {info.get('description', '')}",
         "",
         f"This page is generated from [the OpenAPI {document.get('openapi', '')} document]"
         f"({DOCUMENT}) that `engram serve` serves at `/openapi.json` (checked in as "
@@ -257,7 +275,7 @@ def render(document: Schema) -> str:
         if schema.get("description"):
             lines += [schema["description"], ""]
         table = fields_table(schema)
-        lines += table or [f"{type_of(schema)}. {cell(constraints(schema))}", ""]
+        lines += table or [f"{type_of(schema)}. {notes(schema)}", ""]
         lines += ['??? note "JSON Schema"', ""]
         lines += ["    " + line if line else "" for line in json_block(schema)]
     return "\n".join(lines)
