@@ -3,12 +3,13 @@
 Run: ``python -m bench cartridge [--rounds N]``. Every workload carries the same 10,000 memory
 records. The baseline is what the data costs with no format at all: ``executemany`` of those
 rows into a fresh SQLite file and one commit. The contenders are the three cartridge paths of
-lboel/acx@85f1358 SPEC.md §3.3, §4.2, §7.3: build+sign (prepare, scrub, write sqlar rows, re-read live bytes,
-derive the manifest, sign), verify (open read-only, check the header and schema, hash every ROM
-byte, compare the indexes, check the DSSE envelope), and import (verify + plan + merge the
-records into a fresh memory store through ``engram.memory.import_memories``, which re-indexes
-each memory's local vector); "import plan" is the cartridge half of import on its own.
-"""  # noqa: E501
+lboel/acx@85f1358 SPEC.md §3.3, §4.2, §7.3: build+sign (prepare, scrub, write sqlar rows,
+re-read live bytes, derive the manifest, sign), verify (open read-only, check the header and
+schema, hash every ROM byte, compare the indexes, check the DSSE envelope), and import (verify
++ plan + merge the records into a fresh memory store through ``engram.memory.import_memories``,
+which re-indexes each memory's local vector); "import plan" is the cartridge half of import on
+its own.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from bench._harness import Case, Contender, measure, report
-from engram.cartridge import Cartridge, Contents, export_record, merge_records, verify_rom, write
-from engram.cartridge._agent import ExportOptions, package_contents
+from engram.cartridge import (
+    Cartridge,
+    Contents,
+    ExportOptions,
+    export_record,
+    merge_records,
+    package_contents,
+    verify_rom,
+    write,
+)
 from engram.core.keys import PrivateKey
 from engram.memory import MemoryRecord, import_memories
 from engram.store import open_store

@@ -19,23 +19,82 @@ from pathlib import Path
 
 import pytest
 import rfc8785
+from cartridge_kit import SCHEMAS, build_sample
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_public_key
 from jsonschema import Draft202012Validator
-from kit import SCHEMAS, build_sample
 
 SPEC_SCHEMA = """
-CREATE TABLE cartridge ( key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL ) WITHOUT ROWID;
-CREATE TABLE sqlar ( name TEXT PRIMARY KEY, mode INT, mtime INT, sz INT, data BLOB );
-CREATE TABLE memory ( id TEXT PRIMARY KEY NOT NULL, zone TEXT NOT NULL CHECK (zone IN ('rom','save')), artifact_fingerprint TEXT NOT NULL, codebase_fingerprint TEXT, payload TEXT NOT NULL, oid TEXT NOT NULL, created_at TEXT NOT NULL ) WITHOUT ROWID;
+CREATE TABLE cartridge (
+  key   TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE sqlar (
+  name TEXT PRIMARY KEY,
+  mode INT, mtime INT,
+  sz INT,
+  data BLOB
+);
+CREATE TABLE memory (
+  id                   TEXT PRIMARY KEY NOT NULL,
+  zone                 TEXT NOT NULL CHECK (zone IN ('rom','save')),
+  artifact_fingerprint TEXT NOT NULL,
+  codebase_fingerprint TEXT,
+  payload              TEXT NOT NULL,
+  oid                  TEXT NOT NULL,
+  created_at           TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE INDEX memory_zone_fp ON memory(zone, artifact_fingerprint);
-CREATE TABLE vectors ( memory_id TEXT PRIMARY KEY, zone TEXT NOT NULL, embedding BLOB NOT NULL, artifact_fingerprint TEXT );
-CREATE TABLE objects ( oid TEXT PRIMARY KEY NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('sqlar','memory','cartridge','skill','attestation')), source_ref TEXT NOT NULL, canon TEXT NOT NULL, zone TEXT NOT NULL CHECK (zone IN ('rom','save')), sz INTEGER NOT NULL ) WITHOUT ROWID;
-CREATE TABLE signatures ( sig_id TEXT PRIMARY KEY NOT NULL, target TEXT NOT NULL DEFAULT 'rom-manifest', manifest_hash TEXT NOT NULL, envelope TEXT NOT NULL, keyid TEXT NOT NULL, public_key_pem TEXT, alg TEXT NOT NULL DEFAULT 'ed25519', created_at TEXT NOT NULL ) WITHOUT ROWID;
-CREATE TABLE attestations ( att_id TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, subject_oid TEXT, media_type TEXT NOT NULL, document TEXT NOT NULL, status_url TEXT, created_at TEXT NOT NULL ) WITHOUT ROWID;
-CREATE TABLE acx_skill ( name TEXT PRIMARY KEY, description TEXT NOT NULL, license TEXT, compatibility TEXT, skill_version TEXT, sqlar_path TEXT NOT NULL, body_tokens INTEGER, content_sha256 TEXT NOT NULL, resources TEXT NOT NULL, ext TEXT, schema_version TEXT NOT NULL );
-CREATE TABLE capabilities ( id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL, content_hash TEXT NOT NULL );
-"""  # noqa: E501
+CREATE TABLE vectors (
+  memory_id            TEXT PRIMARY KEY,
+  zone                 TEXT NOT NULL,
+  embedding            BLOB NOT NULL,
+  artifact_fingerprint TEXT
+);
+CREATE TABLE objects (
+  oid        TEXT PRIMARY KEY NOT NULL,
+  kind       TEXT NOT NULL CHECK (kind IN ('sqlar','memory','cartridge','skill','attestation')),
+  source_ref TEXT NOT NULL,
+  canon      TEXT NOT NULL,
+  zone       TEXT NOT NULL CHECK (zone IN ('rom','save')),
+  sz         INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE signatures (
+  sig_id         TEXT PRIMARY KEY NOT NULL,
+  target         TEXT NOT NULL DEFAULT 'rom-manifest',
+  manifest_hash  TEXT NOT NULL,
+  envelope       TEXT NOT NULL,
+  keyid          TEXT NOT NULL,
+  public_key_pem TEXT,
+  alg            TEXT NOT NULL DEFAULT 'ed25519',
+  created_at     TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE attestations (
+  att_id      TEXT PRIMARY KEY NOT NULL,
+  type        TEXT NOT NULL,
+  subject_oid TEXT,
+  media_type  TEXT NOT NULL,
+  document    TEXT NOT NULL,
+  status_url  TEXT,
+  created_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE acx_skill (
+  name           TEXT PRIMARY KEY,
+  description    TEXT NOT NULL,
+  license        TEXT, compatibility TEXT, skill_version TEXT,
+  sqlar_path     TEXT NOT NULL,
+  body_tokens    INTEGER,
+  content_sha256 TEXT NOT NULL,
+  resources      TEXT NOT NULL,
+  ext            TEXT,
+  schema_version TEXT NOT NULL
+);
+CREATE TABLE capabilities (
+  id           TEXT PRIMARY KEY NOT NULL,
+  json         TEXT NOT NULL,
+  content_hash TEXT NOT NULL
+);
+"""
 """SPEC §3.2 with §5.3 and §6.1, comments dropped; the one departure (public_key_pem) is in
 docs/spec/acx.md §2, and vectors is the plain table of §3.5's "local materialization"."""
 
@@ -59,7 +118,7 @@ def _file(conn: sqlite3.Connection, name: str) -> bytes:
 def _manifest(conn: sqlite3.Connection) -> str:
     """SPEC §3.3, written from the text: live oids, sorted by (kind, source_ref), JCS, sha256."""
     entries = []
-    for kind, ref, canon, sz in sorted(  # noqa: B007
+    for _kind, ref, canon, sz in sorted(
         conn.execute("SELECT kind, source_ref, canon, sz FROM objects WHERE zone='rom'")
     ):
         if ref.startswith("memory:"):
@@ -111,7 +170,8 @@ def test_manifest_and_dsse_checked_without_engram(built: Path) -> None:
     meta = dict(conn.execute("SELECT key, value FROM cartridge"))
     assert meta["acx.rom_manifest_hash"] == digest
     ((manifest_hash, envelope_text, keyid, pem),) = conn.execute(
-        "SELECT manifest_hash, envelope, keyid, public_key_pem FROM signatures WHERE target='rom-manifest'"  # noqa: E501
+        "SELECT manifest_hash, envelope, keyid, public_key_pem FROM signatures "
+        "WHERE target='rom-manifest'"
     ).fetchall()
     assert manifest_hash == digest
     envelope = json.loads(envelope_text)
@@ -169,13 +229,15 @@ def test_every_document_matches_the_published_schemas(built: Path) -> None:
         assert not list(_schema("memory-partition").iter_errors(json.loads(payload)))
     for (text,) in conn.execute("SELECT json FROM capabilities"):
         assert not list(_schema("capability-sellable-claim").iter_errors(json.loads(text)))
-    conn.row_factory = sqlite3.Row
-    for row in conn.execute("SELECT * FROM acx_skill"):
-        skill = {k: row[k] for k in row.keys() if row[k] is not None}  # noqa: SIM118
+    cursor = conn.execute("SELECT * FROM acx_skill")
+    columns = [d[0] for d in cursor.description]
+    for values in cursor.fetchall():
+        skill = {c: v for c, v in zip(columns, values, strict=True) if v is not None}
+        path = skill["sqlar_path"]
         skill["resources"] = json.loads(skill["resources"])
-        skill["sqlar_path"] = skill["sqlar_path"].removeprefix("rom/")
+        skill["sqlar_path"] = path.removeprefix("rom/")
         assert not list(_schema("skill-bundle").iter_errors(skill))
-        assert skill["content_sha256"] == hashlib.sha256(_file(conn, row["sqlar_path"])).hexdigest()
+        assert skill["content_sha256"] == hashlib.sha256(_file(conn, path)).hexdigest()
     spec = json.loads(_file(conn, "rom/package-spec.json"))
     meta = dict(conn.execute("SELECT key, value FROM cartridge").fetchall())
     assert spec["cartridgeId"] == meta["acx.cartridge_id"]
@@ -187,8 +249,7 @@ def test_stock_sqlite3_extracts_every_file_byte_for_byte(built: Path, tmp_path: 
     subprocess.run(["sqlite3", str(built), "-Ax"], cwd=tmp_path, check=True, capture_output=True)
     conn = sqlite3.connect(built)
     names = [n for (n,) in conn.execute("SELECT name FROM sqlar")]
-    assert names and all(  # noqa: PT018
-        n.split("/")[0] in ("rom", "save") and len(n.split("/")) >= 2 for n in names
-    )
+    assert names
+    assert all(n.split("/")[0] in ("rom", "save") and len(n.split("/")) >= 2 for n in names)
     for name in names:
         assert (tmp_path / name).read_bytes() == _file(conn, name)

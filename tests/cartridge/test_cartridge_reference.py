@@ -7,14 +7,23 @@ change to any ROM object makes it ``tampered``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import subprocess
-from datetime import UTC, datetime
+import zlib
 from pathlib import Path
 
 import pytest
-from kit import NOW, REFERENCE, REFERENCE_HASH, REFERENCE_INDEX, REFERENCE_KEY_PEM, copy_reference
+from cartridge_kit import (
+    NOW,
+    REFERENCE,
+    REFERENCE_HASH,
+    REFERENCE_INDEX,
+    REFERENCE_KEY_PEM,
+    copy_reference,
+    registry_for,
+)
 
 from engram.cartridge import (
     Cartridge,
@@ -26,35 +35,11 @@ from engram.cartridge import (
     verify,
 )
 from engram.core.keys import PublicKey
-from engram.trust import (
-    GITHUB_OIDC_ISSUER,
-    KeyStatus,
-    NamespaceProof,
-    ProofMethod,
-    TrustedKey,
-    TrustRegistry,
-    TrustState,
-)
+from engram.trust import TrustRegistry, TrustState
 
 
 def _registry() -> TrustRegistry:
-    key = PublicKey.from_pem(REFERENCE_KEY_PEM.encode())
-    return TrustRegistry.empty().with_key(
-        TrustedKey(
-            keyid=key.key_id,
-            publisher_id="io.github.ridgeworks",
-            public_key=key,
-            status=KeyStatus.ACTIVE,
-            not_before=datetime(2026, 1, 1, tzinfo=UTC),
-            not_after=datetime(2027, 1, 1, tzinfo=UTC),
-            namespace_proof=NamespaceProof(
-                ProofMethod.GITHUB_OIDC,
-                datetime(2026, 1, 1, tzinfo=UTC),
-                oidc_subject="repo:ridgeworks/agents:ref:refs/heads/main",
-                oidc_issuer=GITHUB_OIDC_ISSUER,
-            ),
-        )
-    )
+    return registry_for(PublicKey.from_pem(REFERENCE_KEY_PEM.encode()), "io.github.ridgeworks")
 
 
 @pytest.mark.req("engram.cartridge.rom-manifest", "engram.cartridge.reference-interop")
@@ -66,7 +51,8 @@ def test_the_manifest_hash_is_the_registry_index_digest() -> None:
         report = verify(cartridge)
         rom = load_rom(cartridge)
     assert rom.manifest_hash == REFERENCE_HASH
-    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
+    assert report.state is TrustState.PORTABLE
+    assert report.signature_verified
     assert report.manifest_hash == REFERENCE_HASH
     assert report.publisher_id == "io.github.ridgeworks"
 
@@ -110,15 +96,14 @@ def _flip_one_byte(path: Path, ref: str) -> None:
             )
         elif ref.startswith("capability:"):
             conn.execute(
-                "UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') WHERE id = ?",  # noqa: E501
+                "UPDATE capabilities SET json = replace(json, '\"mu\":25', '\"mu\":26') "
+                "WHERE id = ?",
                 (ref[11:],),
             )
         elif ref.startswith("cartridge:"):
             conn.execute("UPDATE cartridge SET value = value || 'x' WHERE key = ?", (ref[10:],))
         else:
             (data,) = conn.execute("SELECT data FROM sqlar WHERE name = ?", (ref,)).fetchone()
-            import zlib
-
             raw = zlib.decompress(data, -15)
             changed = bytes([raw[0] ^ 1]) + raw[1:]
             packed = zlib.compress(changed)
@@ -148,7 +133,8 @@ def test_strip_keeps_the_manifest_hash_and_the_signature(tmp_path: Path) -> None
     assert result.before == result.after == REFERENCE_HASH
     with Cartridge.open(tmp_path / "rom.acx") as cartridge:
         report = verify(cartridge)
-    assert report.state is TrustState.PORTABLE and report.signature_verified  # noqa: PT018
+    assert report.state is TrustState.PORTABLE
+    assert report.signature_verified
 
 
 @pytest.mark.req("engram.cartridge.skill-index", "engram.cartridge.reference-interop")
@@ -163,8 +149,6 @@ def test_its_skills_list_and_install_byte_for_byte(tmp_path: Path) -> None:
     assert "rom/skills/expertise-devops-engineer/SKILL.md" in listing.stdout.split()
     written = install_skills(rom, tmp_path / "skills")
     data = written[0].read_bytes()
-    import hashlib
-
     assert hashlib.sha256(data).hexdigest() == skills[0].content_sha256
     with sqlite3.connect(REFERENCE) as conn:
         (oid,) = conn.execute(

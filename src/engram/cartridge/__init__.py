@@ -7,7 +7,13 @@ Our decisions are in docs/spec/acx.md. Read with :meth:`Cartridge.open` + :func:
 :func:`activate`, :func:`check_host`, :func:`install_skills` and :func:`roster`.
 """
 
-from engram.cartridge._agent import ExportOptions, collect_skills, package_contents
+from engram.cartridge._agent import (
+    ExportOptions,
+    collect_skills,
+    export_records,
+    package_contents,
+    set_memories,
+)
 from engram.cartridge._build import Built, Contents, Stripped, strip, write, write_save
 from engram.cartridge._capabilities import agent_card, build_capability, capability_problems
 from engram.cartridge._container import Cartridge
@@ -103,6 +109,7 @@ __all__ = [
     "embed",
     "engine_of",
     "export_record",
+    "export_records",
     "harness_problems",
     "install_skills",
     "load_rom",
@@ -113,6 +120,7 @@ __all__ = [
     "require_state",
     "roster",
     "scan",
+    "set_memories",
     "spec_report",
     "strip",
     "upgrade",

@@ -248,6 +248,22 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
     return Contents(meta, files, records, capabilities, repo_literals(raw_records)), quarantined
 
 
+def set_memories(contents: Contents, records: list[dict[str, Any]]) -> None:
+    """Give ``contents`` exactly ``records`` and a package spec whose memory count says so."""
+    contents.memories = list(records)
+    content, mode, mtime = contents.files[PACKAGE_SPEC_FILE]
+    spec = parse_strict(content)
+    artifacts = spec.get("artifacts") if isinstance(spec, dict) else None
+    baseline = next(
+        (a for a in artifacts or [] if isinstance(a, dict) and a.get("role") == "memory-baseline"),
+        None,
+    )
+    if not isinstance(spec, dict) or baseline is None:
+        raise CartridgeFormatError(f"{PACKAGE_SPEC_FILE} has no memory-baseline artifact")
+    baseline["count"] = len(records)
+    contents.files[PACKAGE_SPEC_FILE] = (_pretty(spec), mode, mtime)
+
+
 def export_records(
     raw: list[dict[str, Any]], options: ExportOptions
 ) -> tuple[list[dict[str, Any]], int]:
@@ -314,5 +330,6 @@ __all__ = [
     "collect_skills",
     "export_records",
     "package_contents",
+    "set_memories",
     "slug",
 ]

@@ -77,30 +77,33 @@ def write(
     ids = [str(m.get("id")) for m in contents.memories]
     if len(ids) != len(set(ids)):
         raise CartridgeFormatError("two memory records share an id")
+    # The acx_skill cache is derived from the bytes about to be written and written with them,
+    # so the staged file is checked (load_rom) exactly as every later reader checks it.
+    skills = derive_skills({n: f[0] for n, f in contents.files.items() if zone_of(n) == ROM})
     with create(target) as writer:
         _fill(writer, contents)
-        writer.commit()
-        with Cartridge.open(writer.path) as staged:
-            rom = load_rom(staged)
-            if rom.problems:
-                raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
-            skills = derive_skills(rom.files)
-        scan: dict[str, bytes] = {name: data for name, data in rom.files.items()}  # noqa: C416
-        for m in contents.memories:
-            scan[f"memory:{m['id']}"] = canonicalize(m)
-        for c in contents.capabilities:
-            scan[f"capability:{c['id']}"] = canonicalize(c)
-        for k, v in contents.meta.items():
-            scan[f"cartridge:{k}"] = v.encode("utf-8")
-        require_clean(scan, contents.literals)
         writer.executemany(
             "INSERT INTO acx_skill(name, description, license, compatibility, skill_version, "
             "sqlar_path, body_tokens, content_sha256, resources, ext, schema_version) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [tuple(s.row().values()) for s in skills],
         )
+        writer.commit()
+        with Cartridge.open(writer.path) as staged:
+            rom = load_rom(staged)
+        if rom.problems:
+            raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
+        scanned = dict(rom.files)
+        for m in contents.memories:
+            scanned[f"memory:{m['id']}"] = canonicalize(m)
+        for c in contents.capabilities:
+            scanned[f"capability:{c['id']}"] = canonicalize(c)
+        for k, v in contents.meta.items():
+            scanned[f"cartridge:{k}"] = v.encode("utf-8")
+        require_clean(scanned, contents.literals)
         writer.executemany(
-            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",  # noqa: E501
+            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) "
+            "VALUES (?, ?, ?, ?)",
             [
                 (m["id"], m["zone"], pack(embed(memory_text(m))), m["artifactFingerprint"])
                 for m in contents.memories
@@ -271,10 +274,16 @@ def strip(source: str | os.PathLike[str], out: str | os.PathLike[str]) -> Stripp
 
 
 def write_save(path: str | os.PathLike[str], files: Mapping[str, bytes], *, mtime: int) -> None:
-    """Write (or replace) SAVE files; a path outside ``save/`` is refused before any write."""
+    """Write (or replace) SAVE files; a path outside ``save/`` is refused before any write.
+
+    The file must open as a cartridge first (header, schema, integrity, every sqlar path), so
+    SAVE is never written into a file a reader would refuse.
+    """
     for name in files:
         if zone_of(check_path(name)) != SAVE:
             raise CartridgeFormatError(f"{name!r} is not a SAVE path: ROM is never written here")
+    with Cartridge.open(path):
+        pass
     with rewrite(path) as writer:
         for name, content in sorted(files.items()):
             writer.put_file(name, content, mode=0o100644, mtime=mtime)

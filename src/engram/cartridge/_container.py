@@ -68,6 +68,8 @@ class Cartridge:
         self._conn = conn
         self._entries: dict[str, Entry] | None = None
         self.tables: frozenset[str] = frozenset()
+        self.vec0 = False
+        """Whether ``vectors`` is SPEC's ``vec0`` virtual table (never read without sqlite-vec)."""
         self.inflated = 0
         """Bytes read or inflated so far, charged against ``limits.max_total_inflated_bytes``."""
 
@@ -127,7 +129,8 @@ class Cartridge:
         if names & LEGACY_TABLES and "cartridge" not in names:
             raise LegacyLayout(
                 f"{self.path.name} is in engram's earlier cartridge layout (acx_meta, acx_object); "
-                f"re-pack it with `engram cartridge upgrade {self.path.name} NEW.acx --sign-key KEY`"  # noqa: E501
+                f"re-pack it with `engram cartridge upgrade {self.path.name} NEW.acx "
+                "--sign-key KEY`"
             )
         vec0 = any(
             r[0] == "table" and r[1] == "vectors" and "USING VEC0" in normalize_sql(str(r[3]))
@@ -163,6 +166,7 @@ class Cartridge:
         if missing:
             raise CartridgeFormatError(f"malformed cartridge: missing {', '.join(missing)}")
         self.tables = frozenset(found)
+        self.vec0 = vec0
 
     def entries(self) -> dict[str, Entry]:
         """Every sqlar row's validated metadata, by name (sorted), read from the table itself."""

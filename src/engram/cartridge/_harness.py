@@ -68,13 +68,40 @@ def default_requirements() -> dict[str, JsonValue]:
     """What export signs when the agent package brings no harness manifest (schema-valid)."""
     return {
         "schemaVersion": HARNESS_SCHEMA_VERSION,
-        "mcp": {"minProtocolRevision": MIN_PROTOCOL_FLOOR, "preferredProtocolRevision": PREFERRED_REVISION},  # noqa: E501
+        "mcp": {
+            "minProtocolRevision": MIN_PROTOCOL_FLOOR,
+            "preferredProtocolRevision": PREFERRED_REVISION,
+        },
         "model": {"toolUse": True, "minContextWindowTokens": 100000, "structuredOutput": False},
         "requiredTools": [
-            _tool("acx:execute", ["exec", "fs.read"], "execute", "Run commands/code in a sandbox.", "command"),  # noqa: E501
-            _tool("acx:dispatch", ["dispatch"], "dispatch", "Spawn/route a sub-agent unit of work.", "task"),  # noqa: E501
-            _tool("acx:memory.write", ["memory.write"], "add_memory", "Append a durable SAVE-zone record.", "summary"),  # noqa: E501
-            _tool("acx:search", ["search", "memory.read"], "search_memory", "Retrieval over memory + knowledge.", "query"),  # noqa: E501
+            _tool(
+                "acx:execute",
+                ["exec", "fs.read"],
+                "execute",
+                "Run commands/code in a sandbox.",
+                "command",
+            ),
+            _tool(
+                "acx:dispatch",
+                ["dispatch"],
+                "dispatch",
+                "Spawn/route a sub-agent unit of work.",
+                "task",
+            ),
+            _tool(
+                "acx:memory.write",
+                ["memory.write"],
+                "add_memory",
+                "Append a durable SAVE-zone record.",
+                "summary",
+            ),
+            _tool(
+                "acx:search",
+                ["search", "memory.read"],
+                "search_memory",
+                "Retrieval over memory + knowledge.",
+                "query",
+            ),
         ],
         "optionalTools": [
             {
@@ -88,7 +115,7 @@ def default_requirements() -> dict[str, JsonValue]:
         ],
         "filesystem": {"read": ["**"]},
         "network": {"egress": "none"},
-    }  # fmt: skip
+    }
 
 
 def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:

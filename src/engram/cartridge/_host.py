@@ -50,11 +50,22 @@ HOST_SKILL_DIRS = {
 
 
 def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:
-    """Refuse a report whose state is not accepted (``tampered`` never is)."""
+    """Refuse a report whose state is not accepted (``tampered`` never is).
+
+    A ``portable`` report whose signature could not be checked (no public key in the file or
+    the registry) is accepted only where ``legacy`` is: nothing vouched for its bytes, so an
+    editor who recomputed every digest and dropped the key must not pass as a signed file.
+    """
+    allowed = ", ".join(sorted(s.value for s in accept if s is not TrustState.TAMPERED))
     if report.state is TrustState.TAMPERED or report.state not in accept:
-        allowed = ", ".join(sorted(s.value for s in accept if s is not TrustState.TAMPERED))
         raise UntrustedCartridge(
             f"cartridge is {report.state.value} ({report.reason}); accepted: {allowed or 'none'}"
+        )
+    unchecked = report.state is TrustState.PORTABLE and not report.signature_verified
+    if unchecked and TrustState.LEGACY not in accept:
+        raise UntrustedCartridge(
+            f"cartridge is portable but its signature was not checked ({report.reason}): "
+            f"it counts as legacy; accepted: {allowed or 'none'}"
         )
 
 
@@ -112,7 +123,11 @@ def activate(
 
 
 def install_skills(rom: Rom, target: Path) -> list[Path]:
-    """Write every ROM skill under ``target/<name>/`` byte for byte; return the files written."""
+    """Write every ROM skill under ``target/<name>/`` byte for byte; return the files written.
+
+    Each file gets the mode of its sqlar row, 0644 or 0755 (the only modes a cartridge may
+    carry), as ``sqlite3 -Ax`` would extract it.
+    """
     derive_skills(rom.files)  # refuses a skill that breaks §5 before anything is written
     written: list[Path] = []
     root = target.resolve()
@@ -125,6 +140,7 @@ def install_skills(rom: Rom, target: Path) -> list[Path]:
             raise CartridgeFormatError(f"{name} would be written outside {root}")
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(content)
+        destination.chmod(0o755 if rom.modes.get(name, 0) & 0o111 else 0o644)
         written.append(destination)
     return written
 

@@ -16,21 +16,21 @@ import hashlib
 import hmac
 import os
 import sqlite3
-import zlib
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from engram.cartridge._agent import ExportOptions, package_contents
-from engram.cartridge._build import Built, File, write
-from engram.cartridge._format import check_header
-from engram.cartridge._paths import check_path
+from engram.cartridge._agent import ExportOptions, package_contents, set_memories
+from engram.cartridge._build import Built, Contents, File, write
+from engram.cartridge._format import DEFAULT_LIMITS, check_header
 from engram.cartridge._records import export_record
-from engram.cartridge._sqlar import FILE_MODE
+from engram.cartridge._sqlar import FILE_MODE, check_entry, decode
 from engram.core.canonical import parse_strict
 from engram.core.clock import format_instant
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
@@ -56,16 +56,20 @@ def _rows(path: Path) -> tuple[dict[str, str], dict[str, tuple[bytes, int, int]]
             for p, o in conn.execute("SELECT path, oid FROM acx_object WHERE oid IS NOT NULL")
         }
         files: dict[str, tuple[bytes, int, int]] = {}
-        for name, mode, mtime, size, data in conn.execute(
-            "SELECT name, mode, mtime, sz, data FROM sqlar NOT INDEXED"
-        ):
-            if data is None:
-                continue
-            blob = bytes(data)
-            content = blob if len(blob) == size else zlib.decompressobj().decompress(blob, size + 1)
-            if len(content) != size:
-                raise CartridgeFormatError(f"{path.name}: {name} does not inflate to its size")
-            files[check_path(str(name))] = (content, int(mode), int(mtime))
+        rows = conn.execute(
+            "SELECT rowid, name, typeof(name), mode, mtime, sz, typeof(data), length(data) "
+            "FROM sqlar NOT INDEXED LIMIT ?",
+            (DEFAULT_LIMITS.max_rows + 1,),
+        ).fetchall()
+        if len(rows) > DEFAULT_LIMITS.max_rows:
+            raise CartridgeFormatError(f"{path.name} has more than {DEFAULT_LIMITS.max_rows} rows")
+        for row in rows:
+            if row[6] == "null":
+                continue  # the old layout's directory rows
+            entry = check_entry(row)  # portable path, file mode, size limits
+            query = "SELECT data FROM sqlar WHERE rowid = ?"
+            (data,) = conn.execute(query, (entry.rowid,)).fetchone()
+            files[entry.name] = (decode(entry, bytes(data)), entry.mode, entry.mtime)
     except sqlite3.Error as e:
         raise CartridgeFormatError(
             f"{path.name} is not an engram cartridge of the old layout: {e}"
@@ -102,13 +106,29 @@ def upgrade(
         ) from e
     if not isinstance(document, dict):
         raise CartridgeFormatError(f"{path.name}: rom/cartridge.json is not an object")
-    publisher = str(document.get("publisherId") or meta.get("acx.publisher_id"))
-    artifact = str(document.get("artifactId") or meta.get("acx.artifact_id"))
-    version = str(document.get("artifactVersion") or meta.get("acx.artifact_version"))
+    publisher, artifact, version = (
+        _member(document, meta, member, key, path)
+        for member, key in (
+            ("publisherId", "acx.publisher_id"),
+            ("artifactId", "acx.artifact_id"),
+            ("artifactVersion", "acx.artifact_version"),
+        )
+    )
     records, left_out = _records(old_records, now, installation_salt)
     contents = _contents(publisher, artifact, version, now, files, records)
     built = write(out, contents, key=key, signed_at=now)
     return Upgraded(built, len(records), left_out)
+
+
+def _member(
+    document: dict[str, Any], meta: dict[str, str], member: str, key: str, path: Path
+) -> str:
+    value = document.get(member) or meta.get(key)
+    if not isinstance(value, str) or not value:
+        raise CartridgeFormatError(
+            f"{path.name}: rom/cartridge.json has no {member} (and acx_meta no {key}) to carry over"
+        )
+    return value
 
 
 def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[dict[str, Any]], int]:
@@ -149,16 +169,11 @@ def _contents(
     now: datetime,
     files: dict[str, tuple[bytes, int, int]],
     records: list[dict[str, Any]],
-) -> Any:
-    import tempfile
-
+) -> Contents:
     with tempfile.TemporaryDirectory() as tmp:
         package = Path(tmp)
-        (package / "manifest.json").write_text(
-            '{"name": %s, "artifactId": %s, "artifactVersion": %s}'  # noqa: UP031
-            % tuple(f'"{v}"' for v in (artifact, artifact, version)),
-            encoding="utf-8",
-        )
+        manifest = {"name": artifact, "artifactId": artifact, "artifactVersion": version}
+        (package / "manifest.json").write_text(dumps_text(manifest), encoding="utf-8")
         skills = {n: f for n, f in files.items() if n.startswith("rom/skills/")}
         if skills:
             for name, (content, _mode, _mtime) in skills.items():
@@ -166,18 +181,11 @@ def _contents(
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(content)
         contents, _ = package_contents(package, ExportOptions(publisher, now, default_skill=False))
-    contents.memories = records
+    set_memories(contents, records)
     saved: dict[str, File] = {
         n: (c, FILE_MODE, m) for n, (c, _mo, m) in files.items() if n.startswith("save/")
     }
     contents.files |= saved
-    spec_name = "rom/package-spec.json"
-    spec = parse_strict(contents.files[spec_name][0])
-    assert isinstance(spec, dict)
-    spec["artifacts"][1]["count"] = len(records)
-    from engram.core.jsonio import dumps_text
-
-    contents.files[spec_name] = ((dumps_text(spec, indent=2) + "\n").encode(), FILE_MODE, 0)
     return contents
 
 

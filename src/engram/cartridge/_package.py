@@ -30,6 +30,16 @@ LANCE_SCHEMA_FILE = "rom/schema/lance-memory.json"
 LOOP_POLICY_FILE = "rom/policy/loop-context-policy.json"
 LOOP_VERSIONS = ("acx.loop-context-policy/1", "acx.loop-context-policy/1.1")
 SPEC_VERSION = "0.1"
+REQUIRED_META = (
+    "acx.spec_version",
+    "acx.cartridge_id",
+    "acx.artifact_id",
+    "acx.artifact_version",
+    "acx.created_at",
+    "acx.embedding_engine",
+    "acx.publisher_id",
+)
+"""Meta keys every cartridge carries, signed (§3.2 required keys; the reference adds publisher)."""
 
 LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
     {"name": "id", "type": "utf8", "nullable": False},
@@ -99,16 +109,70 @@ def build_package_spec(
         "specVersion": SPEC_VERSION,
         "embeddingEngine": {"id": engine["id"], "dim": engine["dim"]},
         "artifacts": [
-            {"role": "identity", "kind": "meta", "schema": "acx.cartridge-meta/1", "required": True},  # noqa: E501
-            {"role": "memory-baseline", "kind": "table", "table": "memory", "mediaType": "application/json", "schema": "acx.memory-record.v1", "required": True, "count": memories},  # noqa: E501
-            {"role": "memory-vectors", "kind": "lance", "path": "vectors/memories.lance", "schema": "acx.lance-memory/1", "required": False, "signed": False, "reindexOnImport": True, "descriptor": LANCE_SCHEMA_FILE},  # noqa: E501
-            {"role": "skills", "kind": "sqlar", "path": "rom/skills/", "schema": "acx.skill/1", "required": False, "count": skills},  # noqa: E501
-            {"role": "capabilities", "kind": "table", "table": "capabilities", "schema": "acx.capability/1", "required": False, "count": capabilities},  # noqa: E501
-            {"role": "harness", "kind": "sqlar", "path": HARNESS_FILE, "schema": "acx.harness.v1", "required": True},  # noqa: E501
-            {"role": "loop-context", "kind": "sqlar", "path": LOOP_POLICY_FILE, "schema": "acx.loop-context-policy/1.1", "required": True},  # noqa: E501
-            {"role": "level", "kind": "attestation", "schema": "acx.level-credential.v1", "required": False, "count": levels},  # noqa: E501
+            {
+                "role": "identity",
+                "kind": "meta",
+                "schema": "acx.cartridge-meta/1",
+                "required": True,
+            },
+            {
+                "role": "memory-baseline",
+                "kind": "table",
+                "table": "memory",
+                "mediaType": "application/json",
+                "schema": "acx.memory-record.v1",
+                "required": True,
+                "count": memories,
+            },
+            {
+                "role": "memory-vectors",
+                "kind": "lance",
+                "path": "vectors/memories.lance",
+                "schema": "acx.lance-memory/1",
+                "required": False,
+                "signed": False,
+                "reindexOnImport": True,
+                "descriptor": LANCE_SCHEMA_FILE,
+            },
+            {
+                "role": "skills",
+                "kind": "sqlar",
+                "path": "rom/skills/",
+                "schema": "acx.skill/1",
+                "required": False,
+                "count": skills,
+            },
+            {
+                "role": "capabilities",
+                "kind": "table",
+                "table": "capabilities",
+                "schema": "acx.capability/1",
+                "required": False,
+                "count": capabilities,
+            },
+            {
+                "role": "harness",
+                "kind": "sqlar",
+                "path": HARNESS_FILE,
+                "schema": "acx.harness.v1",
+                "required": True,
+            },
+            {
+                "role": "loop-context",
+                "kind": "sqlar",
+                "path": LOOP_POLICY_FILE,
+                "schema": "acx.loop-context-policy/1.1",
+                "required": True,
+            },
+            {
+                "role": "level",
+                "kind": "attestation",
+                "schema": "acx.level-credential.v1",
+                "required": False,
+                "count": levels,
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
@@ -119,19 +183,30 @@ def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
         "loop": {
             "maxTurns": 40,
             "cycle": ["gather_context", "act", "verify"],
-            "verification": {"passIntent": "lint, types and touched tests green", "maxAttempts": 3, "scope": "touched", "blockOnFailure": True},  # noqa: E501
+            "verification": {
+                "passIntent": "lint, types and touched tests green",
+                "maxAttempts": 3,
+                "scope": "touched",
+                "blockOnFailure": True,
+            },
             "stopConditions": [
                 {"when": "completed", "action": "stop"},
                 {"when": "blocked", "action": "handoff"},
                 {"when": "max_turns", "action": "handoff"},
                 {"when": "needs_input", "action": "await_human"},
             ],
-            "handoff": {"emits": "OperatorCommandReport", "returnWindows": ["blocker", "pr_ready", "ambiguity"]},  # noqa: E501
+            "handoff": {
+                "emits": "OperatorCommandReport",
+                "returnWindows": ["blocker", "pr_ready", "ambiguity"],
+            },
         },
         "context": {"retrieval": "just_in_time", "embeddingEngineId": engine_id},
-        "guardrailContract": {"signalKinds": ["milestone", "checkpoint", "question", "blocked", "stop"], "outcomeReport": "OperatorCommandReport"},  # noqa: E501
+        "guardrailContract": {
+            "signalKinds": ["milestone", "checkpoint", "question", "blocked", "stop"],
+            "outcomeReport": "OperatorCommandReport",
+        },
         "hints": {},
-    }  # fmt: skip
+    }
 
 
 def engine_of(meta: dict[str, str]) -> dict[str, Any]:
@@ -180,7 +255,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
     except CartridgeFormatError as e:
         engine = None
         found.append(e.message)
-    for key in ("acx.spec_version", "acx.cartridge_id", "acx.artifact_id", "acx.artifact_version", "acx.created_at", "acx.embedding_engine", "acx.publisher_id"):  # fmt: skip  # noqa: E501
+    for key in REQUIRED_META:
         if key not in meta:
             found.append(f"cartridge meta {key} is missing or not signed")
     try:
@@ -249,16 +324,30 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             found.extend(record_problems(row.record(), f"memory:{row.id}"))
         except CartridgeFormatError as e:
             found.append(e.message)
+    orphans = sorted(rom.vector_ids - set(rom.memories))
+    if orphans:
+        found.append(
+            f"vectors rows {orphans[:5]} have no memory baseline row (§7.6: a bundle with vectors "
+            "but no JSON baseline is invalid)"
+        )
+    field_learned = {row.artifact_fingerprint for row in rom.memories.values() if row.zone != "rom"}
     for cid, text in rom.capabilities.items():
         try:
             record = parse_strict(text)
         except CanonicalJsonError as e:
             found.append(f"capability:{cid}: {e.message}")
             continue
+        if not isinstance(record, dict):
+            found.append(f"capability:{cid} is not an object")
+            continue
+        found.extend(capability_problems(record, f"capability:{cid}"))
         found.extend(
-            capability_problems(record, f"capability:{cid}")
-            if isinstance(record, dict)
-            else [f"capability:{cid} is not an object"]
+            f"capability:{cid}: minted from the field-learned memory {ref.get('ref')!r} "
+            "(§6.1: only portable memory may back a capability)"
+            for ref in record.get("evidenceRefs") or []
+            if isinstance(ref, dict)
+            and ref.get("kind") == "memory-artifact"
+            and ref.get("ref") in field_learned
         )
     return SpecReport(spec, counts, found)
 

@@ -169,9 +169,9 @@ def repo_literals(records: Iterable[Mapping[str, Any]]) -> list[str]:
             found.append(repo)
         for label in (r.get("repoLabel"), r.get("projectLabel")):
             text = str(label or "")
-            if len(text) >= 4 and not re.search(r"\s", text) and re.search(r"[-_0-9]", text):  # noqa: SIM102
-                if text not in (PORTABLE_LABEL, FIELD_LABEL):
-                    found.append(text)
+            slug_shaped = not re.search(r"\s", text) and re.search(r"[-_0-9]", text)
+            if len(text) >= 4 and slug_shaped and text not in (PORTABLE_LABEL, FIELD_LABEL):
+                found.append(text)
     return sorted(set(found))
 
 
@@ -193,12 +193,18 @@ def _second_key(record: Mapping[str, Any]) -> tuple[str, bool, str]:
 
 
 def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """§7.3's deterministic, order-independent survivor of two records that are one."""
+    """§7.3's deterministic, order-independent survivor of two records that are one.
+
+    A record met again unchanged is kept as it is, so merging twice gives what merging once did.
+    """
+    if a == b:
+        return dict(a)
     if a.get("portable") != b.get("portable") or a.get("codebaseFingerprint") != b.get(
         "codebaseFingerprint"
     ):
         raise CartridgeFormatError(
-            f"refusing to merge {a.get('id')!r} and {b.get('id')!r} across the tier/codebase boundary"  # noqa: E501
+            f"refusing to merge {a.get('id')!r} and {b.get('id')!r} across the tier/codebase "
+            "boundary"
         )
     x, y = (a, b) if str(a.get("id")) <= str(b.get("id")) else (b, a)
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
+from engram.cartridge._skills import derive_skills, index_problems
 from engram.core.canonical import JsonValue, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
@@ -99,6 +100,10 @@ class Rom:
     manifest: list[dict[str, JsonValue]]
     manifest_hash: str
     problems: list[str] = field(default_factory=list)
+    modes: dict[str, int] = field(default_factory=dict)
+    """Each ROM file's sqlar mode (``0o100644`` or ``0o100755``); outside the manifest (§3.3)."""
+    vector_ids: frozenset[str] = frozenset()
+    """The ``memory_id`` of every derived ``vectors`` row (their blobs are never read, §3.5)."""
 
     @property
     def signed_meta(self) -> dict[str, str]:
@@ -231,13 +236,16 @@ def load_rom(cartridge: Cartridge) -> Rom:
     objects: list[RomObject] = []
     seen: set[str] = set()
     for oid, kind, ref, canon, zone, sz, t_sz, t_ref in raw_objects:
-        if t_sz != "integer" or t_ref != "text" or not isinstance(oid, str):
+        if (
+            not (isinstance(oid, str) and isinstance(ref, str) and isinstance(sz, int))
+            or t_sz != "integer"
+            or t_ref != "text"
+        ):
             raise CartridgeFormatError(
                 f"objects row {ref!r}: sz must be an integer, text elsewhere"
             )
         if zone != ROM:
             continue
-        assert isinstance(ref, str) and isinstance(sz, int)  # noqa: PT018
         if ref in seen:
             problems.append(f"{ref}: listed twice among the ROM objects")
         seen.add(ref)
@@ -259,6 +267,7 @@ def load_rom(cartridge: Cartridge) -> Rom:
     objects.sort(key=lambda o: (o.kind, o.source_ref))
     _coverage(seen, files, memories, capabilities, problems)
     _memory_columns(memories, problems)
+    _skill_index(cartridge, files, problems)
     manifest = [o.entry() for o in objects]
     return Rom(
         meta=meta,
@@ -269,6 +278,8 @@ def load_rom(cartridge: Cartridge) -> Rom:
         manifest=manifest,
         manifest_hash=sha256_id(canonicalize(manifest)),
         problems=problems,
+        modes={name: entries[name].mode for name in files},
+        vector_ids=_vector_ids(cartridge),
     )
 
 
@@ -324,6 +335,29 @@ def _coverage(
     for cid in capabilities:
         if f"capability:{cid}" not in seen:
             problems.append(f"capability:{cid}: a capability that no objects row covers (unsigned)")
+
+
+def _vector_ids(cartridge: Cartridge) -> frozenset[str]:
+    if cartridge.vec0:
+        return frozenset()
+    limit = cartridge.limits.max_records
+    found = cartridge.query("SELECT memory_id FROM vectors NOT INDEXED LIMIT ?", (limit + 1,))
+    if len(found) > limit:
+        raise CartridgeFormatError(f"cartridge has more than {limit} vectors rows")
+    return frozenset(str(row[0]) for row in found)
+
+
+def _skill_index(cartridge: Cartridge, files: dict[str, bytes], problems: list[str]) -> None:
+    """§5.3: the stored ``acx_skill`` cache must say what the ROM skills say.
+
+    A skill that does not derive at all (bad frontmatter) is the publisher's malformed content,
+    not a tampered index: ``spec``, ``inspect`` and ``load`` refuse it when they read it.
+    """
+    try:
+        skills = derive_skills(files, cartridge.limits.max_skill_md_bytes)
+    except CartridgeFormatError:
+        return
+    problems.extend(index_problems(cartridge, skills))
 
 
 def _memory_columns(memories: dict[str, MemoryRow], problems: list[str]) -> None:

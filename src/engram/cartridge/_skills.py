@@ -133,7 +133,8 @@ def derive_skill(name: str, files: Mapping[str, bytes], max_skill_md_bytes: int)
     if extra:
         raise CartridgeFormatError(
             f"{where}: frontmatter key(s) {extra} are not among the six agentskills.io keys "
-            f"{list(FRONTMATTER_KEYS)}; host-specific fields go under a reverse-DNS key in {EXT_FILE}"  # noqa: E501
+            f"{list(FRONTMATTER_KEYS)}; host-specific fields go under a reverse-DNS key in "
+            f"{EXT_FILE}"
         )
     declared = _text(fields, "name", where, required=True, limit=64)
     if declared != name:
@@ -209,21 +210,22 @@ def _ext(name: str, ext_json: bytes | None) -> dict[str, Any] | None:
 
 
 _COMPARED = ("name", "description", "license", "compatibility", "content_sha256", "schema_version")
+_INDEX_COLUMNS = ("sqlar_path", *_COMPARED, "resources")
+_INDEX_SQL = (
+    "SELECT sqlar_path, name, description, license, compatibility, content_sha256, "
+    "schema_version, resources FROM acx_skill NOT INDEXED LIMIT ?"
+)
 
 
 def index_problems(cartridge: Cartridge, skills: list[Skill]) -> list[str]:
     """Where the stored ``acx_skill`` cache disagrees with the index derived from ROM."""
     if not cartridge.has("acx_skill"):
         return []
-    columns = ("sqlar_path", *_COMPARED, "resources")
-    rows = cartridge.query(
-        f"SELECT {', '.join(columns)} FROM acx_skill NOT INDEXED LIMIT ?",  # noqa: S608
-        (cartridge.limits.max_rows + 1,),
-    )
+    rows = cartridge.query(_INDEX_SQL, (cartridge.limits.max_rows + 1,))
     derived = {s.sqlar_path: s.row() for s in skills}
     problems: list[str] = []
     for row in rows:
-        stored = dict(zip(columns, row, strict=True))
+        stored = dict(zip(_INDEX_COLUMNS, row, strict=True))
         path = str(stored["sqlar_path"])
         live = derived.pop(path, None)
         if live is None:

@@ -5,6 +5,8 @@ tests/vectors/sqlar/SOURCE.txt (written by the stock CLI, sqlite3 3.40.1); docs/
 
 - ``data`` is zlib (RFC 1950, ``78 9c``, level 6 as ``compress()`` uses) only when that is
   strictly smaller than the content; otherwise the bytes are stored raw and ``length(data) == sz``.
+  engram writes every row stored (``encode(..., compress=True)`` gives the stock choice): the ACX
+  reference reads only raw Deflate and stock sqlite3 only zlib, and both read stored rows.
 - An empty file is ``sz = 0`` with a zero-length blob, never NULL.
 - A directory is mode ``040755``, ``sz = 0``, ``data`` NULL.
 - ``mode`` is the full ``st_mode``; ``mtime`` is unix seconds.
@@ -48,8 +50,16 @@ class Entry:
         return self.mode == DIR_MODE
 
 
-def encode(content: bytes) -> bytes:
-    """The ``data`` blob stock sqlar writes for ``content``: zlib only when it is smaller."""
+def encode(content: bytes, *, compress: bool = False) -> bytes:
+    """The ``data`` blob for ``content``: the bytes themselves (``sz == length(data)``).
+
+    Stored rows are the one sqlar form every reader inflates alike: stock ``sqlite3 -A``
+    reads only zlib (RFC 1950) and the ACX reference only raw Deflate (RFC 1951), so
+    engram writes neither by default (docs/spec/acx.md §2). ``compress=True`` gives the blob
+    stock ``sqlite3 -Ac`` writes (zlib level 6, only when strictly smaller).
+    """
+    if not compress:
+        return content
     packed = zlib.compress(content, 6)
     return packed if len(packed) < len(content) else content
 
@@ -94,18 +104,23 @@ def decode(entry: Entry, data: bytes) -> bytes:
     return content
 
 
+def _integer(value: object, label: str, path: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CartridgeFormatError(f"sqlar row {path!r}: {label} is not an integer")
+    return value
+
+
 def check_entry(row: tuple[object, ...], limits: Limits = DEFAULT_LIMITS) -> Entry:
     """Validate one raw ``(rowid, name, typeof(name), mode, mtime, sz, typeof(data),
     length(data))``."""
-    rowid, name, name_type, mode, mtime, size, data_type, stored = row
+    raw_rowid, name, name_type, raw_mode, raw_mtime, raw_size, data_type, stored = row
     if name_type != "text":
         raise CartridgeFormatError(f"sqlar row name {name!r} is not text")
     path = check_path(name, limits)
-    for label, value in (("mode", mode), ("mtime", mtime), ("sz", size)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise CartridgeFormatError(f"sqlar row {path!r}: {label} is not an integer")
-    assert isinstance(mode, int) and isinstance(mtime, int) and isinstance(size, int)  # noqa: PT018
-    assert isinstance(rowid, int)
+    mode = _integer(raw_mode, "mode", path)
+    mtime = _integer(raw_mtime, "mtime", path)
+    size = _integer(raw_size, "sz", path)
+    rowid = _integer(raw_rowid, "rowid", path)
     if mtime < 0:
         raise CartridgeFormatError(f"sqlar row {path!r}: negative mtime")
     if mode == DIR_MODE:

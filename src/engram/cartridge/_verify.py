@@ -11,7 +11,10 @@ Numbered as the code runs:
    ``tampered``. The Statement must bind the live hash (subject, ``romDigest``,
    ``manifestHash``) and name the cartridge's signed ``acx.publisher_id``; else ``tampered``.
 4. With no key in hand at all the signature cannot be checked: ``portable`` with
-   ``signature_verified=False`` and a warning (never ``trusted``).
+   ``signature_verified=False`` and a warning (never ``trusted``); its Statement must still
+   bind the live hash and publisher. Callers that act on a cartridge
+   (:func:`engram.cartridge.require_state`) count such a report as ``legacy``: nothing vouched
+   for its bytes.
 5. ``engram.trust.evaluate_signer`` decides ``portable`` / ``trusted`` / ``local``.
 """
 
@@ -104,11 +107,7 @@ def verify_rom(
             "ROM content diverges from its manifest entries",
             problems=tuple(rom.problems),
         ), rom
-    rows = cartridge.query(
-        "SELECT sig_id, manifest_hash, envelope, keyid, "  # noqa: S608
-        + ("public_key_pem, " if _has_pem(cartridge) else "NULL, ")
-        + "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
-    )
+    rows = cartridge.query(_SIGNATURE_SQL if _has_pem(cartridge) else _SIGNATURE_SQL_NO_PEM)
     if not rows:
         return _report(base, TrustState.LEGACY, "unsigned cartridge (no DSSE envelope)"), rom
     if len(rows) > 1:
@@ -125,6 +124,11 @@ def verify_rom(
         keyid = envelope.signatures[0][0] or str(column_keyid)
         candidates = _candidates(registry, envelope, pem)
         if not candidates:
+            # Nothing can vouch for the payload, but a Statement that does not even name these
+            # bytes (or this publisher) is tampered whoever signed it.
+            unchecked = check_statement(envelope.payload, rom.manifest_hash)
+            if unchecked.publisher_id != rom.publisher_id:
+                raise CartridgeTampered("the Statement names another publisher")
             return _report(
                 base,
                 TrustState.PORTABLE,
@@ -162,6 +166,17 @@ def verify_rom(
         verified=True,
         warnings=verdict.warnings,
     ), rom
+
+
+_SIGNATURE_SQL = (
+    "SELECT sig_id, manifest_hash, envelope, keyid, public_key_pem, "
+    "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
+)
+_SIGNATURE_SQL_NO_PEM = (
+    "SELECT sig_id, manifest_hash, envelope, keyid, NULL, "
+    "length(CAST(envelope AS BLOB)) FROM signatures NOT INDEXED WHERE target = 'rom-manifest'"
+)
+"""The signature row, with the reference's ``public_key_pem`` or (SPEC's DDL) without it."""
 
 
 def _has_pem(cartridge: Cartridge) -> bool:

@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    PublicFormat,
+    load_ssh_public_key,
+)
 
 from engram.cartridge import (
     COMPLIANCE_FILE,
@@ -26,13 +33,17 @@ from engram.cartridge import (
     Host,
     HostTool,
     Limits,
+    Rom,
     activate,
     agent_card,
     check_host,
     derive_skills,
+    export_records,
     install_skills,
     package_contents,
+    require_state,
     roster,
+    set_memories,
     spec_report,
     strip,
     upgrade,
@@ -89,6 +100,14 @@ def _emit(value: Any, as_json: bool, lines: Iterable[str]) -> None:
 
 def _accept(values: tuple[str, ...]) -> frozenset[TrustState]:
     return frozenset(TrustState(a) for a in values) or DEFAULT_ACCEPT
+
+
+def _intact(file: Path) -> Rom:
+    """The verified ROM of ``file``; a tampered cartridge is refused before anyone acts on it."""
+    with Cartridge.open(file) as cartridge:
+        report, rom = verify_rom(cartridge)
+    require_state(report, frozenset(TrustState) - {TrustState.TAMPERED})
+    return rom
 
 
 def _salt(path: Path | None) -> bytes | None:
@@ -159,7 +178,6 @@ def export_command(
             (source / "manifest.json").write_text(dumps_text({"name": name}), encoding="utf-8")
         contents, quarantined = package_contents(source, options)
     if ring is not None:
-        from engram.cartridge._agent import export_records
         from engram.cli._memory import seat_engine
         from engram.transfer import ring_records
 
@@ -167,24 +185,13 @@ def export_command(
             raw = ring_records(engine, ring)
         records, more = export_records(raw, options)
         quarantined += more
-        contents.memories = [*contents.memories, *records]
-        _recount(contents)
+        set_memories(contents, [*contents.memories, *records])
     built = write(out, contents, key=key, signed_at=now)
     click.echo(f"cartridge id:   {built.cartridge_id}")
     click.echo(f"rom hash:       {built.manifest_hash}")
     click.echo(f"keyid:          {built.keyid or 'unsigned (legacy)'}")
     click.echo(f"memories:       {built.memories} ({quarantined} field-learned quarantined)")
     click.echo(f"wrote:          {out}")
-
-
-def _recount(contents: Any) -> None:
-    from engram.cartridge._agent import _pretty
-    from engram.cartridge._package import PACKAGE_SPEC_FILE
-
-    content, mode, mtime = contents.files[PACKAGE_SPEC_FILE]
-    spec = parse_strict(content)
-    spec["artifacts"][1]["count"] = len(contents.memories)
-    contents.files[PACKAGE_SPEC_FILE] = (_pretty(spec), mode, mtime)
 
 
 @cartridge_group.command("verify")
@@ -255,7 +262,8 @@ def inspect_command(file: Path, as_json: bool) -> None:
     ]
     lines += ["== skills (acx_skill) =="] + [f"  - {s.name}: {s.description[:100]}" for s in skills]
     lines += ["== capabilities =="] + [
-        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  verified={str(c['proficiency']['verified']).lower()} (unproven)"  # noqa: E501
+        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  "
+        f"verified={str(c['proficiency']['verified']).lower()} (unproven)"
         for c in caps.values()
     ]
     lines += ["== memory (by zone) =="] + [f"  {z}: {n}" for z, n in sorted(zones.items())]
@@ -278,9 +286,8 @@ def strip_command(file: Path, target: Path | None, out: Path | None) -> None:
     result = strip(file, destination)
     click.echo(f"rom hash before strip: {result.before}")
     click.echo(f"rom hash after  strip: {result.after}")
-    click.echo(
-        f"hash-equality proof:   {'EQUAL (ROM intact; SAVE removed)' if result.equal else 'DIFFERENT'}"  # noqa: E501
-    )
+    proof = "EQUAL (ROM intact; SAVE removed)" if result.equal else "DIFFERENT"
+    click.echo(f"hash-equality proof:   {proof}")
     click.echo(f"wrote:                 {destination}")
     if not result.equal:
         raise click.exceptions.Exit(1)
@@ -299,15 +306,14 @@ def spec_command(file: Path, as_json: bool) -> None:
     result = spec_report(rom, level_count=int(str(levels[0][0])))
     lines = []
     if result.spec is not None:
-        lines.append(
-            f"package-spec: {result.spec.get('schemaVersion')}  engine={dumps_text(result.spec.get('embeddingEngine'))}"  # noqa: E501
-        )
+        engine = dumps_text(result.spec.get("embeddingEngine"))
+        lines.append(f"package-spec: {result.spec.get('schemaVersion')}  engine={engine}")
         lines.append("artifacts:")
         for a in result.spec.get("artifacts") or []:
             if isinstance(a, dict):
-                lines.append(
-                    f"  {'*' if a.get('required') else ' '} {a.get('role', ''):<16} {a.get('schema', ''):<28} {a.get('kind')}"  # noqa: E501
-                )
+                mark = "*" if a.get("required") else " "
+                role, schema = a.get("role", ""), a.get("schema", "")
+                lines.append(f"  {mark} {role:<16} {schema:<28} {a.get('kind')}")
     lines.append("validation: CLEAN" if result.clean else "validation: NOT CLEAN")
     lines += [f"  - {i}" for i in result.issues]
     _emit(result.to_json(), as_json, lines)
@@ -333,7 +339,8 @@ def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
             rows.append(f"{'error':<9} {r.error[:80]}  {r.path}")
         else:
             rows.append(
-                f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} {r.skills:>6} {r.memories:>3}  {r.path}"  # noqa: E501
+                f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} "
+                f"{r.skills:>6} {r.memories:>3}  {r.path}"
             )
     _emit([r.to_json() for r in lines_], as_json, rows if lines_ else ["no cartridges found"])
 
@@ -341,7 +348,7 @@ def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
 def _host(
     tools: tuple[str, ...],
     all_tools: bool,
-    rom: Any,
+    rom: Rom,
     revisions: tuple[str, ...],
     context_window: int,
     tool_use: bool,
@@ -427,13 +434,13 @@ def check_command(
     as_json: bool,
 ) -> None:
     """Harness preflight: would this host accept FILE's signed requirements? (writes nothing)"""
-    with Cartridge.open(file) as cartridge:
-        _report, rom = verify_rom(cartridge)
+    rom = _intact(file)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
     descriptor = check_host(rom, host)
     lines = [f"verdict: {descriptor['verdict']}"]
     lines += [
-        f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  {'ok' if b['satisfied'] else 'UNMET'}"  # noqa: E501
+        f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  "
+        f"{'ok' if b['satisfied'] else 'UNMET'}"
         for b in descriptor["bindings"]
     ]
     lines += [f"  unmet: {u}" for u in descriptor["unmet"]]
@@ -469,8 +476,7 @@ def activate_command(
     as_json: bool,
 ) -> None:
     """The §8.5 handshake; only an accepted one writes SAVE (save/harness-compliance.json)."""
-    with Cartridge.open(file) as cartridge:
-        _report, rom = verify_rom(cartridge)
+    rom = _intact(file)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
     try:
         done = activate(
@@ -489,7 +495,8 @@ def activate_command(
         done.descriptor,
         as_json,
         [
-            f"activated ({done.report.state.value}): verdict accept, MCP {done.descriptor['protocolRevision']}",  # noqa: E501
+            f"activated ({done.report.state.value}): verdict accept, "
+            f"MCP {done.descriptor['protocolRevision']}",
             f"recorded in {COMPLIANCE_FILE}",
         ],
     )
@@ -527,8 +534,6 @@ def load_command(
     accept: tuple[str, ...],
 ) -> None:
     """Install FILE's skills where HOST looks for them, byte for byte."""
-    from engram.cartridge import require_state
-
     with Cartridge.open(file) as cartridge:
         report, rom = verify_rom(cartridge, registry=_registry(registry))
     require_state(
@@ -542,7 +547,8 @@ def load_command(
         return
     written = install_skills(rom, target)
     click.echo(
-        f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) into {target}"  # noqa: E501
+        f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) "
+        f"into {target}"
     )
 
 
@@ -581,14 +587,15 @@ def import_command(
     from engram.cli._memory import seat_engine
     from engram.transfer import import_cartridge
 
+    trust, local = _registry(registry), _local(local_keys)  # bad input fails before the store opens
     with seat_engine(ote, database) as engine:
         summary = import_cartridge(
             engine,
             file,
             ring=ring,
             codebase_fingerprint=codebase_fingerprint,
-            registry=_registry(registry),
-            local_keyids=_local(local_keys),
+            registry=trust,
+            local_keyids=local,
             accept=_accept(accept),
         )
     report = summary.report
@@ -596,9 +603,11 @@ def import_command(
         summary.to_json(),
         as_json,
         [
-            f"{report.state.value}: {report.publisher_id}/{report.artifact_id}@{report.artifact_version}",  # noqa: E501
-            f"imported {summary.imported} into {summary.ring_id}; {summary.already_known} already known; "  # noqa: E501
-            f"{summary.merged} merged duplicate(s); {summary.quarantined} foreign field-learned quarantined",  # noqa: E501
+            f"{report.state.value}: {report.publisher_id}/{report.artifact_id}"
+            f"@{report.artifact_version}",
+            f"imported {summary.imported} into {summary.ring_id}; "
+            f"{summary.already_known} already known; {summary.merged} merged duplicate(s); "
+            f"{summary.quarantined} foreign field-learned quarantined",
         ],
     )
 
@@ -637,9 +646,19 @@ def _load_or_new(path: Path) -> TrustRegistry:
 
 
 def _public_key(path: Path) -> PublicKey:
+    """A PEM SPKI key, an OpenSSH ``ssh-ed25519`` public key (``ssh-keygen``'s ``.pub``), or the
+    public half of a private key file."""
     data = path.read_bytes()
     if b"PRIVATE KEY" in data:
         return load_private_key(path).public_key()
+    if data.lstrip().startswith(b"ssh-"):
+        try:
+            key = load_ssh_public_key(data.strip())
+        except (ValueError, UnsupportedAlgorithm) as e:
+            raise InvalidRequest(f"{path}: not an OpenSSH public key") from e
+        if not isinstance(key, Ed25519PublicKey):
+            raise InvalidRequest(f"{path}: not an Ed25519 key (ssh-keygen -t ed25519)")
+        return PublicKey.from_raw(key.public_bytes(Encoding.Raw, PublicFormat.Raw))
     return PublicKey.from_pem(data)
 
 
@@ -746,8 +765,7 @@ def upgrade_command(
 @click.option("--url", required=True, help="Where the agent's A2A JSON-RPC endpoint is served.")
 def card_command(file: Path, url: str) -> None:
     """The A2A AgentCard (agent-card.json) of FILE's capability records (§6.3)."""
-    with Cartridge.open(file) as cartridge:
-        _report, rom = verify_rom(cartridge)
+    rom = _intact(file)
     records = [parse_strict(t) for t in rom.capabilities.values()]
     click.echo(dumps_text(agent_card(meta=rom.signed_meta, records=records, url=url), indent=2))
 
