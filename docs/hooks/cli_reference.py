@@ -196,7 +196,7 @@ def index_page(commands: dict[str, click.Command]) -> str:
         lines += ["| command | what it does |", "|---|---|"]
         for name in present:
             summary = commands[name].get_short_help_str(limit=200).replace("|", "\\|")
-            lines.append(f"| [`engram {name}`]({name}.md) | {summary} |")
+            lines.append(f"| [engram {name}]({name}.md) | {summary} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -209,8 +209,8 @@ def response_lines(responses: Schema) -> list[str]:
     shown: list[str] = []
     for status, response in responses.items():
         bodies = [type_of(m.get("schema", {})) for m in response.get("content", {}).values()]
-        meaning = (cell(response.get("description", "")), ", ".join(bodies))
-        rows.setdefault(meaning, []).append(str(status))
+        answer = (cell(response.get("description", "")), ", ".join(bodies))
+        rows.setdefault(answer, []).append(str(status))
         for media in response.get("content", {}).values():
             shown += examples(media)
     lines = ["**Responses**", "", "| status | meaning | body |", "|---|---|---|"]
