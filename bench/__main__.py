@@ -11,6 +11,7 @@ BENCHMARKS = {
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
     "mcp": "bench.bench_mcp",
+    "oci": "bench.bench_oci",
     "recall": "bench.bench_recall",
     "tamper": "bench.bench_tamper",
 }

@@ -43,8 +43,10 @@ COMMAND_MODULES: dict[str, str] = {
     "outcome": "engram.cli._memory",
     "recall": "engram.cli._memory",
     "record": "engram.cli._memory",
+    "registry": "engram.cli._registry",
     "review-link": "engram.cli._review",
     "serve": "engram.cli._serve",
+    "share": "engram.cli._share",
     "status": "engram.cli._memory",
     "subject": "engram.cli._subject",
     "token": "engram.cli._token",
@@ -52,9 +54,17 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 # Groups owned by other modules than their parent's: parent -> {name: module whose COMMAND is the
-# click command}. Attached when the parent is first looked up (`engram cartridge level ...`).
+# click command, or "module:attribute" for a module that defines several}. Attached when the
+# parent is first looked up (`engram cartridge level ...`).
 SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
-    "cartridge": {"level": "engram.cli._level", "policy": "engram.cli._policy"},
+    "cartridge": {
+        "level": "engram.cli._level",
+        "policy": "engram.cli._policy",
+        "push": "engram.cli._oci:push_command",
+        "pull": "engram.cli._oci:pull_command",
+        "discover": "engram.cli._oci:discover_command",
+        "attach-level": "engram.cli._oci:attach_level_command",
+    },
 }
 
 
@@ -86,8 +96,11 @@ COMMAND_HELP: dict[str, str] = {
     "outcome": "Apply an outcome SIGNAL to MEMORY_ID's Beta posterior.",
     "recall": "Recall the best memories for QUERY within the seat's token budget.",
     "record": "Record one memory (TEXT --kind K) or many (--from FILE.jsonl).",
+    "registry": "The ACX git registry: rebuild its index, run its PR gate, build its static "
+    "Exchange.",
     "review-link": "Print a single-use link that signs the subject in to the review page.",
     "serve": "Serve the Engram context provider (Tier 3) over HTTP.",
+    "share": "Share a signed agent, workflow or Agent Graph into a git registry folder.",
     "status": "Ring counts, graduation, attestation anchor, oracle split and vector coverage.",
     "subject": "Subjects: the people whose context the provider serves.",
     "token": "Bearer tokens bound to one subject and a set of permissions.",
@@ -134,7 +147,9 @@ class LazyGroup(click.Group):
         if isinstance(command, click.Group):
             for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
                 if name not in command.commands:
-                    command.add_command(importlib.import_module(sub).COMMAND, name)
+                    module, _, attribute = sub.partition(":")
+                    found = getattr(importlib.import_module(module), attribute or "COMMAND")
+                    command.add_command(found, name)
         return command
 
 

@@ -1,0 +1,261 @@
+"""``engram cartridge push | pull | discover | attach-level``: cartridges through OCI registries.
+
+lboel/acx@85f1358 SPEC.md §11; docs/spec/acx-oci.md §8. Each command parses its arguments,
+opens one :class:`engram.oci.RegistryClient` and calls one ``engram.oci`` function. Registry
+credentials come from ``--username`` with ``--password-file``, or ``$ENGRAM_OCI_USERNAME`` with
+``$ENGRAM_OCI_PASSWORD`` / ``$ENGRAM_OCI_PASSWORD_FILE``; a password is never taken on the
+command line, where other users could read it. A loopback registry is spoken to over plain
+HTTP, any other over HTTPS unless ``--plain-http``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engram.cli._common import emit, json_option, read_token_file
+from engram.core.keys import load_private_key
+from engram.errors import InvalidRequest
+from engram.oci import (
+    DEFAULT_MAX_LAYER,
+    DEFAULT_PULL_ACCEPT,
+    Credentials,
+    Reference,
+    RegistryClient,
+    attach_level,
+    discover,
+    parse_reference,
+    pull_cartridge,
+    push_cartridge,
+)
+from engram.trust import TrustRegistry, TrustState, load_trust_registry
+
+F = TypeVar("F", bound=Callable[..., Any])
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _connection(command: F) -> F:
+    """``--username``, ``--password-file`` and ``--plain-http``, merged into ``connect``."""
+
+    @functools.wraps(command)
+    def merged(*args: Any, **kwargs: Any) -> Any:
+        username = kwargs.pop("username") or os.environ.get("ENGRAM_OCI_USERNAME")
+        password_file: Path | None = kwargs.pop("password_file")
+        plain_http: bool = kwargs.pop("plain_http")
+        password = None
+        if password_file is not None:
+            password = read_token_file(password_file, "--password-file")
+        elif os.environ.get("ENGRAM_OCI_PASSWORD_FILE"):
+            password = read_token_file(
+                Path(os.environ["ENGRAM_OCI_PASSWORD_FILE"]), "$ENGRAM_OCI_PASSWORD_FILE"
+            )
+        else:
+            password = os.environ.get("ENGRAM_OCI_PASSWORD")
+        if password is not None and not username:
+            raise InvalidRequest("a registry password needs a --username")
+        credentials = Credentials(username, password or "") if username else None
+
+        def connect(reference: Reference) -> RegistryClient:
+            return RegistryClient(
+                reference.registry,
+                plain_http=plain_http or reference.loopback,
+                credentials=credentials,
+            )
+
+        kwargs["connect"] = connect
+        return command(*args, **kwargs)
+
+    decorated = click.option(
+        "--plain-http", is_flag=True, help="Speak HTTP, not HTTPS (loopback registries always do)."
+    )(merged)
+    decorated = click.option(
+        "--password-file",
+        type=_FILE,
+        default=None,
+        help="The registry password, one line (default: $ENGRAM_OCI_PASSWORD[_FILE]).",
+    )(decorated)
+    return click.option(  # type: ignore[return-value]
+        "--username", default=None, help="Registry user (default: $ENGRAM_OCI_USERNAME)."
+    )(decorated)
+
+
+def _trust(path: Path | None) -> TrustRegistry | None:
+    return None if path is None else load_trust_registry(path.read_bytes())
+
+
+_trust_option = click.option(
+    "--trust",
+    "trust_file",
+    type=_FILE,
+    default=None,
+    help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict.",
+)
+
+
+def _how(via: str) -> str:
+    return "referrers API" if via == "api" else "referrers tag"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@click.command("push")
+@click.argument("file", type=_FILE)
+@click.argument("target")
+@click.option(
+    "--level", "levels", multiple=True, type=_FILE, help="Also attach this level credential."
+)
+@click.option(
+    "--cosign-key",
+    type=_FILE,
+    default=None,
+    help="Also write cosign's .sig/.att tags, signed with this Ed25519 key.",
+)
+@_trust_option
+@_connection
+@json_option
+def push_command(
+    file: Path,
+    target: str,
+    levels: tuple[Path, ...],
+    cosign_key: Path | None,
+    trust_file: Path | None,
+    connect: Callable[[Reference], RegistryClient],
+    as_json: bool,
+) -> None:
+    """Push FILE.acx to REGISTRY/REPO:TAG as one OCI artifact, its signature and levels attached."""
+    reference = parse_reference(target, require_tag=True)
+    key = load_private_key(cosign_key) if cosign_key else None
+    with connect(reference) as client:
+        pushed = push_cartridge(
+            file,
+            reference,
+            client,
+            trust=_trust(trust_file),
+            levels=[p.read_bytes() for p in levels],
+            cosign_key=key,
+            now=_now(),
+        )
+    lines = [
+        f"pushed {pushed.reference.with_digest(pushed.manifest_digest)}",
+        f"  layer {pushed.layer_digest} ({pushed.size} bytes"
+        + ("" if pushed.uploaded else ", already there")
+        + ")",
+        f"  ROM manifest hash {pushed.rom_hash} (trust: {pushed.trust})",
+        *(f"  referrer {r.artifact_type} {r.digest} ({_how(r.via)})" for r in pushed.referrers),
+        *(f"  cosign {c.tag} {c.digest}" for c in pushed.cosign),
+    ]
+    emit(pushed.to_json(), as_json, lines)
+
+
+@click.command("pull")
+@click.argument("source")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the verified cartridge into.",
+)
+@click.option(
+    "--accept",
+    multiple=True,
+    type=click.Choice(["legacy", "portable", "trusted", "local"]),
+    help="Trust states to accept (default: portable, trusted, local).",
+)
+@click.option("--force", is_flag=True, help="Replace a file of that name with other bytes.")
+@click.option(
+    "--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LAYER, show_default=True
+)
+@_trust_option
+@_connection
+@json_option
+def pull_command(
+    source: str,
+    out: Path,
+    accept: tuple[str, ...],
+    force: bool,
+    max_bytes: int,
+    trust_file: Path | None,
+    connect: Callable[[Reference], RegistryClient],
+    as_json: bool,
+) -> None:
+    """Pull a cartridge, check its manifest and layer digest, verify it, then write it to -o DIR."""
+    reference = parse_reference(source)
+    states = frozenset(TrustState(a) for a in accept) or DEFAULT_PULL_ACCEPT
+    with connect(reference) as client:
+        pulled = pull_cartridge(
+            reference,
+            out,
+            client,
+            trust=_trust(trust_file),
+            accept=states,
+            now=_now(),
+            max_layer_bytes=max_bytes,
+            force=force,
+        )
+    lines = [
+        f"pulled {pulled.reference.with_digest(pulled.manifest_digest)}",
+        f"  wrote {pulled.path} ({pulled.size} bytes, layer {pulled.layer_digest})",
+        f"  {pulled.trust}: {pulled.reason}",
+        f"  ROM manifest hash {pulled.rom_hash}",
+        *(f"  warning: {w}" for w in pulled.warnings),
+    ]
+    emit(pulled.to_json(), as_json, lines)
+
+
+@click.command("discover")
+@click.argument("source")
+@click.option("--artifact-type", default=None, help="Only referrers of this artifactType.")
+@_connection
+@json_option
+def discover_command(
+    source: str,
+    artifact_type: str | None,
+    connect: Callable[[Reference], RegistryClient],
+    as_json: bool,
+) -> None:
+    """List a cartridge's referrers (DSSE signature, level credentials) and check each one."""
+    reference = parse_reference(source)
+    with connect(reference) as client:
+        found = discover(reference, client, artifact_type=artifact_type)
+    how = _how(found.via)
+    lines = [
+        f"{found.reference.with_digest(found.digest)} (ROM {found.rom_hash})",
+        f"  {len(found.referrers)} referrer(s), via the {how}",
+    ]
+    for r in found.referrers:
+        lines.append(f"  {'ok ' if r.ok else 'BAD'} {r.artifact_type} {r.digest}")
+        lines += [f"        {'ok' if h else 'FAILED'} {c}: {d}" for c, h, d in r.checks]
+    lines += [f"  note: {n}" for n in found.notes]
+    emit(found.to_json(), as_json, lines)
+    if not all(r.ok for r in found.referrers):
+        raise click.exceptions.Exit(1)
+
+
+@click.command("attach-level")
+@click.argument("target")
+@click.argument("credential", type=_FILE)
+@_connection
+@json_option
+def attach_level_command(
+    target: str, credential: Path, connect: Callable[[Reference], RegistryClient], as_json: bool
+) -> None:
+    """Attach CRED.json, a level credential bound to the cartridge's ROM, as a referrer."""
+    reference = parse_reference(target)
+    with connect(reference) as client:
+        attached = attach_level(reference, credential.read_bytes(), client)
+    how = _how(attached.via)
+    value = {"artifactType": attached.artifact_type, "digest": attached.digest, "via": attached.via}
+    emit(value, as_json, f"attached {attached.artifact_type} {attached.digest} ({how})")
+
+
+__all__ = ["attach_level_command", "discover_command", "pull_command", "push_command"]

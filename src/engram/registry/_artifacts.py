@@ -1,0 +1,645 @@
+"""Each live artifact, verified from its bytes, then turned into its index entry.
+
+Spec: lboel/acx@85f1358 SPEC.md §17.1 (current-byte validation, path binding, ROM-bound
+cartridge identity), §17.3 (signed lineage), §17.6 item 3 (what "verified" covers for each kind),
+§4.5 (the trust taxonomy), §10 and §6 (levels and capabilities are claims until resolved); the
+reference's ``tools/build-registry-index.mjs`` for the entry members; docs/spec/acx-registry.md §3.
+
+Every function here returns ``(entry, problems)``; an artifact with any problem is not indexed.
+Nothing is taken from a file name: publisher, id and version come from the verified artifact
+(a cartridge's ROM-bound ``acx.publisher_id``/``acx.artifact_id``/``acx.artifact_version``, a
+signed document's ``integrity.publisherId``, ``id`` and ``version``) and the path must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engram.cartridge import Cartridge, spec_report, verify_rom
+from engram.core.canonical import JsonValue, parse_strict
+from engram.errors import CanonicalJsonError, EngramError
+from engram.graph import check_graph
+from engram.registry._layout import (
+    AGENT,
+    AGENT_GRAPH,
+    ARTIFACT_ID,
+    ARTIFACT_TYPES,
+    DIGEST,
+    SEMVER,
+    WORKFLOW,
+    Coordinate,
+    canonical_path,
+    https_url,
+    identity_problem,
+)
+from engram.registry._problems import Problem
+from engram.trust import TrustRegistry, TrustState
+from engram.workflow import PUBLISHER_ID, ArtifactCheck, Verification, check_workflow, load_document
+
+LevelResolver = Callable[[bytes, str], "ResolvedLevel | None"]
+"""(credential bytes, ROM digest) -> a proven level, or None when it cannot be resolved here."""
+
+
+@dataclass(frozen=True)
+class ResolvedLevel:
+    acx_level: int
+    career_tier: str
+    verification_state: str = "verified"
+
+
+@dataclass(frozen=True)
+class Summary:
+    coordinate: Coordinate | None
+    entry: dict[str, Any]
+    problems: list[Problem]
+    source_time: str | None = None
+    document: dict[str, Any] | None = None
+
+
+def _json_list(text: str | None) -> list[Any]:
+    if not text:
+        return []
+    try:
+        value = parse_strict(text)
+    except CanonicalJsonError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def trust_status(state: TrustState, warnings: tuple[str, ...] = ()) -> str:
+    """The reference's ``trustStatus`` beside ``trust``: ``invalid`` for tampered; ``warning``
+    for a legacy cartridge and for a portable verdict that carries a warning; else ``verified``."""
+    if state is TrustState.TAMPERED:
+        return "invalid"
+    if state is TrustState.LEGACY or (state is TrustState.PORTABLE and warnings):
+        return "warning"
+    return "verified"
+
+
+# -- cartridges ------------------------------------------------------------------------------
+
+
+def _save_rows(cartridge: Cartridge) -> dict[str, int]:
+    def count(sql: str) -> int:
+        return int(str(cartridge.query(sql)[0][0]))
+
+    counts = {
+        "memory": count("SELECT count(*) FROM memory NOT INDEXED WHERE zone = 'save'"),
+        "files": count("SELECT count(*) FROM sqlar NOT INDEXED WHERE substr(name, 1, 5) = 'save/'"),
+        "objects": count("SELECT count(*) FROM objects NOT INDEXED WHERE zone = 'save'"),
+    }
+    if cartridge.has("vectors"):
+        try:
+            counts["vectors"] = count("SELECT count(*) FROM vectors WHERE zone = 'save'")
+        except EngramError:
+            counts["vectors"] = 0  # a vec0 table this SQLite cannot read is never read
+    return counts
+
+
+def _capabilities(cartridge: Cartridge) -> list[dict[str, JsonValue]]:
+    if not cartridge.has("capabilities"):
+        return []
+    out: list[dict[str, JsonValue]] = []
+    for (text,) in cartridge.query("SELECT json FROM capabilities NOT INDEXED ORDER BY id"):
+        try:
+            record = parse_strict(str(text))
+        except CanonicalJsonError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        proficiency = record.get("proficiency")
+        claimed = isinstance(proficiency, dict) and proficiency.get("verified") is True
+        stack = record.get("stack")
+        out.append(
+            {
+                "taskType": str(record.get("taskType", "")),
+                "stack": [str(s) for s in stack] if isinstance(stack, list) else [],
+                "domain": record.get("domain") if isinstance(record.get("domain"), str) else None,
+                "claimedVerified": claimed,
+                # A stored `verified` flag is never proof (§17.6): only a resolved level
+                # credential referenced as evidence could make this true.
+                "verified": False,
+                "verificationState": "unresolved",
+            }
+        )
+    return out
+
+
+def _levels(
+    cartridge: Cartridge, rom_digest: str, resolve: LevelResolver | None
+) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue]]:
+    claimed: tuple[int, str | None] | None = None
+    proven: ResolvedLevel | None = None
+    for (document,) in cartridge.query(
+        "SELECT document FROM attestations NOT INDEXED WHERE type = 'vc-2.0' "
+        "ORDER BY created_at, att_id"
+    ):
+        data = str(document).encode("utf-8")
+        try:
+            credential = parse_strict(data)
+        except CanonicalJsonError:
+            continue
+        subject = credential.get("credentialSubject") if isinstance(credential, dict) else None
+        results = subject.get("result") if isinstance(subject, dict) else None
+        first = (
+            results[0]
+            if isinstance(results, list) and results and isinstance(results[0], dict)
+            else {}
+        )
+        level = first.get("acx:acxLevel")
+        tier = first.get("acx:careerTier")
+        if (
+            isinstance(level, int)
+            and not isinstance(level, bool)
+            and (claimed is None or level > claimed[0])
+        ):
+            claimed = (level, tier if isinstance(tier, str) else None)
+        resolved = resolve(data, rom_digest) if resolve is not None else None
+        if resolved is not None and (proven is None or resolved.acx_level > proven.acx_level):
+            proven = resolved
+    level_entry: dict[str, JsonValue] | None = None
+    if proven is not None:
+        level_entry = {
+            "acxLevel": proven.acx_level,
+            "careerTier": proven.career_tier,
+            "boundToRom": True,
+            "proven": True,
+            "verificationState": proven.verification_state,
+        }
+    claim: dict[str, JsonValue] = {
+        "acxLevel": claimed[0] if claimed else None,
+        "careerTier": claimed[1] if claimed else None,
+        "verificationState": "verified" if proven else "unresolved",
+    }
+    return level_entry, claim
+
+
+def summarize_cartridge(
+    root: Path,
+    relative: str | None,
+    *,
+    trust: TrustRegistry | None,
+    now: datetime,
+    resolve_level: LevelResolver | None = None,
+    source: Path | None = None,
+) -> Summary:
+    """``relative`` is where the cartridge sits in the registry; with ``source`` (a file to be
+    shared) and no ``relative``, the canonical path is derived from the verified identity."""
+    path = source if source is not None else root / str(relative)
+    shown = relative or (source.name if source is not None else "?")
+    problems: list[Problem] = []
+
+    def refuse(rule: str, message: str) -> Summary:
+        return Summary(None, {"path": shown}, [*problems, Problem(shown, rule, message)])
+
+    try:
+        with Cartridge.open(path) as cartridge:
+            report, rom = verify_rom(cartridge, registry=trust, now=now)
+            levels = int(
+                str(
+                    cartridge.query(
+                        "SELECT count(*) FROM attestations NOT INDEXED WHERE type = 'vc-2.0'"
+                    )[0][0]
+                )
+            )
+            spec = spec_report(rom, level_count=levels)
+            save = _save_rows(cartridge)
+            capabilities = _capabilities(cartridge)
+            level, claim = _levels(cartridge, report.manifest_hash, resolve_level)
+            meta = rom.signed_meta
+    except EngramError as e:
+        return refuse("registry.live-verify", f"not a readable cartridge: {e.message}")
+    if report.state is TrustState.TAMPERED:
+        return refuse("registry.live-verify", f"tampered: {report.reason}")
+    if report.state is TrustState.LEGACY:
+        return refuse(
+            "registry.live-verify", "unsigned (legacy): only signed cartridges are published"
+        )
+    if not spec.clean:
+        return refuse(
+            "registry.live-verify", "package spec not clean: " + "; ".join(spec.issues[:5])
+        )
+    if any(save.values()):
+        shown = ", ".join(f"{k}={v}" for k, v in save.items() if v)
+        return refuse(
+            "registry.live-verify", f"published cartridges are ROM-only; SAVE holds {shown}"
+        )
+    publisher = report.publisher_id
+    artifact_id = meta.get("acx.artifact_id")
+    version = meta.get("acx.artifact_version")
+    wrong = identity_problem(AGENT, publisher, artifact_id, version)
+    if wrong:
+        return refuse("registry.path-binding", f"ROM-bound identity: {wrong}")
+    assert artifact_id is not None
+    assert version is not None
+    if not report.cartridge_id.startswith(f"{publisher}/{artifact_id}@"):
+        return refuse(
+            "registry.path-binding",
+            f"acx.cartridge_id {report.cartridge_id!r} is not {publisher}/{artifact_id}@<uuid>",
+        )
+    expected = canonical_path(AGENT, publisher, artifact_id, version)
+    if relative is None:
+        relative = expected
+    if relative != expected:
+        return refuse("registry.path-binding", f"the verified cartridge belongs at {expected}")
+    coordinate = Coordinate(AGENT, publisher, artifact_id, version, report.manifest_hash)
+    role = meta.get("acx.role") or "agent"
+    entry: dict[str, Any] = {
+        "id": artifact_id,
+        "slug": f"{publisher}__{artifact_id}",
+        "path": relative,
+        "name": meta.get("acx.agent_name") or artifact_id,
+        "publisher": publisher,
+        "role": role,
+        "provider": meta.get("acx.provider", ""),
+        "model": meta.get("acx.model", ""),
+        "version": version,
+        "description": meta.get("acx.description")
+        or f"A portable {role.replace('_', ' ')} cartridge.",
+        "license": meta.get("acx.license") or None,
+        "authors": [a for a in _json_list(meta.get("acx.authors")) if isinstance(a, dict)],
+        "tags": [str(t) for t in _json_list(meta.get("acx.tags"))],
+        "homepage": meta.get("acx.homepage") or None,
+        "trust": report.state.value,
+        "trustStatus": report.status,
+        "specClean": True,
+        "romHash": report.manifest_hash,
+        "digest": report.manifest_hash,
+        "bytes": path.stat().st_size,
+        "capabilities": capabilities,
+        "level": level,
+        "levelClaim": claim,
+    }
+    return Summary(coordinate, entry, problems, meta.get("acx.created_at"))
+
+
+# -- workflows and Agent Graphs --------------------------------------------------------------
+
+
+def lineage_problems(
+    document: dict[str, Any], own: Coordinate | None, relative: str
+) -> list[Problem]:
+    """§17.3 over the signed ``lineage`` block, with the child's full coordinate known."""
+    lineage = document.get("lineage")
+    if lineage is None:
+        return []
+    rule = "registry.lineage"
+    if not isinstance(lineage, dict) or set(lineage) - {"parents", "note"}:
+        return [Problem(relative, rule, "lineage holds only parents and an optional note")]
+    parents = lineage.get("parents")
+    if not isinstance(parents, list) or not 1 <= len(parents) <= 8:
+        return [Problem(relative, rule, "lineage.parents must list one to eight parents")]
+    found: list[Problem] = []
+    seen: set[tuple[Any, ...]] = set()
+    for index, parent in enumerate(parents):
+        where = f"lineage.parents[{index}]"
+        if not isinstance(parent, dict):
+            found.append(Problem(relative, rule, f"{where} is not an object"))
+            continue
+        unknown = set(parent) - {
+            "artifactType",
+            "publisherId",
+            "id",
+            "version",
+            "digest",
+            "relation",
+            "source",
+        }
+        if unknown:
+            found.append(Problem(relative, rule, f"{where} has unknown members {sorted(unknown)}"))
+        if parent.get("artifactType") not in ARTIFACT_TYPES:
+            found.append(
+                Problem(
+                    relative, rule, f"{where}.artifactType must be agent, workflow or agent-graph"
+                )
+            )
+        if not isinstance(parent.get("publisherId"), str) or not PUBLISHER_ID.fullmatch(
+            parent["publisherId"]
+        ):
+            found.append(Problem(relative, rule, f"{where}.publisherId is not reverse-DNS"))
+        if not isinstance(parent.get("id"), str) or not ARTIFACT_ID.fullmatch(parent["id"]):
+            found.append(Problem(relative, rule, f"{where}.id is invalid"))
+        if "version" in parent and not (
+            isinstance(parent["version"], str) and SEMVER.fullmatch(parent["version"])
+        ):
+            found.append(Problem(relative, rule, f"{where}.version is not SemVer"))
+        if not isinstance(parent.get("digest"), str) or not DIGEST.fullmatch(parent["digest"]):
+            found.append(Problem(relative, rule, f"{where}.digest must pin sha256"))
+        if parent.get("relation") not in ("fork", "remix", "derived-from", "supersedes"):
+            found.append(
+                Problem(
+                    relative,
+                    rule,
+                    f"{where}.relation must be fork, remix, derived-from or supersedes",
+                )
+            )
+        if "source" in parent and not https_url(parent["source"]):
+            found.append(
+                Problem(
+                    relative,
+                    rule,
+                    f"{where}.source must be an absolute https URL without credentials",
+                )
+            )
+        identity = tuple(
+            parent.get(k) for k in ("artifactType", "publisherId", "id", "version", "digest")
+        )
+        if identity in seen:
+            found.append(Problem(relative, rule, f"{where} repeats another parent"))
+        seen.add(identity)
+        if (
+            own is not None
+            and parent.get("artifactType") == own.artifact_type
+            and parent.get("publisherId") == own.publisher_id
+            and parent.get("id") == own.id
+            and parent.get("version") in (None, own.version)
+        ):
+            found.append(Problem(relative, rule, f"{where} is this artifact's own coordinate"))
+    return found
+
+
+def lineage_entries(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
+    lineage = document.get("lineage")
+    parents = lineage.get("parents") if isinstance(lineage, dict) else None
+    return [
+        {
+            k: p.get(k)
+            for k in (
+                "artifactType",
+                "publisherId",
+                "id",
+                "version",
+                "digest",
+                "relation",
+                "source",
+            )
+        }
+        for p in parents or []
+        if isinstance(p, dict)
+    ]
+
+
+def _document(path: Path, shown: str) -> tuple[dict[str, Any] | None, Problem | None]:
+    try:
+        return load_document(path.read_bytes(), what=shown), None
+    except (EngramError, OSError) as e:
+        return None, Problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
+
+
+def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
+    verification = check.verification
+    problems: list[Problem] = []
+    if verification.state is None:
+        problems.append(
+            Problem(
+                relative, "registry.live-verify", "unsigned: only signed documents are published"
+            )
+        )
+    elif verification.tampered:
+        problems.append(
+            Problem(relative, "registry.live-verify", f"tampered: {verification.reason}")
+        )
+    for issue in check.lint.errors[:10]:
+        problems.append(Problem(relative, "registry.live-verify", f"not publishable: {issue}"))
+    return problems
+
+
+def _identity(
+    kind: str, document: dict[str, Any], verification: Verification, relative: str | None
+) -> tuple[Coordinate | None, list[Problem]]:
+    wrong = identity_problem(
+        kind, verification.publisher_id, document.get("id"), document.get("version")
+    )
+    if wrong:
+        shown = relative or str(document.get("id"))
+        return None, [Problem(shown, "registry.path-binding", f"signed identity: {wrong}")]
+    assert verification.publisher_id is not None
+    expected = canonical_path(kind, verification.publisher_id, document["id"], document["version"])
+    if relative is not None and relative != expected:
+        return None, [
+            Problem(relative, "registry.path-binding", f"the verified {kind} belongs at {expected}")
+        ]
+    return Coordinate(
+        kind, verification.publisher_id, document["id"], document["version"], verification.digest
+    ), []
+
+
+def _common(document: dict[str, Any], verification: Verification, relative: str) -> dict[str, Any]:
+    assert verification.state is not None
+    return {
+        "path": relative,
+        "id": document["id"],
+        "version": document["version"],
+        "name": document.get("name") or document["id"],
+        "description": document.get("description") or "",
+        "license": document.get("license") or None,
+        "tags": list(document.get("tags") or []),
+        "publisher": verification.publisher_id,
+        "trust": verification.verdict,
+        "trustStatus": trust_status(verification.state, verification.warnings),
+        "digest": verification.digest,
+    }
+
+
+@dataclass(frozen=True)
+class _Verified:
+    document: dict[str, Any]
+    check: ArtifactCheck
+    coordinate: Coordinate | None
+    relative: str
+    problems: list[Problem]
+
+
+def _verified(
+    kind: str,
+    checker: Callable[..., ArtifactCheck],
+    root: Path,
+    relative: str | None,
+    source: Path | None,
+    trust: TrustRegistry | None,
+    now: datetime,
+) -> _Verified | Summary:
+    shown = relative or (source.name if source is not None else "?")
+    document, problem = _document(source if source is not None else root / shown, shown)
+    if document is None:
+        return Summary(None, {"path": shown}, [problem] if problem else [])
+    check = checker(document, registry=trust, now=now)
+    problems = _signed(check, shown)
+    if problems:
+        return Summary(None, {"path": shown}, problems)
+    coordinate, problems = _identity(kind, document, check.verification, relative)
+    if coordinate is not None:
+        shown = coordinate.path
+    problems += lineage_problems(document, coordinate, shown)
+    return _Verified(document, check, coordinate, shown, problems)
+
+
+def summarize_workflow(
+    root: Path,
+    relative: str | None,
+    *,
+    trust: TrustRegistry | None,
+    now: datetime,
+    source: Path | None = None,
+) -> Summary:
+    ready = _verified(WORKFLOW, check_workflow, root, relative, source, trust, now)
+    if isinstance(ready, Summary):
+        return ready
+    document, check, coordinate, relative, problems = (
+        ready.document,
+        ready.check,
+        ready.coordinate,
+        ready.relative,
+        ready.problems,
+    )
+    tasks = [n for n in document.get("nodes", []) if isinstance(n, dict)]
+    entry = {
+        **_common(document, check.verification, relative),
+        "participants": [
+            {
+                "alias": p.get("alias"),
+                "bind": p.get("bind"),
+                "role": (p.get("slot") or {}).get("role"),
+                "romDigest": p.get("romDigest"),
+            }
+            for p in document.get("participants", [])
+        ],
+        "participantCount": len(document.get("participants", [])),
+        "nodeCount": len(document.get("nodes", [])),
+        "capabilities": sorted(
+            {c for t in tasks for c in (t.get("requires") or {}).get("capabilities", [])}
+        ),
+        "lineage": lineage_entries(document),
+        "publishable": True,
+        "signed": True,
+    }
+    return Summary(coordinate, entry, problems, check.verification.signed_at, document)
+
+
+def summarize_graph(
+    root: Path,
+    relative: str | None,
+    *,
+    trust: TrustRegistry | None,
+    now: datetime,
+    source: Path | None = None,
+) -> Summary:
+    ready = _verified(AGENT_GRAPH, check_graph, root, relative, source, trust, now)
+    if isinstance(ready, Summary):
+        return ready
+    document, check, coordinate, relative, problems = (
+        ready.document,
+        ready.check,
+        ready.coordinate,
+        ready.relative,
+        ready.problems,
+    )
+    routes = [r for r in document.get("routes", []) if isinstance(r, dict)]
+    entry = {
+        **_common(document, check.verification, relative),
+        "actorCount": len(document.get("actors", [])),
+        "knowledgeCount": len(document.get("knowledge", [])),
+        "routeCount": len(routes),
+        "loopCount": len(document.get("loops", [])),
+        "convergenceCount": len(document.get("convergence", [])),
+        "intents": sorted({str(r["intent"]) for r in routes if r.get("intent")}),
+        "actors": [
+            {"id": a.get("id"), "name": a.get("name") or a.get("id"), "kind": a.get("kind")}
+            for a in document.get("actors", [])
+        ],
+        "knowledge": [
+            {
+                "id": k.get("id"),
+                "name": k.get("name") or k.get("id"),
+                "kind": k.get("kind"),
+                "stewards": list(k.get("stewards") or []),
+            }
+            for k in document.get("knowledge", [])
+        ],
+        "loops": [
+            {
+                "id": loop.get("id"),
+                "kind": loop.get("kind"),
+                "workflowPublisherId": (loop.get("workflowRef") or {}).get("publisherId"),
+                "workflowId": (loop.get("workflowRef") or {}).get("id"),
+                "workflowVersion": (loop.get("workflowRef") or {}).get("version"),
+                "digest": (loop.get("workflowRef") or {}).get("digest"),
+            }
+            for loop in document.get("loops", [])
+        ],
+        "lineage": lineage_entries(document),
+        "publishable": True,
+        "signed": True,
+    }
+    return Summary(coordinate, entry, problems, check.verification.signed_at, document)
+
+
+# -- templates -----------------------------------------------------------------------------
+
+TEMPLATE_DESCRIPTION = (
+    "An editable ACX starter package. Inspect and personalize every file before export."
+)
+TEMPLATE_TAGS = ["agent", "portable", "starter", "template"]
+
+
+def summarize_template(root: Path, folder: str, files: list[str]) -> Summary:
+    """``templates/<id>/``: unsigned editable source, indexed as such (never as verified)."""
+    relative = f"{folder}/manifest.json"
+    template_id = folder.rsplit("/", 1)[-1]
+    try:
+        manifest = parse_strict((root / relative).read_bytes())
+    except (OSError, CanonicalJsonError) as e:
+        return Summary(
+            None,
+            {"path": relative},
+            [Problem(relative, "registry.templates", f"manifest.json: {e}")],
+        )
+    if not isinstance(manifest, dict) or not ARTIFACT_ID.fullmatch(template_id):
+        return Summary(
+            None, {"path": relative}, [Problem(relative, "registry.templates", "not a template")]
+        )
+    name = manifest.get("name") if isinstance(manifest.get("name"), str) else None
+    if not name or name.upper().startswith("TODO"):
+        name = " ".join(
+            w[:1].upper() + w[1:] for w in template_id.replace("_", "-").split("-") if w
+        )
+    version = manifest.get("packageVersion") or manifest.get("schemaVersion")
+    tags = manifest.get("tags")
+    entry = {
+        "id": template_id,
+        "version": version if isinstance(version, str) else None,
+        "name": name,
+        "description": manifest.get("description")
+        if isinstance(manifest.get("description"), str)
+        else TEMPLATE_DESCRIPTION,
+        "license": manifest.get("license") if isinstance(manifest.get("license"), str) else None,
+        "tags": [str(t) for t in tags] if isinstance(tags, list) else list(TEMPLATE_TAGS),
+        "publisher": manifest.get("publisher")
+        if isinstance(manifest.get("publisher"), str)
+        else "ACX community",
+        "path": relative,
+        "fileCount": len(files),
+        "files": sorted(files),
+        "signed": False,
+        "trust": "unsigned",
+        "trustStatus": "warning",
+    }
+    return Summary(None, entry, [])
+
+
+__all__ = [
+    "LevelResolver",
+    "ResolvedLevel",
+    "Summary",
+    "lineage_entries",
+    "lineage_problems",
+    "summarize_cartridge",
+    "summarize_graph",
+    "summarize_template",
+    "summarize_workflow",
+    "trust_status",
+]
