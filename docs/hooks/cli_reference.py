@@ -45,6 +45,7 @@ AREAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("MCP", "../spec/mcp.md", ("mcp",)),
     ("Agent Cartridges", "../spec/acx.md", ("cartridge",)),
     ("Workflows and Agent Graphs", "../spec/acx-workflows.md", ("workflow", "graph")),
+    ("The ACX registry and Exchange", "../spec/acx-registry.md", ("registry", "share")),
     ("Storage and keys", "../spec/storage.md", ("db", "keys")),
     ("The trust spine", "../spec/canonical-json.md", ("canonicalize",)),
 )
