@@ -13,6 +13,7 @@ BENCHMARKS = {
     "mcp": "bench.bench_mcp",
     "oci": "bench.bench_oci",
     "recall": "bench.bench_recall",
+    "engines": "bench.bench_engines",
     "tamper": "bench.bench_tamper",
 }
 
@@ -22,13 +23,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", nargs="?", choices=sorted(BENCHMARKS), help="benchmark to run")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds per contender")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
     if args.list or args.name is None:
         for name, module in sorted(BENCHMARKS.items()):
             doc = importlib.import_module(module).__doc__ or ""
             print(f"{name}\t{doc.strip().splitlines()[0] if doc.strip() else ''}")
         return 0
-    status = importlib.import_module(BENCHMARKS[args.name]).main(rounds=args.rounds)
+    chosen = importlib.import_module(BENCHMARKS[args.name])
+    # Options of one benchmark (e.g. ``recall --n 1000000 --cache DIR``) go to it.
+    status = chosen.main(rounds=args.rounds, argv=rest) if rest else chosen.main(rounds=args.rounds)
     return status if isinstance(status, int) else 0
 
 

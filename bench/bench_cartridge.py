@@ -31,7 +31,7 @@ from engram.cartridge import (
     write,
 )
 from engram.core.keys import PrivateKey
-from engram.memory import MemoryRecord, import_memories
+from engram.memory import MemoryRecord, MemoryStatus, import_memories
 from engram.store import open_store
 from engram.transfer import TransferRecord
 from engram.trust import TrustState
@@ -126,7 +126,7 @@ def main(*, rounds: int = 5) -> list[Case]:
                         0,
                         1.0,
                         1.0,
-                        "candidate",
+                        MemoryStatus.CANDIDATE,
                         None,
                         "import",
                         "2026-03-01T00:00:00.000000Z",

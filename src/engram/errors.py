@@ -37,6 +37,7 @@
     ├── StoreError                   the database failed                      -> 500 server_error
     ├── RemoteError                  a remote endpoint failed or was refused  -> 502 remote_error
     └── CapacityError                at capacity / rate limited               -> 429 / 503
+        └── Busy                     another writer holds the lock; retry     busy (503)
 
 Every class carries a stable wire ``code`` and ``http_status``; adapters map them to the error
 shape ``{"error": {"code", "message", "status"}}`` without inspecting anything else.
@@ -249,9 +250,18 @@ class RateLimited(CapacityError):
     http_status = 429
 
 
+class Busy(CapacityError):
+    """Another writer held the store's write lock past the busy timeout: nothing was written,
+    and the same call may simply be retried (``retry_after_seconds``)."""
+
+    code = "busy"
+    http_status = 503
+
+
 __all__ = [
     "AuthError",
     "BeliefNotFound",
+    "Busy",
     "CanonicalJsonError",
     "CapacityError",
     "CartridgeFormatError",

@@ -257,3 +257,18 @@ def test_record_from_draws_a_progress_bar_on_stderr_and_keeps_stdout_clean(
     assert "recording" in done.stderr
     assert "100%" in done.stderr
     assert done.stdout == "recorded 50 new of 50 memories (dense: disabled)\n"
+
+
+@pytest.mark.req("engram.memory.cli-complete-summary")
+def test_complete_summarises_and_lists_every_verdict_only_with_verbose(seat: Seat) -> None:
+    for i in range(25):
+        seat.run("record", f"runbook fact number {i}", "--kind", "fact", "--ring", "M2")
+    summary = seat.run("complete").output.splitlines()
+    assert summary[0].startswith("graduation: ")
+    assert summary[1] == (
+        "25 memories: 0 changed; now 0 graduated, 25 candidates, 0 held imports "
+        "(--verbose lists every verdict)"
+    )
+    assert len(summary) == 2  # nothing changed: no memory lines
+    verbose = seat.run("complete", "--verbose").output.splitlines()
+    assert len([line for line in verbose if line.startswith("  mem:")]) == 25

@@ -176,4 +176,4 @@ def test_migrate_rings_moves_canon_fleet_to_canon_shared_idempotently(
     assert merged.alpha == 2.0  # the old copy's event moved with it
     with any_store.read() as tx:
         assert tx.scalar("SELECT COUNT(*) FROM memory_items WHERE ring_id = 'canon:fleet'") == 0
-        assert tx.scalar("SELECT COUNT(*) FROM memory_vectors") == 2
+        assert tx.scalar("SELECT COUNT(*) FROM memory_items") == 2

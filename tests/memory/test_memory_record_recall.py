@@ -15,6 +15,7 @@ from engram.memory import (
     LOCAL_ENGINE,
     MemoryEngine,
     RecordInput,
+    indexed_local_vector,
     local_vector,
     memory_id,
     open_engine,
@@ -68,15 +69,11 @@ def test_entities_come_from_entity_patterns_and_every_memory_has_a_local_vector(
 ) -> None:
     result = record(engine, "ADR-0042 replaced K07 and ADR-0042 stays", "decision", "M2")
     assert result.memory.entities == ("ADR-0042", "K07")
-    with engine.store.read() as tx:
-        row = tx.one(
-            "SELECT engine, dims, vector FROM memory_vectors WHERE memory_id = ?",
-            (result.memory.id,),
-        )
-    assert row is not None
-    assert (row["engine"], row["dims"]) == (LOCAL_ENGINE, 128)
-    stored = np.frombuffer(bytes(row["vector"]), dtype="<f4")
-    assert np.allclose(stored, local_vector(result.memory.text))
+    # Derived bit for bit from the text, the vector lives in the index beside the store.
+    stored = indexed_local_vector(engine, result.memory.id)
+    assert stored is not None
+    assert stored.shape == (128,)
+    assert stored.tobytes() == local_vector(result.memory.text).tobytes()
     assert abs(float(np.linalg.norm(stored)) - 1.0) < 1e-5
     assert status(engine).vector_coverage[LOCAL_ENGINE] == 1
 

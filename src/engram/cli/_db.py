@@ -36,6 +36,8 @@ COMPONENT_PACKAGES = (
     "engram.context",
     "engram.memory",
     "engram.cartridge",
+    "engram.transfer",
+    "engram.integrations._schema",
     "engram.provider",
     "engram.mcp",
     "engram.conformance",

@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 
 from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
+from engram.cli._memory import index_folder_for
 from engram.core.clock import Clock, SystemClock
 from engram.errors import InvalidRequest, ManifestError
 from engram.mcp import (
@@ -92,7 +93,14 @@ def mcp_command(
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
-        engine = open_engine(store, spec, SystemClock(), embedder=embedder, reranker=reranker)
+        engine = open_engine(
+            store,
+            spec,
+            SystemClock(),
+            embedder=embedder,
+            reranker=reranker,
+            index_folder=index_folder_for(store),
+        )
         server = create_server(engine, seat, context=context, distiller=distiller)
         anyio.run(server.run_stdio_async)
     finally:
@@ -114,7 +122,14 @@ def provider_app_with_mcp(
         return create_app(config, store, clock)
     spec = load_seat(seat)
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
-    engine = open_engine(store, spec, clock, embedder=embedder, reranker=reranker)
+    engine = open_engine(
+        store,
+        spec,
+        clock,
+        embedder=embedder,
+        reranker=reranker,
+        index_folder=index_folder_for(store),
+    )
     apps: list[Starlette] = []
     context = ProviderContext(
         config.base_url, transport=lambda: httpx.ASGITransport(app=apps[0]), clock=clock

@@ -8,12 +8,17 @@ manifest from ``$THALAMUS_URL`` (there is no default URL). docs/spec/memory-cli.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -22,14 +27,16 @@ from engram.cli._db import database_option, open_database
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
-from engram.errors import InvalidRequest
+from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
 from engram.memory import (
     ATTESTATION_NAMESPACE,
     ChatDistiller,
     MemoryEngine,
     RecordInput,
+    RecordResult,
     SeatSource,
     attestation_message,
+    check_record,
     complete,
     distill,
     load_seat,
@@ -42,6 +49,7 @@ from engram.memory import (
     signal_weight,
     status,
 )
+from engram.store import Store, engram_home, redact_url
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -61,6 +69,16 @@ def resolve_seat(ote: Path | None) -> SeatSource:
     return locate_seat(ote, os.environ, Path.cwd())
 
 
+def index_folder_for(store: Store) -> Path | None:
+    """Where this host keeps the store's derived index: beside a SQLite file (None: the
+    engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
+    the host shares one index and keeps it current from the shared database's change sequence."""
+    if store.dialect.name != "postgresql":
+        return None
+    digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]
+    return engram_home(os.environ) / "index" / f"postgresql-{digest}"
+
+
 @contextmanager
 def seat_engine(
     ote: Path | None, database: str | None, seat: SeatSource | None = None
@@ -69,7 +87,14 @@ def seat_engine(
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
-        yield open_engine(store, spec, SystemClock(), embedder=embedder, reranker=reranker)
+        yield open_engine(
+            store,
+            spec,
+            SystemClock(),
+            embedder=embedder,
+            reranker=reranker,
+            index_folder=index_folder_for(store),
+        )
     finally:
         for client in (embedder, reranker):
             if client is not None:
@@ -84,16 +109,111 @@ def emit(value: Any, as_json: bool, human: Callable[[], None]) -> None:
         human()
 
 
-def _jsonl(path: Path) -> list[Any]:
-    items = []
-    with path.open("rb") if str(path) != "-" else sys.stdin.buffer as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    items.append(parse_strict(line))
-                except InvalidRequest as e:
-                    raise InvalidRequest(f"{path}:{number}: {e.message}") from e
-    return items
+MAX_LINE_BYTES = 1 << 20  # one JSON line of --from / --batch (a memory's text is <= 100k chars)
+BATCH = 5_000  # memories per transaction in record --from (docs/spec/memory-cli.md)
+BUSY_RETRIES = 5
+
+
+def _line_error(path: Path, number: int, e: InputError) -> InvalidRequest:
+    """``FILE:LINE:COLUMN: reason`` once (not "not I-JSON: not I-JSON: ...")."""
+    if isinstance(e, CanonicalJsonError) and isinstance(e.position, int):
+        detail = e.message.split(f" at {e.position}", 1)[-1]  # " (…)" or ""
+        return InvalidRequest(f"{path}:{number}:{e.position + 1}: not I-JSON: {e.reason}{detail}")
+    return InvalidRequest(f"{path}:{number}: {e.message}")
+
+
+def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank JSON line, read one line at a time.
+
+    A line longer than MAX_LINE_BYTES is refused without reading it into memory; ``spool``
+    receives every byte read (stdin cannot be read twice).
+    """
+    with path.open("rb") if str(path) != "-" else contextlib.nullcontext(sys.stdin.buffer) as f:
+        for number in itertools.count(1):
+            line = f.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                raise InvalidRequest(
+                    f"{path}:{number}: line is longer than {MAX_LINE_BYTES:,} bytes"
+                )
+            if spool is not None:
+                spool.write(line)
+            if not line.strip():
+                continue
+            try:
+                value = parse_strict(line.rstrip(b"\r\n"))
+            except InputError as e:
+                raise _line_error(path, number, e) from e
+            yield number, value
+
+
+def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[str, RecordInput]]:
+    for number, value in _jsonl(path, spool):
+        where = f"{path}:{number}"
+        yield where, RecordInput.from_json(value, where)
+
+
+def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[RecordResult]:
+    """``record --from``: check every line first (nothing is written if one is bad), then
+    write in transactions of BATCH memories; a batch that finds the store busy is retried."""
+    spool: IO[bytes] | None = None
+    if str(source) == "-":
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
+    task = bar.add_task("checking", total=None) if bar else None
+    total = 0
+    for where, item in _record_inputs(source, spool):
+        check_record(engine, item, where)
+        total += 1
+        if bar and total % 1000 == 0:
+            bar.update(task, completed=total)
+    readable = source
+    if spool is not None:
+        spool.flush()
+        readable = Path(f"/dev/fd/{spool.fileno()}")
+        spool.seek(0)
+    if bar:
+        bar.update(task, description="recording", total=total, completed=0)
+        bar.refresh()  # every phase is drawn at least once, however short
+    results: list[RecordResult] = []
+    batch: list[tuple[str, RecordInput]] = []
+
+    def flush() -> None:
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                results.extend(
+                    record_many(
+                        engine,
+                        [i for _, i in batch],
+                        where=[w for w, _ in batch],
+                        refresh=False,
+                    )
+                )
+                break
+            except Busy:
+                if attempt == BUSY_RETRIES:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+        batch.clear()
+        if bar:
+            bar.update(task, completed=len(results))  # advances only once a batch committed
+            bar.refresh()
+
+    try:
+        for pair in _record_inputs(readable):
+            batch.append(pair)
+            if len(batch) == BATCH:
+                flush()
+        if batch:
+            flush()
+    finally:
+        if spool is not None:
+            spool.close()
+    if bar:
+        bar.update(task, description="updating the index")
+        bar.refresh()
+    engine.refresh_index()
+    return results
 
 
 @cli.command("record")
@@ -107,7 +227,8 @@ def _jsonl(path: Path) -> list[Any]:
     "source",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="JSON lines {text, kind, ring?, thread?, provenance?}, in one transaction.",
+    help="JSON lines {text, kind, ring?, thread?, provenance?}: every line is checked first, "
+    f"then written {BATCH:,} per transaction (a re-run skips what is already there).",
 )
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
@@ -126,11 +247,8 @@ def record_command(
     """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
     if (text is None) == (source is None):
         raise InvalidRequest("give either TEXT (with --kind) or --from FILE.jsonl")
-    if source is not None:
-        items = [
-            RecordInput.from_json(v, f"{source}:{i + 1}") for i, v in enumerate(_jsonl(source))
-        ]
-    else:
+    items: list[RecordInput] = []
+    if source is None:
         if kind is None:
             raise InvalidRequest("--kind is required with TEXT")
         prov = parse_strict(provenance) if provenance else {}
@@ -140,14 +258,15 @@ def record_command(
             )
         ]
     with seat_engine(ote, database) as engine:
-        if source is not None and not as_json:
+        console = _stderr_console() if source is not None and not as_json else None
+        if source is not None and console is not None and console.is_terminal:
             from rich.progress import Progress
 
-            with Progress(transient=True, console=_stderr_console()) as bar:
-                task = bar.add_task("recording", total=len(items))
-                results = record_many(
-                    engine, items, progress=lambda n: bar.update(task, completed=n)
-                )
+            # Only on a terminal: a bar redrawn into a log or a pipe is noise before the result.
+            with Progress(transient=True, console=console) as bar:
+                results = _record_file(engine, source, bar)
+        elif source is not None:
+            results = _record_file(engine, source, None)
         else:
             results = record_many(engine, items)
     if as_json:
@@ -202,7 +321,7 @@ def recall_command(
         raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
     with seat_engine(ote, database) as engine:
         if batch is not None:
-            for i, item in enumerate(_jsonl(batch)):
+            for number, item in _jsonl(batch):
                 q, qk = (
                     (item, k)
                     if isinstance(item, str)
@@ -212,8 +331,11 @@ def recall_command(
                     )
                 )
                 if not isinstance(q, str):
-                    raise InvalidRequest(f"{batch}:{i + 1}: expected a string or {{query, k}}")
-                result = recall(engine, q, qk, rings=rings or None)
+                    raise InvalidRequest(f"{batch}:{number}: expected a string or {{query, k}}")
+                try:
+                    result = recall(engine, q, qk, rings=rings or None)
+                except InvalidRequest as e:
+                    raise InvalidRequest(f"{batch}:{number}: {e.message}") from e
                 click.echo(dumps_text(result.to_json()))
             return
         assert query is not None
@@ -354,11 +476,17 @@ def outcome_command(
 @cli.command("complete")
 @click.argument("memory_id", required=False)
 @click.option("--dry-run", is_flag=True, help="Show what the rule decides; change nothing.")
+@click.option("--verbose", is_flag=True, help="List every memory's verdict, not a summary.")
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
 def complete_command(
-    memory_id: str | None, dry_run: bool, as_json: bool, ote: Path | None, database: str | None
+    memory_id: str | None,
+    dry_run: bool,
+    verbose: bool,
+    as_json: bool,
+    ote: Path | None,
+    database: str | None,
 ) -> None:
     """Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings."""
     with seat_engine(ote, database) as engine:
@@ -366,7 +494,16 @@ def complete_command(
 
     def human() -> None:
         click.echo(f"graduation: {result.graduation}{' (dry run)' if dry_run else ''}")
-        for v in result.verdicts:
+        changes = [v for v in result.verdicts if v.status_before != v.status_after]
+        shown = result.verdicts if verbose or memory_id is not None else changes
+        if not verbose and memory_id is None:
+            c = result.summary()
+            click.echo(
+                f"{c['memories']} memories: {c['changed']} changed; now {c['graduated']} "
+                f"graduated, {c['candidate']} candidates, {c['held_import']} held imports"
+                + (" (--verbose lists every verdict)" if c["memories"] > len(changes) else "")
+            )
+        for v in shown:
             change = (
                 v.status_after
                 if v.status_before == v.status_after

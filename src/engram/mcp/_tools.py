@@ -24,7 +24,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from engram.core.canonical import canonicalize
-from engram.errors import EngramError, InvalidRequest, RemoteError
+from engram.errors import CapacityError, EngramError, InvalidRequest, RemoteError
 from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
 from engram.memory import (
     MCP_REFUSAL,
@@ -91,7 +91,7 @@ class EngramTools:
         try:
             return fn()
         except EngramError as e:
-            if e.http_status >= 500 and not isinstance(e, RemoteError):
+            if e.http_status >= 500 and not isinstance(e, RemoteError | CapacityError):
                 # Store and key failures stay in the server log; the model gets the code only.
                 LOG.error("%s failed: %s: %s", tool, type(e).__name__, e.message)
                 raise ToolError(f"{e.code}: internal error (see the engram server log)") from e

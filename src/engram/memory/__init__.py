@@ -6,7 +6,8 @@ operations the MCP tools wrap. One public function per operation, each taking a
 ``to_json()``: :func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`,
 :func:`outcome`, :func:`complete`, :func:`status`. Cartridges move memories with
 :func:`export_memories` and :func:`import_memories`; :func:`migrate_rings` moves canon:fleet to
-canon:shared.
+canon:shared. :func:`withdraw` keeps a memory out of recall (PAM retractions), :func:`reinstate`
+undoes it; :func:`seat_view` recalls through another manifest on the same index.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
@@ -15,7 +16,10 @@ from engram.memory._attestation import Anchor, attestation_message, load_anchor
 from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
 from engram.memory._engine import (
     MemoryEngine,
+    check_record,
+    default_index_folder,
     get_memory,
+    indexed_local_vector,
     memory_id,
     open_engine,
     record,
@@ -32,6 +36,8 @@ from engram.memory._models import (
     CompleteResult,
     Memory,
     MemoryRecord,
+    MemoryStatus,
+    OutcomeEvent,
     OutcomeResult,
     RecallHit,
     RecallResult,
@@ -48,7 +54,7 @@ from engram.memory._portable import (
     import_memories,
     migrate_rings,
 )
-from engram.memory._recall import Tuning, recall
+from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
 from engram.memory._remote import (
     CrossEncoder,
     Embedder,
@@ -60,14 +66,18 @@ from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
 from engram.memory._seed import InitResult, default_manifest_text, init_repository
 from engram.memory._status import status
 from engram.memory._text import LOCAL_ENGINE, local_vector
+from engram.memory._view import seat_view
+from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
 
 __all__ = [
     "ATTESTATION_NAMESPACE",
     "BLOCKED",
+    "DEFAULT_TUNING",
     "LOCAL_ENGINE",
     "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",
+    "WITHDRAWN_COMPONENT",
     "Anchor",
     "ChatDistiller",
     "CompleteResult",
@@ -80,7 +90,9 @@ __all__ = [
     "Memory",
     "MemoryEngine",
     "MemoryRecord",
+    "MemoryStatus",
     "OteSpec",
+    "OutcomeEvent",
     "OutcomeResult",
     "RecallHit",
     "RecallResult",
@@ -95,13 +107,16 @@ __all__ = [
     "Tuning",
     "Verdict",
     "attestation_message",
+    "check_record",
     "complete",
+    "default_index_folder",
     "default_manifest_text",
     "distill",
     "export_memories",
     "find_manifest",
     "get_memory",
     "import_memories",
+    "indexed_local_vector",
     "init_repository",
     "load_anchor",
     "load_manifest",
@@ -117,7 +132,11 @@ __all__ = [
     "recall",
     "record",
     "record_many",
+    "reinstate",
     "remote_stages",
+    "seat_view",
     "signal_weight",
     "status",
+    "withdraw",
+    "withdrawn_among",
 ]

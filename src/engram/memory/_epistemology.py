@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from engram.errors import InvalidRequest
 from engram.memory._manifest import Epistemology
+from engram.memory._models import MemoryStatus
 
 MODEL_CAP = 0.30
 PRIOR = 1.0  # Beta(1, 1) for the full posterior and for B_strong
@@ -119,7 +120,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Judgement:
-    status: str
+    status: MemoryStatus
     reason: str
     nominated: bool
     full_lcb: float
@@ -128,7 +129,7 @@ class Judgement:
     strong_samples: float
 
 
-def judge(ev: Evidence, status: str, epi: Epistemology, anchored: bool) -> Judgement:
+def judge(ev: Evidence, status: MemoryStatus, epi: Epistemology, anchored: bool) -> Judgement:
     """Apply the graduation rule to one memory whose current status is ``status``."""
     full_samples = ev.alpha + ev.beta - 2 * PRIOR
     full_lcb = lower_bound(ev.alpha, ev.beta, epi.credible_z)
@@ -146,7 +147,7 @@ def judge(ev: Evidence, status: str, epi: Epistemology, anchored: bool) -> Judge
         and ev.verifications >= epi.nomination_min_verifications
     )
 
-    def verdict(new: str, reason: str) -> Judgement:
+    def verdict(new: MemoryStatus, reason: str) -> Judgement:
         return Judgement(
             new,
             reason,
@@ -157,27 +158,28 @@ def judge(ev: Evidence, status: str, epi: Epistemology, anchored: bool) -> Judge
             strong_samples,
         )
 
+    graduated, candidate = MemoryStatus.GRADUATED, MemoryStatus.CANDIDATE
     if not anchored:
-        if status == "graduated":
+        if status == graduated:
             if full_ok:
-                return verdict("graduated", "held on the full posterior (no attested evidence)")
-            return verdict("candidate", "full posterior fell below the threshold")
+                return verdict(graduated, "held on the full posterior (no attested evidence)")
+            return verdict(candidate, "full posterior fell below the threshold")
         return verdict(status, BLOCKED)
     if full_ok and strong_ok:
-        return verdict("graduated", "full posterior and B_strong meet the threshold")
-    if status == "held_import":
+        return verdict(graduated, "full posterior and B_strong meet the threshold")
+    if status == MemoryStatus.HELD_IMPORT:
         return verdict(
-            "held_import",
+            MemoryStatus.HELD_IMPORT,
             "imported graduation held: attested evidence not verified here"
             if not strong_ok
             else "imported graduation held: full posterior below the threshold",
         )
     if not strong_ok:
         return verdict(
-            "candidate",
+            candidate,
             "B_strong (attested sealed_test/human evidence) below the threshold or sample minimum",
         )
-    return verdict("candidate", "full posterior below the threshold or sample minimum")
+    return verdict(candidate, "full posterior below the threshold or sample minimum")
 
 
 __all__ = [

@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+import re2  # type: ignore[import-untyped]
 
 from engram.errors import ManifestError
 from engram.memory._toml_reader import TableReader
@@ -21,13 +24,34 @@ RINGS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4")
 WRITABLE_RINGS = frozenset({"M2", "M3", "M4"})
 # A ring id says what it names; pre-S2 stores used canon:fleet for M0 (`engram migrate --rings`).
 RING_PREFIX = {"M0": "canon:", "M1": "archetype:", "M2": "repo:", "M3": "team:", "M4": "seat:"}
-EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai")
+# "minilm-l6-v2" is engram's addition: the bundled offline model (engram.memory._minilm).
+EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai", "minilm-l6-v2")
 RERANK_PROVIDERS = ("vllm-rerank", "remote-openai")
 
 Access = Literal["read_only", "read_write"]
 _ID = re.compile(r"^[a-z][a-z0-9_-]*:[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# A manifest is untrusted input (it may come with a cloned repository): bounded in size, in
+# nesting (tomllib recurses), and its entity_patterns run on RE2, in time linear in the text.
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_PATTERNS = 64
+MAX_PATTERN_CHARS = 1_000
+_RE2_MEMORY = 8 << 20
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is our error message, not a line on stderr
+    options.max_mem = _RE2_MEMORY
+    return options
+
+
+@lru_cache(maxsize=256)
+def compile_pattern(pattern: str) -> Any:
+    """An entity pattern compiled by RE2 (raises ``re2.error`` for what RE2 refuses:
+    backreferences, lookaround, and programs over the memory bound)."""
+    return re2.compile(pattern, _re2_options())
 
 
 @dataclass(frozen=True)
@@ -43,8 +67,9 @@ class Ontology:
     allowed_kinds: tuple[str, ...]
     entity_patterns: tuple[str, ...]
 
-    def compiled_patterns(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p) for p in self.entity_patterns)
+    def compiled_patterns(self) -> tuple[Any, ...]:
+        """The entity patterns as RE2 programs (linear-time matching; compiled once)."""
+        return tuple(compile_pattern(p) for p in self.entity_patterns)
 
 
 @dataclass(frozen=True)
@@ -98,7 +123,13 @@ class Retrieval:
 
     @property
     def dense_enabled(self) -> bool:
+        """A remote /v1/embeddings endpoint computes the dense vectors."""
         return self.embedding_provider == "remote-openai"
+
+    @property
+    def local_dense(self) -> bool:
+        """The bundled all-MiniLM-L6-v2 model computes them, offline."""
+        return self.embedding_provider == "minilm-l6-v2"
 
 
 @dataclass(frozen=True)
@@ -178,10 +209,14 @@ def _mount(source: str, index: int, raw: object, seat_id: str) -> Mount:
 
 def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = None) -> OteSpec:
     """Parse and validate engram.ote.v1 TOML text; raise ManifestError naming source and key."""
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise ManifestError(f"{source}: a manifest is at most {MAX_MANIFEST_BYTES:,} characters")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(f"{source}: not valid TOML: {e}") from e
+    except RecursionError as e:
+        raise ManifestError(f"{source}: not valid TOML: arrays or tables nested too deeply") from e
     top = TableReader(source, data, "")
     version = top.raw("schema_version", True)
     if version != SCHEMA_VERSION:
@@ -211,11 +246,27 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
     patterns = o.strings(
         "entity_patterns", nonempty=False, what="regular expressions", required=False
     )
+    if len(patterns) > MAX_PATTERNS:
+        raise o.fail("entity_patterns", f"at most {MAX_PATTERNS} patterns", len(patterns))
     for p in patterns:
+        if len(p) > MAX_PATTERN_CHARS:
+            raise o.fail(
+                "entity_patterns", f"patterns of at most {MAX_PATTERN_CHARS} characters", p[:40]
+            )
         try:
-            re.compile(p)
-        except re.error as e:
-            raise o.fail("entity_patterns", f"valid regular expressions ({e})", p) from e
+            compile_pattern(p)
+        except re2.error as e:
+            reason = (
+                e.args[0].decode("utf-8", "replace")
+                if e.args and isinstance(e.args[0], bytes)
+                else str(e)
+            )
+            raise o.fail(
+                "entity_patterns",
+                f"valid regular expressions in RE2 syntax (linear time: no backreferences or "
+                f"lookaround; {reason})",
+                p,
+            ) from e
     o.done()
     ontology = Ontology(domain=domain, allowed_kinds=kinds, entity_patterns=patterns)
 
@@ -311,6 +362,10 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
 def load_manifest(path: Path) -> OteSpec:
     """Read and validate a manifest file; relative anchors resolve against its directory."""
     try:
+        if path.stat().st_size > MAX_MANIFEST_BYTES or not path.is_file():
+            raise ManifestError(
+                f"{path}: not a manifest (a regular file of at most {MAX_MANIFEST_BYTES:,} bytes)"
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ManifestError(f"{path}: cannot read the manifest: {e.strerror or e}") from e

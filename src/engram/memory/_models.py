@@ -8,9 +8,18 @@ CLI render; a cartridge carries :class:`MemoryRecord` values (``export_memories`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Json = dict[str, Any]
+
+
+class MemoryStatus(StrEnum):
+    """Where a memory stands in graduation (engram.ote.v1 & MCP contract, §3.2 engram_complete)."""
+
+    CANDIDATE = "candidate"
+    GRADUATED = "graduated"
+    HELD_IMPORT = "held_import"  # an imported graduation not yet verified by this store
 
 
 @dataclass(frozen=True)
@@ -29,7 +38,7 @@ class Memory:
     tokens: int
     alpha: float
     beta: float
-    status: str  # candidate | graduated | held_import
+    status: MemoryStatus
     graduated_at: str | None
     origin: str  # local | import
     created_at: str
@@ -53,9 +62,80 @@ class Memory:
             "alpha": self.alpha,
             "beta": self.beta,
             "mean": round(self.mean, 6),
-            "status": self.status,
+            "status": self.status.value,
             "graduated_at": self.graduated_at,
             "origin": self.origin,
+            "created_at": self.created_at,
+        }
+
+    @property
+    def author(self) -> str:
+        """Who said or wrote it: provenance ``author`` (or ``speaker``), else empty."""
+        return author_of(self.provenance)
+
+
+def author_of(provenance: Json) -> str:
+    """The author a memory's provenance names (``author``, else ``speaker``; strings only)."""
+    for key in ("author", "speaker"):
+        value = provenance.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+@dataclass(frozen=True)
+class OutcomeEvent:
+    """One evidence event on a memory (a row of ``memory_outcomes``)."""
+
+    memory_id: str
+    decision_id: str
+    seat_id: str
+    signal: str
+    oracle: str
+    delta_alpha: float
+    delta_beta: float
+    attested: bool
+    verified: bool
+    principal: str | None
+    key_fingerprint: str | None
+    signature: str | None
+    reverify: bool
+    origin: str  # local | import
+    created_at: str
+
+    @staticmethod
+    def from_row(row: Any) -> OutcomeEvent:
+        return OutcomeEvent(
+            memory_id=row["memory_id"],
+            decision_id=row["decision_id"],
+            seat_id=row["seat_id"],
+            signal=row["signal"],
+            oracle=row["oracle"],
+            delta_alpha=float(row["delta_alpha"]),
+            delta_beta=float(row["delta_beta"]),
+            attested=bool(row["attested"]),
+            verified=bool(row["verified"]),
+            principal=row["principal"],
+            key_fingerprint=row["key_fingerprint"],
+            signature=row["signature"],
+            reverify=bool(row["reverify"]),
+            origin=row["origin"],
+            created_at=row["created_at"],
+        )
+
+    def to_export_json(self) -> Json:
+        """What a cartridge carries: the event without this store's verification state."""
+        return {
+            "decision_id": self.decision_id,
+            "seat_id": self.seat_id,
+            "signal": self.signal,
+            "oracle": self.oracle,
+            "delta_alpha": self.delta_alpha,
+            "delta_beta": self.delta_beta,
+            "attested": self.attested,
+            "principal": self.principal,
+            "key_fingerprint": self.key_fingerprint,
+            "signature": self.signature,
             "created_at": self.created_at,
         }
 
@@ -175,8 +255,8 @@ class Verdict:
     """The graduation rule applied to one memory."""
 
     memory_id: str
-    status_before: str
-    status_after: str
+    status_before: MemoryStatus
+    status_after: MemoryStatus
     full_lcb: float
     full_samples: float
     strong_lcb: float
@@ -187,8 +267,8 @@ class Verdict:
     def to_json(self) -> Json:
         return {
             "memory_id": self.memory_id,
-            "status_before": self.status_before,
-            "status_after": self.status_after,
+            "status_before": self.status_before.value,
+            "status_after": self.status_after.value,
             "full_lcb": round(self.full_lcb, 6),
             "full_samples": self.full_samples,
             "strong_lcb": round(self.strong_lcb, 6),
@@ -203,6 +283,16 @@ class CompleteResult:
     graduation: str  # "open" | "blocked (no attested evidence)"
     applied: bool
     verdicts: tuple[Verdict, ...]
+
+    def summary(self) -> dict[str, int]:
+        """How many memories the rule looked at, and how many end in or move to each status."""
+        out = {"memories": len(self.verdicts), "changed": 0}
+        for status in MemoryStatus:
+            out[status.value] = 0
+        for v in self.verdicts:
+            out[v.status_after.value] += 1
+            out["changed"] += v.status_before != v.status_after
+        return out
 
     def to_json(self) -> Json:
         return {
@@ -250,6 +340,8 @@ class MemoryRecord:
 __all__ = [
     "Memory",
     "MemoryRecord",
+    "MemoryStatus",
+    "OutcomeEvent",
     "OutcomeResult",
     "RecallHit",
     "RecallResult",
@@ -257,4 +349,5 @@ __all__ = [
     "RecordResult",
     "StatusReport",
     "Verdict",
+    "author_of",
 ]

@@ -35,8 +35,15 @@ from engram.memory._epistemology import (
     reverify_tag,
     signal_named,
 )
-from engram.memory._models import CompleteResult, Memory, OutcomeResult, Verdict
-from engram.store import Row, Tx
+from engram.memory._models import (
+    CompleteResult,
+    Memory,
+    MemoryStatus,
+    OutcomeEvent,
+    OutcomeResult,
+    Verdict,
+)
+from engram.store import Tx
 
 Channel = Literal["cli", "mcp", "api"]
 MCP_REFUSAL = (
@@ -58,19 +65,19 @@ def _mounted(engine: MemoryEngine, memory: Memory) -> None:
         )
 
 
-def _result(row: Row, memory: Memory, duplicate: bool) -> OutcomeResult:
+def _result(e: OutcomeEvent, memory: Memory, duplicate: bool) -> OutcomeResult:
     return OutcomeResult(
-        memory_id=row["memory_id"],
-        decision_id=row["decision_id"],
-        signal=row["signal"],
-        oracle=row["oracle"],
-        delta_alpha=float(row["delta_alpha"]),
-        delta_beta=float(row["delta_beta"]),
+        memory_id=e.memory_id,
+        decision_id=e.decision_id,
+        signal=e.signal,
+        oracle=e.oracle,
+        delta_alpha=e.delta_alpha,
+        delta_beta=e.delta_beta,
         alpha=memory.alpha,
         beta=memory.beta,
-        attested=bool(row["attested"]),
-        principal=row["principal"],
-        reverify=bool(row["reverify"]),
+        attested=e.attested,
+        principal=e.principal,
+        reverify=e.reverify,
         duplicate=duplicate,
     )
 
@@ -129,50 +136,44 @@ def outcome(
         existing = _repo.event(tx, memory_id, decision_id)
         if existing is not None:
             same = (
-                existing["signal"] == signal
-                and float(existing["delta_alpha"]) == d_alpha
-                and float(existing["delta_beta"]) == d_beta
+                existing.signal == signal
+                and existing.delta_alpha == d_alpha
+                and existing.delta_beta == d_beta
             )
             if not same:
                 raise ConflictError(
-                    f"decision_id {decision_id!r} already recorded "
-                    f"{existing['signal']} on {memory_id}"
+                    f"decision_id {decision_id!r} already recorded {existing.signal} on {memory_id}"
                 )
             current = _repo.get_memory(tx, memory_id)
             assert current is not None
             return _result(existing, current, duplicate=True)
         reverify = False
         if signal == "rubric_accept" and engine.spec.attestation is not None:
-            first_try = not any(e["oracle"] == "rubric" for e in _repo.events_for(tx, memory_id))
+            first_try = not any(e.oracle == "rubric" for e in _repo.events_for(tx, memory_id))
             reverify = first_try and reverify_tag(
                 memory_id, decision_id, engine.spec.attestation.reverify_fraction
             )
-        row = {
-            "memory_id": memory_id,
-            "decision_id": decision_id,
-            "seat_id": engine.spec.seat.seat_id,
-            "signal": signal,
-            "oracle": sig.oracle,
-            "delta_alpha": d_alpha,
-            "delta_beta": d_beta,
-            "attested": sig.attested,
-            "verified": attestor is not None,
-            "principal": attestor.principal if attestor else None,
-            "key_fingerprint": attestor.fingerprint if attestor else None,
-            "signature": attestation if attestor else None,
-            "reverify": reverify,
-            "origin": "local",
-            "created_at": now,
-        }
-        _repo.insert_event(tx, row)
-        tx.execute(
-            "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ?, updated_at = ? "
-            "WHERE id = ?",
-            (d_alpha, d_beta, now, memory_id),
+        event = OutcomeEvent(
+            memory_id=memory_id,
+            decision_id=decision_id,
+            seat_id=engine.spec.seat.seat_id,
+            signal=signal,
+            oracle=sig.oracle,
+            delta_alpha=d_alpha,
+            delta_beta=d_beta,
+            attested=sig.attested,
+            verified=attestor is not None,
+            principal=attestor.principal if attestor else None,
+            key_fingerprint=attestor.fingerprint if attestor else None,
+            signature=attestation if attestor else None,
+            reverify=reverify,
+            origin="local",
+            created_at=now,
         )
+        _repo.add_event(tx, event, memory.ring_id, now)
         updated = _repo.get_memory(tx, memory_id)
     assert updated is not None
-    return _result(row, updated, duplicate=False)
+    return _result(event, updated, duplicate=False)
 
 
 def _evidence(tx: Tx, memory: Memory, anchor: Anchor | None, now: Any, write: bool) -> Evidence:
@@ -182,28 +183,26 @@ def _evidence(tx: Tx, memory: Memory, anchor: Anchor | None, now: Any, write: bo
     strong_a = strong_b = 0.0
     verifications = 0
     for e in _repo.events_for(tx, memory.id):
-        if memory.ring == "M4" and e["seat_id"] != memory.ring_id:
+        if memory.ring == "M4" and e.seat_id != memory.ring_id:
             continue  # M4 evidence counts only from the seat that owns the ring
-        da, db = float(e["delta_alpha"]), float(e["delta_beta"])
+        da, db = e.delta_alpha, e.delta_beta
         alpha, beta = alpha + da, beta + db
-        if e["oracle"] not in ATTESTED_ORACLES:
+        if e.oracle not in ATTESTED_ORACLES:
             continue
-        verified = bool(e["verified"])
-        if not verified and anchor is not None and e["signature"]:
+        verified = e.verified
+        if not verified and anchor is not None and e.signature:
             try:
                 attestor = verify_attestation(
                     anchor,
-                    attestation_message(memory.id, e["decision_id"], e["signal"], da or db),
-                    e["signature"],
+                    attestation_message(memory.id, e.decision_id, e.signal, da or db),
+                    e.signature,
                     now,
                 )
             except SignatureInvalid:
                 continue  # an unverifiable import simply stays unverified
             if write:
-                tx.execute(
-                    "UPDATE memory_outcomes SET verified = 1, principal = ?, "
-                    "key_fingerprint = ? WHERE memory_id = ? AND decision_id = ?",
-                    (attestor.principal, attestor.fingerprint, memory.id, e["decision_id"]),
+                _repo.mark_verified(
+                    tx, memory.id, e.decision_id, attestor.principal, attestor.fingerprint
                 )
             verified = True
         if verified:
@@ -213,18 +212,23 @@ def _evidence(tx: Tx, memory: Memory, anchor: Anchor | None, now: Any, write: bo
 
 
 def complete(
-    engine: MemoryEngine, memory_id: str | None = None, *, apply: bool = True
+    engine: MemoryEngine,
+    memory_id: str | None = None,
+    *,
+    apply: bool = True,
+    graduated_only: bool = False,
 ) -> CompleteResult:
     """Apply the graduation rule to one memory or every memory in the mounted rings.
 
-    With ``apply`` false nothing is written (a preview; ``status`` uses it for
-    grandfathered_until_apply).
+    With ``apply`` false nothing is written and the preview runs in a read transaction, so it
+    never holds the write lock; ``graduated_only`` limits it to graduated memories (what
+    ``status`` needs for grandfathered_until_apply).
     """
     anchor = engine.anchor()
     now_dt = engine.clock.now()
     now = format_instant_precise(now_dt)
     verdicts: list[Verdict] = []
-    with engine.store.transaction() as tx:
+    with engine.store.transaction() if apply else engine.store.read() as tx:
         if memory_id is not None:
             one = _repo.get_memory(tx, memory_id)
             if one is None:
@@ -235,14 +239,16 @@ def complete(
                     f"{engine.spec.seat.seat_id} does not mount"
                 )
             memories = [one]
+        elif graduated_only:
+            memories = _repo.graduated_in_rings(tx, engine.spec.ring_ids)
         else:
             memories = _repo.memories_in_rings(tx, engine.spec.ring_ids)
         for memory in memories:
             ev = _evidence(tx, memory, anchor, now_dt, apply)
             j = judge(ev, memory.status, engine.spec.epistemology, anchor is not None)
             if apply and j.status != memory.status:
-                graduated_at = now if j.status == "graduated" else None
-                _repo.set_status(tx, memory.id, j.status, graduated_at, now)
+                graduated_at = now if j.status == MemoryStatus.GRADUATED else None
+                _repo.set_status(tx, memory, j.status, graduated_at, now)
             verdicts.append(
                 Verdict(
                     memory.id,

@@ -8,8 +8,6 @@ verified by ``complete`` against this store's anchor) and a posterior recomputed
 an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-portable.md``.
 """
 
-# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists and constant table names
-
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -21,41 +19,20 @@ from engram.memory import _repo
 from engram.memory._engine import memory_id
 from engram.memory._epistemology import SIGNALS
 from engram.memory._manifest import RING_PREFIX, RINGS
-from engram.memory._models import MemoryRecord
-from engram.memory._schema import MEMORY_COMPONENT
+from engram.memory._models import MemoryRecord, MemoryStatus, OutcomeEvent
+from engram.memory._schema import migrate_memory
 from engram.memory._seed import BUILTIN_M0, LEGACY_M0
-from engram.memory._text import LOCAL_DIMS, LOCAL_ENGINE, local_vectors, token_cost, vector_to_blob
-from engram.store import Row, Store
-
-_EVENT_KEYS = (
-    "decision_id",
-    "seat_id",
-    "signal",
-    "oracle",
-    "delta_alpha",
-    "delta_beta",
-    "attested",
-    "principal",
-    "key_fingerprint",
-    "signature",
-    "created_at",
-)
-
-
-def _event_json(row: Row) -> dict[str, Any]:
-    out = {k: row[k] for k in _EVENT_KEYS}
-    out["attested"] = bool(out["attested"])
-    out["delta_alpha"], out["delta_beta"] = float(row["delta_alpha"]), float(row["delta_beta"])
-    return out
+from engram.memory._text import token_cost
+from engram.store import Store
 
 
 def export_memories(store: Store, ring_id: str) -> list[MemoryRecord]:
     """Every memory of one ring with its events, oldest first (private keys are never here)."""
-    store.migrate(MEMORY_COMPONENT)
+    migrate_memory(store)
     with store.read() as tx:
         memories = _repo.memories_in_rings(tx, [ring_id])
         return [
-            MemoryRecord(m, tuple(_event_json(e) for e in _repo.events_for(tx, m.id)))
+            MemoryRecord(m, tuple(e.to_export_json() for e in _repo.events_for(tx, m.id)))
             for m in memories
         ]
 
@@ -133,7 +110,7 @@ def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any
     with one statement each for rows and vectors (their local vectors hashed in one batch),
     then the events are merged record by record.
     """
-    store.migrate(MEMORY_COMPONENT)
+    migrate_memory(store)
     checked = [_check_record(r, f"records[{i}]") for i, r in enumerate(records)]
     imported = present = added = held = 0
     with store.transaction() as tx:
@@ -148,8 +125,12 @@ def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any
             new.append(m)
         rows: list[tuple[Any, ...]] = []
         for m in new:
-            status = "held_import" if m["status"] in ("graduated", "held_import") else "candidate"
-            held += status == "held_import"
+            status = (
+                MemoryStatus.HELD_IMPORT
+                if m["status"] in ("graduated", "held_import")
+                else MemoryStatus.CANDIDATE
+            )
+            held += status == MemoryStatus.HELD_IMPORT
             rows.append(
                 (
                     m["id"],
@@ -164,51 +145,37 @@ def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any
                     token_cost(m["text"]),
                     1.0,
                     1.0,
-                    status,
+                    status.value,
                     None,
                     "import",
                     m["created_at"],
                 )
             )
         _repo.insert_memories(tx, rows)
-        vectors = local_vectors([m["text"] for m in new])
-        _repo.insert_vectors(
-            tx,
-            [
-                (m["id"], LOCAL_ENGINE, LOCAL_DIMS, vector_to_blob(vec))
-                for m, vec in zip(new, vectors, strict=True)
-            ],
-        )
         imported = len(new)
         for m, events in checked:
             for e in events:
                 if _repo.event(tx, m["id"], e["decision_id"]) is not None:
                     continue
                 signal = SIGNALS[e["signal"]]
-                _repo.insert_event(
-                    tx,
-                    {
-                        "memory_id": m["id"],
-                        "decision_id": e["decision_id"],
-                        "seat_id": e["seat_id"],
-                        "signal": e["signal"],
-                        "oracle": signal.oracle,
-                        "delta_alpha": float(e["delta_alpha"]),
-                        "delta_beta": float(e["delta_beta"]),
-                        "attested": signal.attested,
-                        "verified": False,
-                        "principal": None,
-                        "key_fingerprint": None,
-                        "signature": e.get("signature"),
-                        "reverify": False,
-                        "origin": "import",
-                        "created_at": e["created_at"],
-                    },
+                event = OutcomeEvent(
+                    memory_id=m["id"],
+                    decision_id=e["decision_id"],
+                    seat_id=e["seat_id"],
+                    signal=e["signal"],
+                    oracle=signal.oracle,
+                    delta_alpha=float(e["delta_alpha"]),
+                    delta_beta=float(e["delta_beta"]),
+                    attested=signal.attested,
+                    verified=False,
+                    principal=None,
+                    key_fingerprint=None,
+                    signature=e.get("signature"),
+                    reverify=False,
+                    origin="import",
+                    created_at=e["created_at"],
                 )
-                tx.execute(
-                    "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ? WHERE id = ?",
-                    (float(e["delta_alpha"]), float(e["delta_beta"]), m["id"]),
-                )
+                _repo.add_event(tx, event, m["ring_id"], None)
                 added += 1
     return ImportResult(imported, present, added, held)
 
@@ -227,16 +194,19 @@ def migrate_rings(store: Store) -> RingMigration:
 
     A memory already present under canon:shared absorbs the old one's events.
     """
-    store.migrate(MEMORY_COMPONENT)
+    migrate_memory(store)
     moved = merged = 0
     with store.transaction() as tx:
-        rows = tx.execute("SELECT id, kind, text FROM memory_items WHERE ring_id = ?", (LEGACY_M0,))
+        rows = tx.execute(
+            "SELECT id, kind, text, status FROM memory_items WHERE ring_id = ?", (LEGACY_M0,)
+        )
         if not rows:
             return RingMigration(0, 0)
         _repo.bump(tx, rebuilt=True)
         for row in rows:
             old, new = row["id"], memory_id(BUILTIN_M0, row["kind"], row["text"])
             merging = _repo.get_memory(tx, new) is not None
+            _repo.add_counts(tx, {(LEGACY_M0, row["status"]): -1})
             if merging:
                 merged += 1
             else:
@@ -244,30 +214,34 @@ def migrate_rings(store: Store) -> RingMigration:
                     "UPDATE memory_items SET id = ?, ring_id = ? WHERE id = ?",
                     (new, BUILTIN_M0, old),
                 )
+                _repo.add_counts(tx, {(BUILTIN_M0, row["status"]): 1})
                 moved += 1
             for e in _repo.events_for(tx, old):
-                if _repo.event(tx, new, e["decision_id"]) is not None:
+                _repo.add_event_count(tx, LEGACY_M0, e.oracle, -1, -int(e.reverify))
+                if _repo.event(tx, new, e.decision_id) is not None:
                     continue  # the same decision is already one event of the target
                 tx.execute(
                     "UPDATE memory_outcomes SET memory_id = ? WHERE memory_id = ? "
                     "AND decision_id = ?",
-                    (new, old, e["decision_id"]),
+                    (new, old, e.decision_id),
                 )
+                _repo.add_event_count(tx, BUILTIN_M0, e.oracle, 1, int(e.reverify))
                 if merging:  # a moved row already carries its own posterior
-                    tx.execute(
-                        "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ? WHERE id = ?",
-                        (e["delta_alpha"], e["delta_beta"], new),
-                    )
+                    _repo.apply_posterior(tx, new, e.delta_alpha, e.delta_beta, None)
             tx.execute("DELETE FROM memory_outcomes WHERE memory_id = ?", (old,))
             tx.execute("DELETE FROM memory_items WHERE id = ?", (old,))
-            for table in ("memory_vectors", "memory_dense_vectors"):
-                if merging:
-                    tx.execute(f"DELETE FROM {table} WHERE memory_id = ?", (old,))
-                else:
-                    tx.execute(
-                        f"UPDATE {table} SET memory_id = ? WHERE memory_id = ?",
-                        (new, old),
-                    )
+            for d in tx.execute(
+                "SELECT engine FROM memory_dense_vectors WHERE memory_id = ?", (old,)
+            ):
+                _repo.add_dense_counts(tx, {(LEGACY_M0, d["engine"]): -1})
+                if not merging:
+                    _repo.add_dense_counts(tx, {(BUILTIN_M0, d["engine"]): 1})
+            if merging:
+                tx.execute("DELETE FROM memory_dense_vectors WHERE memory_id = ?", (old,))
+            else:
+                tx.execute(
+                    "UPDATE memory_dense_vectors SET memory_id = ? WHERE memory_id = ?", (new, old)
+                )
     return RingMigration(moved, merged)
 
 

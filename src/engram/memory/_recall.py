@@ -4,16 +4,19 @@ Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2) engram_recall: "Two
 (FTS5 BM25 + Corpus IDF) + dense neural (/v1/embeddings) + cross-encoder reranked (/v1/rerank)
 retrieval with MMR slate diversity", and §3.1 keyspace_budget_tokens / budget_share_pct / fail_open.
 
-Stages: (1) BM25 over the in-process index, smoothed with the neighbouring memories of the same
-thread (a conversation, an episode) because an answer often sits next to the words that find it;
-(2) local-hash-128 cosine; (3) dense cosine when an embedder is configured; (4) fusion by
-score (lexical over its best, plus weighted cosines; rank fusion lost on LoCoMo); (5) the
+Recall ranks a bounded candidate set from the derived index (``_index``): the best memories by
+BM25 from tantivy, the members of the best threads, their thread neighbours and, on small
+stores, the best by vector scans; so its cost does not grow with N. Stages: (1) BM25 (corpus
+IDF), smoothed with the neighbouring memories of the same thread and the thread's own BM25,
+because an answer often sits next to the words that find it; (2) local-hash-128 cosine; (3)
+dense cosine when an embedder is configured (the bundled MiniLM model or a remote endpoint);
+(4) author and entity boosts; (5) fusion by score (rank fusion lost on LoCoMo); (6) the
 optional cross-encoder reorders the first ``candidates_k`` (plus ``guaranteed_dense_k`` dense
-hits that fusion left out); (6) MMR; (7) the token budget, split across mounts by
+hits that fusion left out); (7) MMR; (8) the token budget, split across mounts by
 ``budget_share_pct`` (the unassigned share is a pool any mount may use). Remote failures
 degrade to the local stages when ``fail_open`` is true and say so in ``stages``; otherwise
-they raise RemoteError. The index is read and loaded under ``engine.lock``, so one engine
-serves many threads; the remote calls (query embedding, cross-encoder) run outside it.
+they raise RemoteError. The index handle is synced and read under ``engine.lock``, so one
+engine serves many threads; the remote calls (query embedding, cross-encoder) run outside it.
 Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
@@ -21,27 +24,40 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import tantivy
 
 from engram.errors import Forbidden, InvalidRequest, RemoteError
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
+from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, RowFile, View, matvec
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
-from engram.memory._text import local_vector, terms
+from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms, words
+from engram.memory._withdrawn import withdrawn_among
 
 
 @dataclass(frozen=True)
 class Tuning:
     """Fusion constants (chosen on the LoCoMo development half; see bench/bench_locomo.py)."""
 
-    pool: int = 200  # candidates kept after fusion
+    pool: int = 200  # candidates kept after fusion, and from each exact vector scan
+    lexical_k: int = 100  # candidates by BM25 from the index (200: same LoCoMo figures, slower)
     context: float = 0.5  # share of a thread neighbour's BM25 added to a memory's own
     context_window: int = 2  # neighbours on each side; each further step halves the share
     thread: float = 0.8  # weight of the whole thread's BM25 (scaled to the best memory's)
+    threads_k: int = 20  # best threads whose members join the candidates
+    thread_members: int = 200  # at most this many members of one thread join
     w_local: float = 0.1  # local-hash-128 cosine, added to the normalised lexical score
-    w_dense: float = 1.0  # dense cosine, added likewise
+    w_dense: float = 0.5  # dense cosine over the best candidate's, added likewise
+    dense_context: float = 0.0  # share of the thread neighbours' (±1) dense cosine (0: lost)
+    dense_floor: float = 0.0  # cosines up to this count nothing (tried 0.2-0.3: lost)
+    dense_scaled: bool = True  # dense cosine over its best candidate's, as lexical is
+    dense_thread: float = 0.6  # cosine with the thread's centroid (below SCAN_LIMIT memories)
+    w_author: float = 0.3  # the query names the memory's author (provenance author/speaker)
+    w_entity: float = 0.2  # the query names one of the memory's entities
     mmr_lambda: float = 0.85
     mmr_depth: int = 60
     duplicate_cosine: float = 0.9  # a candidate this close to a chosen one goes to the back
@@ -49,35 +65,8 @@ class Tuning:
 
 DEFAULT_TUNING = Tuning()
 STAGES = ("lexical", "local_vector", "dense", "rerank")
-
-
-def _top(scores: np.ndarray, mask: np.ndarray | None, n: int, *, positive: bool) -> np.ndarray:
-    """Indices of the ``n`` best scores (within ``mask``; None = every document), best first."""
-    keep = scores > 0 if positive else np.isfinite(scores)
-    if mask is not None:
-        keep &= mask
-    n = min(n, int(np.count_nonzero(keep)))
-    masked = np.where(keep, scores, -np.inf)
-    if n <= 0:
-        return np.zeros(0, dtype=np.int64)
-    part = np.argpartition(-masked, n - 1)[:n]
-    best: np.ndarray = part[np.argsort(-masked[part], kind="stable")]
-    return best
-
-
-def _with_context(lex: np.ndarray, prev: np.ndarray, nxt: np.ndarray, tuning: Tuning) -> np.ndarray:
-    """Add a decaying share of the neighbours' scores (same thread, up to context_window away)."""
-    out = lex.copy()
-    p, n, share = prev, nxt, tuning.context
-    for _ in range(tuning.context_window):
-        out += share * (
-            np.where(p >= 0, lex[np.maximum(p, 0)], 0.0)
-            + np.where(n >= 0, lex[np.maximum(n, 0)], 0.0)
-        )
-        p = np.where(p >= 0, prev[np.maximum(p, 0)], -1)
-        n = np.where(n >= 0, nxt[np.maximum(n, 0)], -1)
-        share *= 0.5
-    return out
+_Q = tantivy.Query
+_MUST, _SHOULD = tantivy.Occur.Must, tantivy.Occur.Should
 
 
 class _Unset:
@@ -104,6 +93,118 @@ def _remote_query_vector(
     return vec
 
 
+class _Search:
+    """tantivy searches of one view: BM25 top-k, and the exact BM25 of chosen documents."""
+
+    def __init__(self, view: View, query_terms: Sequence[str], ring_ids: Sequence[str]) -> None:
+        self.view = view
+        clauses = [(_SHOULD, _Q.term_query(TEXT_SCHEMA, "terms", t)) for t in query_terms]
+        self.lexical = _Q.boolean_query(clauses) if clauses else None
+        mounted = set(ring_ids)
+        self.ring_filter = None
+        if not set(view.meta.rings) <= mounted:
+            rings = _Q.term_set_query(TEXT_SCHEMA, "ring", sorted(mounted))
+            self.ring_filter = _Q.const_score_query(rings, 0.0)
+        self.thread_query = None
+        if query_terms:
+            self.thread_query = _Q.boolean_query(
+                [(_SHOULD, _Q.term_query(THREAD_SCHEMA, "terms", t)) for t in query_terms]
+            )
+
+    def _run(self, query: Any, limit: int, within: Sequence[int] | None) -> dict[int, float]:
+        parts = [(_MUST, query)]
+        if self.ring_filter is not None:
+            parts.append((_MUST, self.ring_filter))
+        if within is not None:
+            if not within:
+                return {}
+            docs = _Q.term_set_query(TEXT_SCHEMA, "doc", [int(d) for d in within])
+            parts.append((_MUST, _Q.const_score_query(docs, 0.0)))
+        full = parts[0][1] if len(parts) == 1 else _Q.boolean_query(parts)
+        searcher = self.view.text_searcher
+        hits = searcher.search(full, limit, count=False).hits
+        if not hits:
+            return {}
+        docs_of = searcher.fast_field_values("doc", [a for _, a in hits])
+        limit_doc = self.view.docs  # documents past the meta are an update in progress
+        return {
+            int(d): float(score)
+            for (score, _), d in zip(hits, docs_of, strict=True)
+            if d is not None and d < limit_doc
+        }
+
+    def top(self, n: int) -> dict[int, float]:
+        return {} if self.lexical is None else self._run(self.lexical, n, None)
+
+    def scores_of(self, docs: Sequence[int]) -> dict[int, float]:
+        if self.lexical is None or not docs:
+            return {}
+        return self._run(self.lexical, len(docs), docs)
+
+    def in_rings(self, docs: Sequence[int]) -> list[int]:
+        if self.ring_filter is None:
+            return list(docs)
+        found = self._run(_Q.all_query(), len(docs), docs)
+        return [d for d in docs if d in found]
+
+    def tagged(self, tags: Sequence[str], docs: Sequence[int]) -> set[int]:
+        if not tags or not docs:
+            return set()
+        query = _Q.term_set_query(TEXT_SCHEMA, "tags", list(tags))
+        return set(self._run(query, len(docs), docs))
+
+    def threads(self, k: int) -> dict[int, float]:
+        if self.thread_query is None or not self.view.meta.threads:
+            return {}
+        searcher = self.view.thread_searcher
+        hits = searcher.search(self.thread_query, k, count=False).hits
+        if not hits:
+            return {}
+        codes = searcher.fast_field_values("code", [a for _, a in hits])
+        return {int(c): float(s) for (s, _), c in zip(hits, codes, strict=True) if c is not None}
+
+
+def query_tags(view: View, query: str, patterns: Sequence[Any]) -> list[str]:
+    """Author and entity tags the query names and some memory carries.
+
+    Word runs of one to three words are tried as authors and entities (so "Caroline" or
+    "Jane Doe"), and the seat's entity_patterns' matches in the query as entities; a tag
+    counts only when the index has it (one dictionary lookup each).
+    """
+    found: list[str] = []
+    ws = words(query)
+    grams = {" ".join(ws[i : i + size]) for size in (1, 2, 3) for i in range(len(ws) - size + 1)}
+    entities = {e.lower() for e in extract_entities(query, patterns)}
+    candidates = [f"a:{g}" for g in sorted(grams) if g not in STOPWORDS]
+    candidates += [f"e:{g}" for g in sorted(grams | entities) if g not in STOPWORDS]
+    searcher = view.text_searcher
+    for tag in candidates:
+        if searcher.doc_freq("tags", tag) > 0:
+            found.append(tag)
+    return found
+
+
+def _walk(view: View, start: int, step: np.ndarray, steps: int) -> list[int]:
+    out = []
+    d = start
+    for _ in range(steps):
+        d = int(step[d])
+        if d < 0 or d >= view.docs:
+            break
+        out.append(d)
+    return out
+
+
+@dataclass
+class Ranking:
+    """Fused candidates (documents of the view, best first) with their per-stage scores."""
+
+    order: list[int]
+    parts: _Parts
+    dense: dict[int, float] | None  # dense cosine of every candidate, when the stage ran
+    local: np.ndarray | None = None  # local-hash-128 rows of the candidates (by parts.row_of)
+
+
 def fused_ranking(
     engine: MemoryEngine,
     query: str,
@@ -113,51 +214,31 @@ def fused_ranking(
     *,
     use: Sequence[str] = ("lexical", "local_vector", "dense"),
     query_vector: np.ndarray | _Unset | None = UNSET,
-) -> tuple[list[int], dict[int, dict[str, float]], np.ndarray | None]:
-    """Fused candidate documents (index positions, best first) with per-stage raw scores.
+    view: View | None = None,
+) -> Ranking:
+    """Fused candidate documents with per-stage raw scores, on a bounded candidate set.
 
-    Fusion is by score: the lexical score (BM25 + thread context) divided by its best value,
-    plus ``w_local`` x local cosine, plus ``w_dense`` x dense cosine. A weak stage then nudges
-    ties instead of outvoting a strong one, as rank fusion would. ``query_vector`` is the dense
-    query vector when the caller already asked the embedder (``recall`` does, before taking
-    ``engine.lock``; None = no dense stage); left out, it is fetched here.
+    Candidates: the ``pool`` best memories by BM25 from the index, the members of the best
+    threads, their thread neighbours, and (below ``SCAN_LIMIT`` memories) the best by local and
+    dense cosine over every row. Fusion is by score: the lexical score (BM25 + thread context +
+    thread BM25) over its best value, plus ``w_local`` x local cosine, ``w_dense`` x dense
+    cosine, and the author / entity boosts. A weak stage then nudges ties instead of
+    outvoting a strong one, as rank fusion would.
     """
-    index = engine.index
-    mask: np.ndarray | None = index.ring_mask(ring_ids)
-    if mask is not None and mask.all():
-        mask = None  # every memory is in a mounted ring: skip the masking passes
-
-    def best_of(values: np.ndarray) -> float:
-        if mask is None:
-            return float(values.max()) if values.shape[0] else 0.0
-        return float(values[mask].max()) if mask.any() else 0.0
-
-    fused = np.zeros(len(index), dtype=np.float32)
-    columns: dict[str, np.ndarray] = {}
-    if "lexical" in use:
-        query_terms = terms(query)
-        own = index.bm25(query_terms)
-        lex = own
-        if tuning.context > 0 and index.has_threads:
-            prev, nxt = index.neighbours()
-            lex = _with_context(own, prev, nxt, tuning)
-        best_own = best_of(own)
-        if tuning.thread > 0 and best_own > 0 and index.has_threads:
-            thread = index.thread_bm25(query_terms)
-            top_thread = best_of(thread)
-            if top_thread > 0:
-                lex = lex + tuning.thread * best_own * thread / top_thread
-        best = best_of(lex)
-        if best > 0:
-            fused += lex / best
-        columns["lexical"] = lex
-        stages["lexical"] = "ok"
-    if "local_vector" in use:
-        loc = index.local_scores(local_vector(query))
-        fused += (tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0)
-        columns["local_vector"] = loc
-        stages["local_vector"] = "ok"
-    dense_scores = None
+    view = view or engine.index.sync(engine.store)
+    search = _Search(view, terms(query) if "lexical" in use else [], ring_ids)
+    arrays = view.arrays
+    prev_of, next_of = arrays["prev"], arrays["next"]
+    own = search.top(tuning.lexical_k)
+    core = dict.fromkeys(own)
+    thread_scores: dict[int, float] = {}
+    if "lexical" in use and own and tuning.thread > 0:
+        thread_scores = search.threads(tuning.threads_k)
+        for code in thread_scores:
+            first = view.first_in_thread(code)
+            if 0 <= first < view.docs:
+                core[first] = None
+                core.update(dict.fromkeys(_walk(view, first, next_of, tuning.thread_members - 1)))
     qv: np.ndarray | None = None
     if "dense" in use:
         qv = (
@@ -165,25 +246,154 @@ def fused_ranking(
             if isinstance(query_vector, _Unset)
             else query_vector
         )
-    if qv is not None:
-        dense_scores = index.dense_scores(qv)
-        if dense_scores is not None:
-            fused += tuning.w_dense * np.maximum(dense_scores, 0.0)
-            columns["dense"] = dense_scores
-    order = _top(fused, mask, tuning.pool, positive=True).tolist()
+    local_q = local_vector(query) if "local_vector" in use else None
+    small = view.docs <= SCAN_LIMIT
+    if small and view.docs:
+        # Exact scans are cheap here: the vector stages may find what no word matches.
+        if local_q is not None:
+            core.update(dict.fromkeys(_best(matvec(view.local.all(), local_q), tuning.pool)))
+        if qv is not None and view.dense is not None and view.dense.dims == qv.shape[0]:
+            core.update(dict.fromkeys(_best(matvec(view.dense.all(), qv), tuning.pool)))
+    window = tuning.context_window if tuning.context > 0 else 0
+    if window and view.meta.threads:
+        for d in list(core):
+            core.update(dict.fromkeys(_walk(view, d, prev_of, window)))
+            core.update(dict.fromkeys(_walk(view, d, next_of, window)))
+    docs = search.in_rings(list(core)) if search.ring_filter is not None else list(core)
+    scoring = dict.fromkeys(docs)
+    if window and view.meta.threads:
+        for d in docs:
+            scoring.update(dict.fromkeys(_walk(view, d, prev_of, window)))
+            scoring.update(dict.fromkeys(_walk(view, d, next_of, window)))
+    missing = [d for d in scoring if d not in own]
+    own_all = {**own, **search.scores_of(missing)} if "lexical" in use else {}
+    cand = np.asarray(docs, dtype=np.int64)
+    columns: dict[str, np.ndarray] = {}
+    fused = np.zeros(len(docs), dtype=np.float32)
+    if "lexical" in use:
+        lex = np.asarray([own_all.get(d, 0.0) for d in docs], dtype=np.float32)
+        best_own = float(lex.max()) if len(docs) else 0.0
+        if window and view.meta.threads:
+            lex = lex + _context(docs, own_all, prev_of, next_of, view.docs, tuning)
+        if thread_scores and best_own > 0:
+            top_thread = max(thread_scores.values())
+            codes = arrays["thread"][cand] if len(docs) else np.zeros(0, dtype=np.int32)
+            per = np.asarray([thread_scores.get(int(c), 0.0) for c in codes], dtype=np.float32)
+            lex = lex + tuning.thread * best_own * per / top_thread
+        best = float(lex.max()) if len(docs) else 0.0
+        if best > 0:
+            fused += lex / best
+        columns["lexical"] = lex
+        stages["lexical"] = "ok"
+    local_rows: np.ndarray | None = None
+    if local_q is not None:
+        local_rows = view.local.rows(cand)
+        loc = matvec(local_rows, local_q) if len(docs) else np.zeros(0, np.float32)
+        fused += (tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0)
+        columns["local_vector"] = loc
+        stages["local_vector"] = "ok"
+    dense_of: dict[int, float] | None = None
+    if qv is not None and view.dense is not None and view.dense.dims == qv.shape[0]:
+        den = matvec(view.dense.rows(cand), qv) if len(docs) else np.zeros(0, np.float32)
+        contribution = np.maximum(den - tuning.dense_floor, 0.0)
+        if tuning.dense_scaled and len(docs) and float(contribution.max()) > 0:
+            contribution = contribution / float(contribution.max())
+        fused += tuning.w_dense * contribution
+        if tuning.dense_thread > 0 and view.meta.threads and len(docs) and small:
+            centroids = view.thread_centroids()
+            codes = arrays["thread"][cand]
+            tcos = np.where(codes >= 0, matvec(centroids, qv)[np.maximum(codes, 0)], 0.0)
+            fused += tuning.dense_thread * np.maximum(tcos, 0.0).astype(np.float32)
+        if tuning.dense_context > 0 and view.meta.threads and len(docs):
+            around = np.concatenate([prev_of[cand], next_of[cand]])
+            ok = (around >= 0) & (around < view.docs)
+            near = np.zeros(around.shape[0], dtype=np.float32)
+            if ok.any():
+                near[ok] = matvec(view.dense.rows(around[ok]), qv)
+            pair = np.maximum(near, 0.0).reshape(2, len(docs)).sum(axis=0)
+            fused += tuning.w_dense * tuning.dense_context * pair
+        columns["dense"] = den
+        dense_of = {d: float(v) for d, v in zip(docs, den, strict=True)}
+    if "lexical" in use and (tuning.w_author > 0 or tuning.w_entity > 0):
+        tags = query_tags(view, query, engine.spec.ontology.compiled_patterns())
+        authors = [t for t in tags if t.startswith("a:")]
+        entities = [t for t in tags if t.startswith("e:")]
+        if authors or entities:
+            by_author = search.tagged(authors, docs)
+            by_entity = search.tagged(entities, docs)
+            boost = np.asarray(
+                [
+                    tuning.w_author * (d in by_author) + tuning.w_entity * (d in by_entity)
+                    for d in docs
+                ],
+                dtype=np.float32,
+            )
+            fused += boost
+            columns["entity"] = boost
     columns["fused"] = fused
-    return order, _Parts(columns), dense_scores
+    best_idx = _top(fused, tuning.pool)
+    order = [docs[i] for i in best_idx]
+    return Ranking(order, _Parts(columns, {d: i for i, d in enumerate(docs)}), dense_of, local_rows)
+
+
+def _best(scores: np.ndarray, n: int) -> list[int]:
+    """Documents with the ``n`` best positive scores."""
+    keep = int(np.count_nonzero(scores > 0))
+    n = min(n, keep)
+    if n <= 0:
+        return []
+    part = np.argpartition(-scores, n - 1)[:n]
+    return [int(d) for d in part if scores[d] > 0]
+
+
+def _top(scores: np.ndarray, n: int) -> list[int]:
+    """Positions of the ``n`` best positive scores, best first (ties: earlier first)."""
+    positive = np.flatnonzero(scores > 0)
+    if positive.shape[0] == 0:
+        return []
+    ranked = positive[np.argsort(-scores[positive], kind="stable")]
+    return [int(i) for i in ranked[:n]]
+
+
+def _context(
+    docs: Sequence[int],
+    own: dict[int, float],
+    prev_of: np.ndarray,
+    next_of: np.ndarray,
+    limit: int,
+    tuning: Tuning,
+) -> np.ndarray:
+    """A decaying share of the thread neighbours' BM25 (up to context_window away)."""
+    out = np.zeros(len(docs), dtype=np.float32)
+    for i, d in enumerate(docs):
+        total = 0.0
+        for step in (prev_of, next_of):
+            share, at = tuning.context, d
+            for _ in range(tuning.context_window):
+                at = int(step[at])
+                if at < 0 or at >= limit:
+                    break
+                total += share * own.get(at, 0.0)
+                share *= 0.5
+        out[i] = total
+    return out
 
 
 class _Parts(dict[int, dict[str, float]]):
     """Per-stage scores of a document, computed when first asked for (most are never shown)."""
 
-    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+    def __init__(self, columns: dict[str, np.ndarray], row_of: dict[int, int]) -> None:
         super().__init__()
         self.columns = columns
+        self.row_of = row_of
+
+    def column(self, name: str, docs: Sequence[int]) -> dict[int, float]:
+        col, row_of = self.columns[name], self.row_of
+        return {d: float(col[row_of[d]]) for d in docs}
 
     def __missing__(self, doc: int) -> dict[str, float]:
-        value = {name: float(col[doc]) for name, col in self.columns.items()}
+        row = self.row_of[doc]
+        value = {name: float(col[row]) for name, col in self.columns.items()}
         self[doc] = value
         return value
 
@@ -191,21 +401,22 @@ class _Parts(dict[int, dict[str, float]]):
 @dataclass
 class _Ranked:
     """What recall takes out from under ``engine.lock``: the fused ranking, the cross-encoder's
-    candidates and their texts, and the index columns MMR and the budget read.
-
-    The columns are the index's own arrays as they were: the index only appends rows (a
-    rebuild replaces the arrays), so positions in ``order`` stay valid after the lock is gone.
-    """
+    candidates and their texts, and the view MMR and the budget read (a view never changes:
+    a newer index state is a new view)."""
 
     order: list[int]
-    parts: dict[int, dict[str, float]]
+    parts: _Parts
     head: list[int]  # cross-encoder candidates (empty when the stage is disabled)
     head_texts: list[str]
-    ids: list[str]
-    local: np.ndarray
-    ring_of: np.ndarray
-    tokens: np.ndarray
-    ring_of_code: dict[int, str]
+    view: View
+    local: np.ndarray | None
+
+    def local_rows(self, docs: Sequence[int]) -> np.ndarray:
+        """The local vectors of these documents (read during ranking when it could)."""
+        if self.local is None:
+            return self.view.local.rows(docs)
+        row_of = self.parts.row_of
+        return np.asarray(self.local[[row_of[d] for d in docs]], dtype=np.float32)
 
 
 def _rank(
@@ -217,11 +428,17 @@ def _rank(
     tuning: Tuning,
 ) -> _Ranked:
     """The local stages and the cross-encoder's candidate texts; call under engine.lock."""
-    index = engine.index
-    index.sync(engine.store)
-    order, parts, dense = fused_ranking(
-        engine, query, [m.ring_id for m in mounts], stages, tuning, query_vector=query_vector
+    view = engine.index.sync(engine.store)
+    ranking = fused_ranking(
+        engine,
+        query,
+        [m.ring_id for m in mounts],
+        stages,
+        tuning,
+        query_vector=query_vector,
+        view=view,
     )
+    order, dense = ranking.order, ranking.dense
     head: list[int] = []
     texts: list[str] = []
     cfg = engine.spec.retrieval.reranker
@@ -231,22 +448,13 @@ def _rank(
         head = order[: cfg.candidates_k]
         if dense is not None and cfg.guaranteed_dense_k > 0:
             # The best dense hits get a seat at the cross-encoder even if fusion ranked them low.
-            best_dense = np.argsort(-dense, kind="stable")[: cfg.guaranteed_dense_k].tolist()
-            head += [d for d in best_dense if d not in head and dense[d] > -1.0]
+            best_dense = sorted(dense, key=lambda d: -dense[d])[: cfg.guaranteed_dense_k]
+            head += [d for d in best_dense if d not in head and dense[d] > 0.0]
+        ns = [int(view.arrays["n"][d]) for d in head]
         with engine.store.read() as tx:
-            found = _repo.get_memories(tx, [index.ids[d] for d in head])
-        texts = [found[index.ids[d]].text for d in head]
-    return _Ranked(
-        order,
-        parts,
-        head,
-        texts,
-        index.ids,
-        index.local.view(),
-        index.ring_of.view(),
-        index.tokens.view(),
-        {code: rid for rid, code in index.ring_codes.items()},
-    )
+            found = _repo.texts_by_n(tx, ns)
+        texts = [found[n] for n in ns]
+    return _Ranked(order, ranking.parts, head, texts, view, ranking.local)
 
 
 def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str, str]) -> list[int]:
@@ -269,19 +477,28 @@ def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str,
 
 
 def _mmr(
-    local: np.ndarray, order: list[int], relevance_of: dict[int, float] | None, tuning: Tuning
+    local: RowFile | np.ndarray,
+    order: list[int],
+    relevance_of: dict[int, float] | None,
+    tuning: Tuning,
+    picks: int | None = None,
 ) -> list[int]:
     """Maximal marginal relevance over the head of the ranking (local vectors as similarity).
 
     Relevance is the fused score over the best one (or rank-based after a cross-encoder);
     near-duplicates of a chosen memory (cosine >= duplicate_cosine) go behind everything else.
+    ``picks`` stops the greedy choice early (recall needs k plus a margin for the budget's
+    skips); the rest of the head follows in ranked order, near-duplicates last.
+    ``local`` is the index's vector file, or the head's rows already read.
     """
     depth = min(len(order), tuning.mmr_depth)
     if depth <= 1 or tuning.mmr_lambda >= 1.0:
         return order
     head = np.asarray(order[:depth], dtype=np.int64)
-    vecs = local[head]
-    sims = vecs @ vecs.T
+    vecs = local.rows(head) if isinstance(local, RowFile) else local[:depth]
+    # Not ``vecs @ vecs.T``: that goes through OpenBLAS, which waits for a second thread the
+    # other (busy) core cannot run (issue 16: 14.0 ms vs 0.98 ms recall p50 under load).
+    sims = np.einsum("id,jd->ij", vecs, vecs)
     relevance: np.ndarray
     if relevance_of is None:
         relevance = 1.0 - np.arange(depth, dtype=np.float32) / depth  # rank-based, in (0, 1]
@@ -291,7 +508,7 @@ def _mmr(
     chosen: list[int] = []
     best_sim = np.zeros(depth, dtype=np.float32)
     available = np.ones(depth, dtype=bool)
-    for _ in range(depth):
+    for _ in range(depth if picks is None else min(depth, picks)):
         score = tuning.mmr_lambda * relevance - (1 - tuning.mmr_lambda) * best_sim
         score[best_sim >= tuning.duplicate_cosine] -= 2.0
         score[~available] = -np.inf
@@ -299,7 +516,9 @@ def _mmr(
         chosen.append(pick)
         available[pick] = False
         best_sim = np.maximum(best_sim, sims[pick])
-    return [order[i] for i in chosen] + order[depth:]
+    rest = [i for i in range(depth) if available[i]]
+    rest.sort(key=lambda i: bool(best_sim[i] >= tuning.duplicate_cosine))  # stable: rank order
+    return [order[i] for i in chosen + rest] + order[depth:]
 
 
 def _slate(
@@ -309,39 +528,41 @@ def _slate(
     mounts: Sequence[Mount],
     tuning: Tuning,
     stages: dict[str, str],
-) -> tuple[list[tuple[str, int]], dict[int, dict[str, float]], int]:
-    """The ranked, budgeted slate as (memory id, index position) pairs.
+) -> tuple[list[tuple[int, int]], _Parts, int]:
+    """The ranked, budgeted slate as (row number n, index document) pairs.
 
     Only the local stages run under ``engine.lock``; the dense query vector is fetched before
     it and the cross-encoder called after it, so a slow endpoint stalls only its own recall.
     """
     query_vector = _remote_query_vector(engine, query, stages)
-    with engine.lock:  # the index is shared by every thread using this engine
+    with engine.lock:  # the index handle is shared by every thread using this engine
         ranked = _rank(engine, query, mounts, query_vector, stages, tuning)
     order = _rerank(engine, query, ranked, stages)
     parts = ranked.parts
     reranked = stages.get("rerank") == "ok"
-    fused_of = None if reranked else {d: parts[d]["fused"] for d in order[: tuning.mmr_depth]}
-    order = _mmr(ranked.local, order, fused_of, tuning)
+    fused_of = None if reranked else ranked.parts.column("fused", order[: tuning.mmr_depth])
+    view = ranked.view
+    order = _mmr(ranked.local_rows(order[: tuning.mmr_depth]), order, fused_of, tuning, k + 10)
 
     spec = engine.spec
     budget = spec.seat.keyspace_budget_tokens
     left = {m.ring_id: budget * m.budget_share_pct // 100 for m in mounts}
     pool = budget - sum(budget * m.budget_share_pct // 100 for m in spec.mounts)
-    picked: list[tuple[str, int]] = []
+    picked: list[tuple[int, int]] = []
     used = 0
+    ring_of, tokens, n_of = view.arrays["ring"], view.arrays["tokens"], view.arrays["n"]
     for doc in order:
         if len(picked) == k:
             break
-        ring_id = ranked.ring_of_code[int(ranked.ring_of[doc])]
-        cost = int(ranked.tokens[doc])
+        ring_id = view.ring_names[int(ring_of[doc])]
+        cost = int(tokens[doc])
         if left.get(ring_id, 0) >= cost:
             left[ring_id] -= cost
         elif pool >= cost:
             pool -= cost
         else:
             continue
-        picked.append((ranked.ids[doc], doc))
+        picked.append((int(n_of[doc]), doc))
         used += cost
     return picked, parts, used
 
@@ -368,11 +589,14 @@ def recall(
             raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
         mounts = [m for m in chosen if m is not None]
     stages: dict[str, str] = {}
-    picked_ids, parts, used = _slate(engine, query, k, mounts, tuning, stages)
+    picked, parts, used = _slate(engine, query, k, mounts, tuning, stages)
     with engine.store.read() as tx:
-        found: dict[str, Memory] = _repo.get_memories(tx, [m for m, _ in picked_ids])
+        found: dict[int, Memory] = _repo.memories_by_n(tx, [n for n, _ in picked])
+        withdrawn = withdrawn_among(tx, [m.id for m in found.values()])  # kept, never served
     hits = tuple(
-        RecallHit(found[mid], parts[d]["fused"], parts[d]) for mid, d in picked_ids if mid in found
+        RecallHit(found[n], parts[d]["fused"], parts[d])
+        for n, d in picked
+        if n in found and found[n].id not in withdrawn
     )
     degraded = any(v.startswith("degraded") for v in stages.values())
     return RecallResult(
@@ -385,4 +609,4 @@ def recall(
     )
 
 
-__all__ = ["DEFAULT_TUNING", "Tuning", "fused_ranking", "recall"]
+__all__ = ["DEFAULT_TUNING", "Ranking", "Tuning", "fused_ranking", "query_tags", "recall"]

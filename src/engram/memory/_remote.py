@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 import numpy as np
+
+if TYPE_CHECKING:  # httpx costs 70 ms to import: only a remote stage needs it
+    import httpx
 
 from engram.errors import ManifestError, RemoteError
 from engram.memory._manifest import OteSpec
@@ -41,6 +43,8 @@ def _base(url: str) -> str:
 
 
 def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> Any:
+    import httpx
+
     try:
         response = client.post(url, json=body)
     except httpx.HTTPError as e:
@@ -66,6 +70,8 @@ class RemoteEmbedder:
     ) -> None:
         self.url = _base(endpoint) + "/v1/embeddings"
         self.model, self.dims = model, dims
+        import httpx
+
         self._client = httpx.Client(timeout=timeout, transport=transport)
 
     @property
@@ -112,6 +118,8 @@ class RemoteReranker:
     ) -> None:
         self.url = _base(endpoint) + "/v1/rerank"
         self.model = model
+        import httpx
+
         self._client = httpx.Client(timeout=timeout, transport=transport)
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
@@ -140,13 +148,20 @@ def remote_stages(
     spec: OteSpec,
     thalamus_url: str | None,
     transport: httpx.BaseTransport | None = None,
-) -> tuple[RemoteEmbedder | None, RemoteReranker | None]:
-    """Build the remote clients a manifest asks for; the endpoint is explicit or THALAMUS_URL.
+) -> tuple[Any, RemoteReranker | None]:
+    """Build the dense stage and cross-encoder a manifest asks for: the bundled MiniLM model
+    (``embedding_provider = "minilm-l6-v2"``), or remote clients whose endpoint is explicit or
+    THALAMUS_URL. Both have ``close()``.
 
     ``thalamus_url`` is passed in by the caller (the CLI reads the environment, not this module).
     """
     r = spec.retrieval
-    embedder = reranker = None
+    embedder: Any = None
+    reranker = None
+    if r.local_dense:
+        from engram.memory._minilm import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
     if r.dense_enabled:
         url = r.embedding_endpoint or thalamus_url
         if not url:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
-from engram.memory._models import Memory
+from engram.memory._models import Memory, MemoryStatus, OutcomeEvent
 from engram.store import Row, Tx
 
 MEMORY_COLUMNS = (
@@ -35,7 +35,7 @@ def to_memory(row: Row) -> Memory:
         tokens=int(row["tokens"]),
         alpha=float(row["alpha"]),
         beta=float(row["beta"]),
-        status=row["status"],
+        status=MemoryStatus(row["status"]),
         graduated_at=row["graduated_at"],
         origin=row["origin"],
         created_at=row["created_at"],
@@ -66,6 +66,47 @@ def generation(tx: Tx) -> tuple[int, int]:
     return (0, 0) if row is None else (int(row["appended"]), int(row["rebuilt"]))
 
 
+def change_sequence(tx: Tx) -> tuple[str, int, int, int]:
+    """(database instance id, rebuilt, appended, highest n): what the derived index checks."""
+    row = tx.one("SELECT instance, appended, rebuilt FROM memory_generation WHERE id = 1")
+    top = tx.scalar("SELECT MAX(n) FROM memory_items")
+    if row is None:
+        return ("", 0, 0, 0)
+    return (str(row["instance"]), int(row["rebuilt"]), int(row["appended"]), int(top or 0))
+
+
+def _add_to(tx: Tx, table: str, key: str, column: str, deltas: dict[tuple[str, str], int]) -> None:
+    """Add ``deltas`` per (ring_id, key) to a count table, in the caller's transaction."""
+    rows = [(r, k, d) for (r, k), d in sorted(deltas.items()) if d]
+    if rows:
+        tx.execute_many(
+            f"INSERT INTO {table} (ring_id, {key}, {column}) VALUES (?, ?, ?) "
+            f"ON CONFLICT (ring_id, {key}) DO UPDATE SET "
+            f"{column} = {table}.{column} + excluded.{column}",
+            rows,
+        )
+
+
+def add_counts(tx: Tx, deltas: dict[tuple[str, str], int]) -> None:
+    """Add to ``memory_counts`` per (ring_id, status)."""
+    _add_to(tx, "memory_counts", "status", "memories", deltas)
+
+
+def add_dense_counts(tx: Tx, deltas: dict[tuple[str, str], int]) -> None:
+    """Add to ``memory_dense_counts`` per (ring_id, engine)."""
+    _add_to(tx, "memory_dense_counts", "engine", "vectors", deltas)
+
+
+def add_event_count(tx: Tx, ring_id: str, oracle: str, events: int, reverify: int) -> None:
+    tx.execute(
+        "INSERT INTO memory_event_counts (ring_id, oracle, events, reverify) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (ring_id, oracle) DO UPDATE SET "
+        "events = memory_event_counts.events + excluded.events, "
+        "reverify = memory_event_counts.reverify + excluded.reverify",
+        (ring_id, oracle, events, reverify),
+    )
+
+
 def existing_ids(tx: Tx, ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), 500):
@@ -78,28 +119,34 @@ def existing_ids(tx: Tx, ids: Sequence[str]) -> set[str]:
 
 
 def insert_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Insert rows in MEMORY_COLUMNS order (``updated_at`` equals ``created_at``)."""
+    """Insert new rows in MEMORY_COLUMNS order (``updated_at`` equals ``created_at``) and count
+    them per ring and status."""
     tx.execute_many(
         f"INSERT INTO memory_items ({MEMORY_COLUMNS}, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(*r, r[-1]) for r in rows],
     )
+    deltas: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (r[2], str(r[12]))  # ring_id, status
+        deltas[key] = deltas.get(key, 0) + 1
+    add_counts(tx, deltas)
 
 
-def insert_vectors(tx: Tx, rows: Sequence[tuple[str, str, int, bytes]]) -> None:
-    tx.execute_many(
-        "INSERT INTO memory_vectors (memory_id, engine, dims, vector) "
-        "VALUES (?, ?, ?, ?) ON CONFLICT (memory_id) DO NOTHING",
-        rows,
-    )
-
-
-def insert_dense(tx: Tx, rows: Sequence[tuple[str, str, int, bytes]]) -> None:
+def insert_dense(
+    tx: Tx, rows: Sequence[tuple[str, str, int, bytes]], ring_of: dict[str, str]
+) -> None:
+    """Dense vectors of new memories (``ring_of``: memory id -> ring id, for the counts)."""
     tx.execute_many(
         "INSERT INTO memory_dense_vectors (memory_id, engine, dims, vector) "
         "VALUES (?, ?, ?, ?) ON CONFLICT (memory_id, engine) DO NOTHING",
         rows,
     )
+    deltas: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (ring_of[r[0]], r[1])
+        deltas[key] = deltas.get(key, 0) + 1
+    add_dense_counts(tx, deltas)
 
 
 def get_memory(tx: Tx, memory_id: str) -> Memory | None:
@@ -137,68 +184,121 @@ def memories_in_rings(tx: Tx, ring_ids: Sequence[str]) -> list[Memory]:
 
 
 def index_rows_after(tx: Tx, after_n: int, limit: int) -> list[Row]:
-    """Rows the retrieval index loads: text, ring, thread, order and the local vector."""
+    """Rows the retrieval index loads: order, ring, text, thread, tokens, entities, provenance."""
     return tx.execute(
-        "SELECT m.n, m.id, m.ring_id, m.text, m.thread, m.tokens, v.vector "
-        "FROM memory_items m LEFT JOIN memory_vectors v ON v.memory_id = m.id "
-        "WHERE m.n > ? ORDER BY m.n LIMIT ?",
+        "SELECT n, ring_id, text, thread, tokens, entities, provenance "
+        "FROM memory_items WHERE n > ? ORDER BY n LIMIT ?",
         (after_n, limit),
     )
 
 
-def dense_rows(tx: Tx, engine: str, ids: Sequence[str]) -> list[Row]:
-    out: list[Row] = []
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
+def memories_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, Memory]:
+    """Memories by their row number ``n`` (what the index hands back)."""
+    out: dict[int, Memory] = {}
+    for start in range(0, len(ns), 500):
+        chunk = list(ns[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
-        out += tx.execute(
-            "SELECT memory_id, dims, vector FROM memory_dense_vectors "
-            f"WHERE engine = ? AND memory_id IN ({marks})",
-            [engine, *chunk],
-        )
+        for row in tx.execute(
+            f"SELECT n, {MEMORY_COLUMNS} FROM memory_items WHERE n IN ({marks})", chunk
+        ):
+            out[int(row["n"])] = to_memory(row)
     return out
 
 
-def events_for(tx: Tx, memory_id: str) -> list[Row]:
+def texts_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(ns), 500):
+        chunk = list(ns[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for row in tx.execute(f"SELECT n, text FROM memory_items WHERE n IN ({marks})", chunk):
+            out[int(row["n"])] = row["text"]
+    return out
+
+
+def dense_rows_after(tx: Tx, engine: str, after_n: int, upto_n: int) -> list[Row]:
+    """Dense vectors of one engine for memories with after_n < n <= upto_n, by n."""
     return tx.execute(
-        "SELECT memory_id, decision_id, seat_id, signal, oracle, delta_alpha, delta_beta, "
-        "attested, verified, principal, key_fingerprint, signature, reverify, origin, created_at "
-        "FROM memory_outcomes WHERE memory_id = ? ORDER BY n",
-        (memory_id,),
+        "SELECT m.n, d.dims, d.vector FROM memory_dense_vectors d "
+        "JOIN memory_items m ON m.id = d.memory_id "
+        "WHERE d.engine = ? AND m.n > ? AND m.n <= ? ORDER BY m.n",
+        (engine, after_n, upto_n),
     )
 
 
-def event(tx: Tx, memory_id: str, decision_id: str) -> Row | None:
-    return tx.one(
-        "SELECT memory_id, decision_id, seat_id, signal, oracle, delta_alpha, delta_beta, "
-        "attested, verified, principal, key_fingerprint, signature, reverify, origin, created_at "
-        "FROM memory_outcomes WHERE memory_id = ? AND decision_id = ?",
+_EVENT_COLUMNS = (
+    "memory_id, decision_id, seat_id, signal, oracle, delta_alpha, delta_beta, attested, "
+    "verified, principal, key_fingerprint, signature, reverify, origin, created_at"
+)
+
+
+def events_for(tx: Tx, memory_id: str) -> list[OutcomeEvent]:
+    return [
+        OutcomeEvent.from_row(r)
+        for r in tx.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes WHERE memory_id = ? ORDER BY n",
+            (memory_id,),
+        )
+    ]
+
+
+def event(tx: Tx, memory_id: str, decision_id: str) -> OutcomeEvent | None:
+    row = tx.one(
+        f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes WHERE memory_id = ? AND decision_id = ?",
         (memory_id, decision_id),
     )
+    return None if row is None else OutcomeEvent.from_row(row)
 
 
-def insert_event(tx: Tx, e: dict[str, Any]) -> None:
+def add_event(tx: Tx, e: OutcomeEvent, ring_id: str, now: str | None) -> None:
+    """Record one event and apply it to the memory's posterior: the one place both happen.
+
+    ``now`` stamps ``updated_at`` (None keeps it: imports do not touch a memory's time).
+    """
     tx.execute(
-        "INSERT INTO memory_outcomes (memory_id, decision_id, seat_id, signal, oracle, "
-        "delta_alpha, delta_beta, attested, verified, principal, key_fingerprint, signature, "
-        "reverify, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO memory_outcomes ({_EVENT_COLUMNS}) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            e["memory_id"],
-            e["decision_id"],
-            e["seat_id"],
-            e["signal"],
-            e["oracle"],
-            e["delta_alpha"],
-            e["delta_beta"],
-            int(e["attested"]),
-            int(e["verified"]),
-            e["principal"],
-            e["key_fingerprint"],
-            e["signature"],
-            int(e["reverify"]),
-            e["origin"],
-            e["created_at"],
+            e.memory_id,
+            e.decision_id,
+            e.seat_id,
+            e.signal,
+            e.oracle,
+            e.delta_alpha,
+            e.delta_beta,
+            int(e.attested),
+            int(e.verified),
+            e.principal,
+            e.key_fingerprint,
+            e.signature,
+            int(e.reverify),
+            e.origin,
+            e.created_at,
         ),
+    )
+    apply_posterior(tx, e.memory_id, e.delta_alpha, e.delta_beta, now)
+    add_event_count(tx, ring_id, e.oracle, 1, int(e.reverify))
+
+
+def apply_posterior(tx: Tx, memory_id: str, d_alpha: float, d_beta: float, now: str | None) -> None:
+    """Beta(α, β) += (Δα, Δβ): the conjugate update, written once."""
+    if now is None:
+        tx.execute(
+            "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ? WHERE id = ?",
+            (d_alpha, d_beta, memory_id),
+        )
+    else:
+        tx.execute(
+            "UPDATE memory_items SET alpha = alpha + ?, beta = beta + ?, updated_at = ? "
+            "WHERE id = ?",
+            (d_alpha, d_beta, now, memory_id),
+        )
+
+
+def mark_verified(tx: Tx, memory_id: str, decision_id: str, principal: str, fp: str) -> None:
+    tx.execute(
+        "UPDATE memory_outcomes SET verified = 1, principal = ?, key_fingerprint = ? "
+        "WHERE memory_id = ? AND decision_id = ?",
+        (principal, fp, memory_id, decision_id),
     )
 
 
@@ -207,18 +307,30 @@ def lock_memory(tx: Tx, memory_id: str) -> None:
     tx.execute("UPDATE memory_items SET updated_at = updated_at WHERE id = ?", (memory_id,))
 
 
-def set_posterior(tx: Tx, memory_id: str, alpha: float, beta: float, now: str) -> None:
-    tx.execute(
-        "UPDATE memory_items SET alpha = ?, beta = ?, updated_at = ? WHERE id = ?",
-        (alpha, beta, now, memory_id),
-    )
-
-
-def set_status(tx: Tx, memory_id: str, status: str, graduated_at: str | None, now: str) -> None:
+def set_status(
+    tx: Tx, memory: Memory, status: MemoryStatus, graduated_at: str | None, now: str
+) -> None:
+    """Move a memory to ``status`` and move it between the status counts."""
     tx.execute(
         "UPDATE memory_items SET status = ?, graduated_at = ?, updated_at = ? WHERE id = ?",
-        (status, graduated_at, now, memory_id),
+        (status.value, graduated_at, now, memory.id),
     )
+    add_counts(tx, {(memory.ring_id, memory.status.value): -1, (memory.ring_id, status.value): 1})
+
+
+def graduated_in_rings(tx: Tx, ring_ids: Sequence[str]) -> list[Memory]:
+    """Graduated memories of these rings (few: graduation needs attested evidence)."""
+    if not ring_ids:
+        return []
+    marks = ", ".join("?" for _ in ring_ids)
+    return [
+        to_memory(r)
+        for r in tx.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memory_items WHERE ring_id IN ({marks}) "
+            "AND status = 'graduated' ORDER BY n",
+            list(ring_ids),
+        )
+    ]
 
 
 def json_text(value: Any) -> str:
@@ -232,24 +344,31 @@ def json_text(value: Any) -> str:
 
 __all__ = [
     "MEMORY_COLUMNS",
+    "add_counts",
+    "add_dense_counts",
+    "add_event",
+    "add_event_count",
+    "apply_posterior",
     "bump",
-    "dense_rows",
+    "change_sequence",
+    "dense_rows_after",
     "event",
     "events_for",
     "existing_ids",
     "generation",
     "get_memories",
     "get_memory",
+    "graduated_in_rings",
     "index_rows_after",
     "insert_dense",
-    "insert_event",
     "insert_memories",
-    "insert_vectors",
     "json_text",
     "lock_memory",
+    "mark_verified",
+    "memories_by_n",
     "memories_in_rings",
     "memory_from_row",
-    "set_posterior",
     "set_status",
+    "texts_by_n",
     "to_memory",
 ]

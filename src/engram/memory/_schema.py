@@ -3,17 +3,24 @@
 Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2): memories with "dual-table vector
 storage (memory_vectors 128-dim local baseline + memory_dense_vectors neural vector)", and outcome
 events with their oracle and decision_id. ``memory_generation`` is a one-row counter every write
-bumps, so a process holding an in-memory retrieval index knows cheaply whether to load new rows
-(``appended``) or rebuild (``rebuilt``, after ring ids move). Writers update it first, which
-serialises them on PostgreSQL, so ``n`` order is commit order and incremental loading never skips a
-row.
+bumps: the database's change sequence. The derived retrieval index beside the store
+(``engram.memory._index``) records the sequence it was built from and whether it must load new rows
+(``appended``) or rebuild (``rebuilt``, after ring ids move; ``instance``, another database).
+Writers update it first, which serialises them on PostgreSQL, so ``n`` order is commit order and
+incremental loading never skips a row.
+
+Version 2 (issue 16): the local-hash-128 vectors leave the database (they are derived from the text
+bit for bit, ``tests/memory/test_memory_local_vector_pinned.py``, and now live in the derived
+index), and ``memory_counts`` / ``memory_event_counts`` / ``memory_dense_counts`` keep the figures
+``status`` reports, updated in the same transaction as the rows they count, so status reads a few
+rows instead of every memory. Decisions: ``docs/spec/memory-retrieval.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.store._base import Component, Dialect, Migration
+from engram.store import Component, Dialect, Migration, Store
 
 
 def _v1(d: Dialect) -> Sequence[str]:
@@ -81,9 +88,62 @@ def _v1(d: Dialect) -> Sequence[str]:
     ]
 
 
+def _v2(d: Dialect) -> Sequence[str]:
+    random_id = "lower(hex(randomblob(16)))" if d.is_sqlite else "md5(random()::text)"
+    return [
+        "DROP TABLE memory_vectors",
+        "ALTER TABLE memory_generation ADD COLUMN instance TEXT",
+        f"UPDATE memory_generation SET instance = {random_id}, rebuilt = rebuilt + 1",  # noqa: S608
+        f"""CREATE TABLE memory_counts (
+            ring_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            memories {d.bigint} NOT NULL,
+            PRIMARY KEY (ring_id, status)
+        )""",
+        "INSERT INTO memory_counts (ring_id, status, memories) "
+        "SELECT ring_id, status, COUNT(*) FROM memory_items GROUP BY ring_id, status",
+        f"""CREATE TABLE memory_event_counts (
+            ring_id TEXT NOT NULL,
+            oracle TEXT NOT NULL,
+            events {d.bigint} NOT NULL,
+            reverify {d.bigint} NOT NULL,
+            PRIMARY KEY (ring_id, oracle)
+        )""",
+        "INSERT INTO memory_event_counts (ring_id, oracle, events, reverify) "
+        "SELECT m.ring_id, o.oracle, COUNT(*), SUM(o.reverify) FROM memory_outcomes o "
+        "JOIN memory_items m ON m.id = o.memory_id GROUP BY m.ring_id, o.oracle",
+        f"""CREATE TABLE memory_dense_counts (
+            ring_id TEXT NOT NULL,
+            engine TEXT NOT NULL,
+            vectors {d.bigint} NOT NULL,
+            PRIMARY KEY (ring_id, engine)
+        )""",
+        "INSERT INTO memory_dense_counts (ring_id, engine, vectors) "
+        "SELECT m.ring_id, v.engine, COUNT(*) FROM memory_dense_vectors v "
+        "JOIN memory_items m ON m.id = v.memory_id GROUP BY m.ring_id, v.engine",
+        # The index loads rows by n and looks memories up by n: the primary key serves both.
+        # The thread's neighbours are found in the index itself, so no (thread, n) index here.
+    ]
+
+
 MEMORY_COMPONENT = Component(
     name="memory",
-    migrations=[Migration(1, "memories, vectors, outcomes", _v1)],
+    migrations=[
+        Migration(1, "memories, vectors, outcomes", _v1),
+        Migration(2, "derived local vectors, status counts, database instance id", _v2),
+    ],
 )
 
-__all__ = ["MEMORY_COMPONENT"]
+
+def migrate_memory(store: Store) -> None:
+    """Bring the memory tables up to date, taking the write lock only when a step is pending.
+
+    Opening an engine on a current schema is then a read, so ``engram status`` or a recall
+    started beside a long import never waits for the import's write lock.
+    """
+    current = store.schema_versions().get(MEMORY_COMPONENT.name, 0)
+    if current != len(MEMORY_COMPONENT.migrations):
+        store.migrate(MEMORY_COMPONENT)  # applies what is pending, or refuses a newer schema
+
+
+__all__ = ["MEMORY_COMPONENT", "migrate_memory"]

@@ -15,6 +15,7 @@ import re
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
@@ -62,12 +63,15 @@ def token_cost(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
-def extract_entities(text: str, patterns: Sequence[re.Pattern[str]]) -> list[str]:
-    """Distinct matches of the seat's entity_patterns, in order of first appearance."""
+def extract_entities(text: str, patterns: Sequence[Any]) -> list[str]:
+    """Distinct non-empty matches of the seat's entity_patterns (RE2 programs, or ``re``
+    patterns), in order of first appearance."""
     seen: dict[str, None] = {}
     for pattern in patterns:
         for match in pattern.finditer(text):
-            seen.setdefault(match.group(0), None)
+            found = match.group(0)
+            if found:
+                seen.setdefault(found, None)
     return list(seen)
 
 

@@ -35,7 +35,14 @@ from engram.cartridge import (
 )
 from engram.core.canonical import JsonValue
 from engram.errors import CartridgeFormatError
-from engram.memory import Memory, MemoryEngine, MemoryRecord, export_memories, import_memories
+from engram.memory import (
+    Memory,
+    MemoryEngine,
+    MemoryRecord,
+    MemoryStatus,
+    export_memories,
+    import_memories,
+)
 from engram.transfer._record import TransferRecord
 from engram.trust import TrustRegistry, TrustState
 
@@ -139,7 +146,7 @@ def import_cartridge(
                 tokens=0,
                 alpha=1.0,
                 beta=1.0,
-                status="candidate",
+                status=MemoryStatus.CANDIDATE,
                 graduated_at=None,
                 origin="import",
                 created_at=created,

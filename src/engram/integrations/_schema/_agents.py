@@ -1,0 +1,28 @@
+"""The Agents SDK session's table (engram.integrations.agents; docs/integrations.md): one row per
+conversation item, in order per session id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.store import Component, Dialect, Migration
+
+
+def _v1(d: Dialect) -> Sequence[str]:
+    return [
+        f"""CREATE TABLE agents_session_items (
+            n {d.serial_pk},
+            session_id TEXT NOT NULL,
+            item TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX agents_session_items_session ON agents_session_items (session_id, n)",
+    ]
+
+
+AGENTS_COMPONENT = Component(
+    name="openai-agents-sessions", migrations=[Migration(1, "Agents SDK session items", _v1)]
+)
+
+
+__all__ = ["AGENTS_COMPONENT"]

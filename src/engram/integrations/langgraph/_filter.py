@@ -1,0 +1,87 @@
+"""``SearchOp.filter``: LangGraph's filter language over an item's value.
+
+The semantics of langgraph.store.base (``SearchOp.filter``) as its own stores apply them: a
+member is an exact match (nested objects match member by member, arrays element by element) or
+an operator object with ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``; every member must
+hold. Where LangGraph's in-memory store raises on a comparison that cannot be made (``$gt`` on
+a missing member or a string that is not a number), this one says the item does not match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _operator(value: Any, operator: str, operand: Any) -> bool:
+    if operator == "$eq":
+        return bool(value == operand)
+    if operator == "$ne":
+        return bool(value != operand)
+    if operator not in OPERATORS:
+        raise ValueError(f"Unsupported operator: {operator}")
+    left, right = _number(value), _number(operand)
+    if left is None or right is None:
+        return False
+    if operator == "$gt":
+        return left > right
+    if operator == "$gte":
+        return left >= right
+    if operator == "$lt":
+        return left < right
+    return left <= right
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if isinstance(wanted, Mapping):
+        if any(str(k).startswith("$") for k in wanted):
+            return all(_operator(value, str(k), v) for k, v in wanted.items())
+        if not isinstance(value, Mapping):
+            return False
+        return all(_matches(value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, list | tuple):
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(wanted)
+            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
+        )
+    return bool(value == wanted)
+
+
+def check_filter(wanted: Mapping[str, Any] | None) -> None:
+    """Refuse an unknown operator before any item is read (LangGraph raises ValueError)."""
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                if str(k).startswith("$") and k not in OPERATORS:
+                    raise ValueError(f"Unsupported operator: {k}")
+                walk(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+
+    walk(wanted or {})
+
+
+def matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
+    """Whether an item's ``value`` satisfies ``filter`` (None or empty: every item does)."""
+    return not wanted or all(_matches(value.get(k), v) for k, v in wanted.items())
+
+
+__all__ = ["OPERATORS", "check_filter", "matches"]

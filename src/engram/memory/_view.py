@@ -1,0 +1,26 @@
+"""One engine seen through another seat manifest, sharing its store, index and remote stages.
+
+Spec: engram.ote.v1 & MCP contract (Part V, Plate 03, §3.1): a seat mounts rings and recall reads
+only the mounted ones. An adapter that keeps its own rings (the LangGraph store keeps one per
+namespace, engram.integrations.langgraph) recalls and records through a manifest it builds per
+call; opening an engine per call would load the retrieval index each time, so the view shares
+the engine's index and lock (the index holds every ring; the manifest only chooses which are
+read).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from engram.memory._engine import MemoryEngine
+from engram.memory._manifest import OteSpec
+
+
+def seat_view(engine: MemoryEngine, spec: OteSpec) -> MemoryEngine:
+    """``engine`` with ``spec`` as its seat manifest; the index, lock and remote stages shared."""
+    view = copy.copy(engine)  # a shallow copy: the same index object, lock, store and stages
+    view.spec = spec
+    return view
+
+
+__all__ = ["seat_view"]

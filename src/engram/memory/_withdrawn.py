@@ -1,0 +1,85 @@
+"""Memories withdrawn from recall: kept with their evidence, never served.
+
+engram's memories are content addressed and never deleted. Some arrive with, or later take, a
+status that says they must no longer be served: a Portable AI Memory document (PAM 1.0 §7,
+§16.3) marks a memory ``retracted`` ("explicitly invalidated by the user"), ``superseded`` or
+``archived``, and an importer "MUST NOT physically delete" it. ``withdraw`` records that a
+memory is out of recall; ``reinstate`` undoes it (PAM keeps retractions so they can be undone).
+The row stays in ``memory_items`` with its events and posterior; only :func:`recall` skips it.
+
+A separate component (``memory-withdrawn``) so the memory tables' own migrations are untouched.
+"""
+
+# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from engram.memory._engine import MemoryEngine
+from engram.store import Component, Dialect, Migration, Tx
+
+
+def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
+    return [
+        """CREATE TABLE memory_withdrawn (
+            memory_id TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            withdrawn_at TEXT NOT NULL
+        )"""
+    ]
+
+
+WITHDRAWN_COMPONENT = Component(
+    name="memory-withdrawn", migrations=[Migration(1, "memories withdrawn from recall", _v1)]
+)
+
+
+def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> int:
+    """Take memories out of recall (already withdrawn ones keep their first reason).
+
+    Returns how many were newly withdrawn.
+    """
+    engine.store.migrate(WITHDRAWN_COMPONENT)
+    ids = sorted(set(memory_ids))
+    now = engine.now()
+    with engine.store.transaction() as tx:
+        before = len(withdrawn_among(tx, ids))
+        tx.execute_many(
+            "INSERT INTO memory_withdrawn (memory_id, reason, withdrawn_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (memory_id) DO NOTHING",
+            [(i, reason, now) for i in ids],
+        )
+        return len(withdrawn_among(tx, ids)) - before
+
+
+def reinstate(engine: MemoryEngine, memory_ids: Collection[str]) -> int:
+    """Serve withdrawn memories again; returns how many were withdrawn."""
+    engine.store.migrate(WITHDRAWN_COMPONENT)
+    ids = sorted(set(memory_ids))
+    with engine.store.transaction() as tx:
+        back = withdrawn_among(tx, ids)
+        tx.execute_many("DELETE FROM memory_withdrawn WHERE memory_id = ?", [(i,) for i in back])
+        return len(back)
+
+
+def withdrawn_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
+    """Which of ``memory_ids`` are withdrawn (none when nothing ever was)."""
+    if not memory_ids or not tx.one(
+        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
+    ):
+        return set()
+    found: set[str] = set()
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        found.update(
+            r["memory_id"]
+            for r in tx.execute(
+                f"SELECT memory_id FROM memory_withdrawn WHERE memory_id IN ({marks})", chunk
+            )
+        )
+    return found
+
+
+__all__ = ["WITHDRAWN_COMPONENT", "reinstate", "withdraw", "withdrawn_among"]

@@ -1,0 +1,253 @@
+"""``export_pam``: a seat's memories as one Portable AI Memory (PAM) 1.0 memory-store document.
+
+Spec: Portable AI Memory (PAM) Specification v1.0 §3 (root), §4-§11 (memory objects), §14
+(conversations index, consistent with ``provenance.conversation_ref``), §15 (integrity), §16
+(incremental exports: ``since`` and ``base_export_id``), §18 (the optional Ed25519 signature),
+§21.1 (memories marked ``exportable: false`` are never exported). The mapping is in
+``_pam_map``; decisions in docs/spec/pam.md.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engram.core.clock import format_instant_precise
+from engram.core.keys import PrivateKey
+from engram.errors import Forbidden, NotFound
+from engram.memory import MemoryEngine, MemoryRecord, export_memories, withdrawn_among
+from engram.transfer import _pam_tables as tables
+from engram.transfer._pam_format import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    SPEC_URI,
+    checksum,
+    format_instant,
+    normal_memory,
+    parse_instant,
+    signature_block,
+    utc,
+)
+from engram.transfer._pam_map import (
+    EXTRACTOR,
+    PLATFORM,
+    changed_at,
+    native_object,
+    refreshed_object,
+)
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PamExport:
+    """A written PAM document and what went into it."""
+
+    document: Json
+    export_id: str
+    export_type: str
+    memories: int
+    withheld: int  # memories marked exportable: false, left out (§21.1)
+    ring_ids: tuple[str, ...]
+    signer: str | None  # the Multikey of the signing key
+
+    def to_json(self) -> Json:
+        return {
+            "export_id": self.export_id,
+            "export_type": self.export_type,
+            "memories": self.memories,
+            "withheld": self.withheld,
+            "relations": len(self.document.get("relations", [])),
+            "conversations": len(self.document.get("conversations_index", [])),
+            "ring_ids": list(self.ring_ids),
+            "checksum": self.document["integrity"]["checksum"],
+            "signed_by": self.signer,
+        }
+
+
+def _ring_ids(engine: MemoryEngine, rings: Sequence[str] | None) -> tuple[str, ...]:
+    if rings is None:
+        return engine.spec.ring_ids
+    out: list[str] = []
+    for ring in rings:
+        mount = engine.spec.mount_for(ring)
+        if mount is None:
+            raise Forbidden(f"ring {ring!r} is not mounted by {engine.spec.seat.seat_id}")
+        if mount.ring_id not in out:
+            out.append(mount.ring_id)
+    return tuple(out)
+
+
+def _owner(engine: MemoryEngine, owner_id: str | None) -> Json:
+    """The owner named, else the store's (set by its first import or export), else a new
+    UUID v4 kept for every later export (§6: stable across exports)."""
+    with engine.store.transaction() as tx:
+        kept = tables.owner(tx)
+        if kept is None:
+            created = format_instant(engine.clock.now())
+            kept = {"id": owner_id or str(uuid.uuid4()), "created_at": created}
+            tables.set_owner(tx, kept, engine.now())
+    if owner_id is not None and owner_id != kept["id"]:
+        return {"id": owner_id}
+    return kept
+
+
+def _since(engine: MemoryEngine, since: datetime | None, base: str | None) -> datetime | None:
+    if base is None:
+        return since
+    with engine.store.read() as tx:
+        logged = tables.logged_export(tx, base)
+    if logged is None:
+        raise NotFound(
+            f"base export {base!r} is not an export this store has written or imported; "
+            "name a known export id, or give --since alone"
+        )
+    return since or parse_instant(logged.export_date, "export_date")
+
+
+def _created(memory: Json) -> datetime:
+    return utc(parse_instant(memory["temporal"]["created_at"], "created_at"))
+
+
+def _conversations(memories: Sequence[Json], kept: dict[str, Json], *, full: bool) -> list[Json]:
+    """§14.1: each conversation a memory refers to, its ``derived_memories`` exactly the
+    exported memories that refer to it (in the order the source listed them, then the rest)."""
+    refs: dict[str, list[Json]] = {}
+    for m in memories:
+        ref = m["provenance"].get("conversation_ref")
+        if ref is not None:
+            refs.setdefault(ref, []).append(m)
+    out: list[Json] = []
+    for conv_id in sorted(set(refs) | (set(kept) if full else set())):
+        derived_ids = [m["id"] for m in refs.get(conv_id, [])]
+        entry = dict(kept.get(conv_id) or {})
+        if not entry:
+            first = min(refs[conv_id], key=lambda m: _created(m))
+            entry = {
+                "id": conv_id,
+                "platform": PLATFORM,
+                "temporal": {"created_at": first["temporal"]["created_at"]},
+                "tags": [],
+            }
+        listed = [d for d in entry.get("derived_memories", []) if d in derived_ids]
+        entry["derived_memories"] = listed + [d for d in derived_ids if d not in listed]
+        out.append(entry)
+    return out
+
+
+def export_pam(
+    engine: MemoryEngine,
+    *,
+    rings: Sequence[str] | None = None,
+    owner_id: str | None = None,
+    since: datetime | None = None,
+    base_export_id: str | None = None,
+    sign_key: PrivateKey | None = None,
+) -> PamExport:
+    """The memories of ``rings`` (every mounted ring when None) as a PAM document.
+
+    ``since`` / ``base_export_id`` make an incremental export (§16): only memories created or
+    changed here after ``since`` (default: the base export's ``export_date``). Memories kept
+    but not served (retracted, superseded, archived) are exported with their status, never
+    dropped. The export is logged so a later delta can name it as its base.
+    """
+    tables.migrate(engine.store)
+    ring_ids = _ring_ids(engine, rings)
+    owner = _owner(engine, owner_id)
+    cutoff = _since(engine, since, base_export_id)
+    incremental = cutoff is not None or base_export_id is not None
+
+    records: dict[str, MemoryRecord] = {}
+    for ring_id in ring_ids:
+        for record in export_memories(engine.store, ring_id):
+            records[record.memory.id] = record
+    with engine.store.read() as tx:
+        rows = tables.rows_in_rings(tx, list(ring_ids))
+        # A withdrawn memory no PAM record holds is the old content of one that changed.
+        replaced = withdrawn_among(tx, list(records))
+        relations = tables.objects(tx, "pam_relations")
+        conversations = {obj["id"]: obj for obj, _ in tables.objects(tx, "pam_conversations")}
+
+    objects: dict[str, tuple[Json, datetime]] = {}
+    claimed: set[str] = set()
+    for row in rows:
+        holder = records.get(row.memory_id or "")
+        obj = refreshed_object(row.object, holder, row.decisions)
+        obj["status"] = row.status
+        moment = utc(parse_instant(row.changed_at, "changed_at"))
+        if holder is not None:
+            claimed.add(holder.memory.id)
+            moment = max(moment, changed_at(holder))
+        objects[row.pam_id] = (obj, moment)
+    for memory_id, record in records.items():
+        if memory_id not in claimed and memory_id not in objects and memory_id not in replaced:
+            objects[memory_id] = (native_object(record), changed_at(record))
+
+    memories: list[Json] = []
+    withheld = 0
+    for pam_id in sorted(objects):
+        obj, moment = objects[pam_id]
+        if (obj.get("access") or {}).get("exportable") is False:
+            withheld += 1
+            continue
+        if cutoff is not None and moment <= utc(cutoff):
+            continue
+        memories.append(normal_memory(obj, f"memory {pam_id}"))
+
+    exported = {m["id"] for m in memories}
+    now = engine.clock.now()
+    document: Json = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "spec_uri": SPEC_URI,
+        "export_id": str(uuid.uuid4()),
+        "exported_by": EXTRACTOR,
+        "export_date": format_instant(now),
+        "owner": owner,
+        "memories": memories,
+        "relations": [r for r, _ in relations if r["from"] in exported and r["to"] in exported],
+        "conversations_index": _conversations(memories, conversations, full=not incremental),
+        "integrity": {
+            "canonicalization": "RFC8785",
+            "checksum": checksum(memories),
+            "total_memories": len(memories),
+        },
+        "export_type": "incremental" if incremental else "full",
+    }
+    if base_export_id is not None:
+        document["base_export_id"] = base_export_id
+    if cutoff is not None:
+        document["since"] = format_instant(cutoff)
+    signer = None
+    if sign_key is not None:
+        document["signature"] = signature_block(document, sign_key, now)
+        signer = document["signature"]["public_key"]
+    with engine.store.transaction() as tx:
+        tables.log_export(
+            tx,
+            export_id=document["export_id"],
+            direction="export",
+            export_type=document["export_type"],
+            export_date=document["export_date"],
+            since=document.get("since"),
+            base_export_id=base_export_id,
+            owner_id=owner["id"],
+            checksum=document["integrity"]["checksum"],
+            signer=signer,
+            now=format_instant_precise(now),
+        )
+    return PamExport(
+        document,
+        document["export_id"],
+        document["export_type"],
+        len(memories),
+        withheld,
+        ring_ids,
+        signer,
+    )
+
+
+__all__ = ["PamExport", "export_pam"]

@@ -1,0 +1,479 @@
+"""Portable AI Memory (PAM) 1.0 documents as bytes and rules: hashes, the integrity checksum,
+instants, the Ed25519 signature and validation against the published schema.
+
+Spec: Portable AI Memory (PAM) Specification v1.0 (portable-ai-memory.org/spec/v1.0): §6 content
+hash normalisation, §15 the integrity checksum (RFC 8785 over the memories sorted by id), §18 the
+signature (Ed25519 over the RFC 8785 bytes of ``{checksum, export_id, export_date, owner_id}``,
+base64url), §4-§14 the memory object; the schema in ``_pam_schema/`` (copied unchanged from PyPI
+``portable-ai-memory`` 1.0.0). Our decisions where the spec leaves room: docs/spec/pam.md.
+
+A PAM writer and reader must agree on one spelling of each memory or the checksum differs. The
+PAM SDK checksums what its models serialise: no ``null`` members, defaults written out
+(``status``, ``tags``, the ``access`` members) and instants re-spelt (``Z`` for UTC, six
+fractional digits or none). :func:`normal_memory` produces exactly that form, so what engram
+writes validates with the SDK; :func:`checksum_matches` accepts the raw, null-free or normal
+form of a document written by anyone else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import base58
+import jsonschema
+
+from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.encoding import b64url_decode
+from engram.core.keys import PrivateKey, PublicKey
+from engram.errors import DigestMismatch, InvalidRequest, SignatureInvalid, UnsupportedVersion
+from engram.level import public_from_multikey, public_multikey
+
+SCHEMA_NAME = "portable-ai-memory"
+SCHEMA_VERSION = "1.0"
+SPEC_URI = "https://portable-ai-memory.org/spec/v1.0"
+PAM_TYPES = frozenset(
+    {
+        "fact",
+        "preference",
+        "skill",
+        "context",
+        "relationship",
+        "goal",
+        "instruction",
+        "identity",
+        "environment",
+        "project",
+    }
+)
+SERVED_STATUSES = frozenset({"active", "deprecated"})  # the rest are kept, never recalled
+TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_WHITESPACE = re.compile(r"\s+")
+MAX_PROBLEMS = 5
+
+Json = dict[str, Any]
+
+
+# --- §6 content hash ---------------------------------------------------------------------
+
+
+def normalize_content(content: str) -> str:
+    """§6.1: trim, lower-case, NFC, collapse whitespace (the order the PAM SDK applies)."""
+    text = unicodedata.normalize("NFC", content.strip().lower())
+    return _WHITESPACE.sub(" ", text)
+
+
+def content_hash(content: str) -> str:
+    """§6.2: ``sha256:`` + hex SHA-256 of the UTF-8 normalised content."""
+    return "sha256:" + hashlib.sha256(normalize_content(content).encode("utf-8")).hexdigest()
+
+
+# --- instants ------------------------------------------------------------------------------
+
+
+def parse_instant(text: Any, where: str) -> datetime:
+    """An RFC 3339 date-time (the schema's ``date-time``) as an aware datetime, offset kept.
+
+    Digits past microseconds are dropped, as every PAM implementation in Python does.
+    """
+    match = _INSTANT.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise InvalidRequest(f"{where}: expected an RFC 3339 date-time, got {text!r}")
+    day, clock, fraction, offset = match.groups()
+    fraction = (fraction or "")[:7]
+    offset = "+00:00" if offset in ("Z", "z") else offset
+    try:
+        return datetime.fromisoformat(f"{day}T{clock}{fraction}{offset}")
+    except ValueError as e:
+        raise InvalidRequest(f"{where}: not a valid date-time: {text!r}") from e
+
+
+def format_instant(moment: datetime) -> str:
+    """The spelling the PAM SDK writes: ``Z`` for UTC, otherwise the offset; six fractional
+    digits when there are microseconds, none otherwise."""
+    offset = moment.utcoffset()
+    base = moment.replace(tzinfo=None).isoformat(timespec="seconds")
+    if moment.microsecond:
+        base += f".{moment.microsecond:06d}"
+    if offset is None:
+        return base
+    if offset == timedelta(0):
+        return base + "Z"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def normal_instant(text: Any, where: str) -> str:
+    return format_instant(parse_instant(text, where))
+
+
+def utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)
+
+
+# --- the normal form and §15 integrity -----------------------------------------------------
+
+
+def strip_nulls(value: Any) -> Any:
+    """``value`` with every ``null`` member removed, at every depth (arrays keep their items)."""
+    if isinstance(value, Mapping):
+        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [strip_nulls(v) for v in value]
+    return value
+
+
+_INSTANT_MEMBERS: dict[str, tuple[str, ...]] = {
+    "temporal": ("created_at", "updated_at", "valid_from", "valid_until"),
+    "confidence": ("last_reinforced",),
+    "provenance": ("extracted_at",),
+}
+
+
+def normal_memory(memory: Mapping[str, Any], where: str = "memory") -> Json:
+    """A memory object in the form the PAM SDK serialises (see the module docstring).
+
+    ``metadata`` is the one open block: its own null members go, but the values of its
+    extension members are kept exactly as they are (the SDK keeps nulls inside them).
+    """
+    metadata = memory.get("metadata")
+    out: Json = strip_nulls({k: v for k, v in memory.items() if k != "metadata"})
+    if isinstance(metadata, Mapping):
+        out["metadata"] = {k: v for k, v in metadata.items() if v is not None}
+    out.setdefault("status", "active")
+    out.setdefault("tags", [])
+    for block, members in _INSTANT_MEMBERS.items():
+        inner = out.get(block)
+        if isinstance(inner, dict):
+            for member in members:
+                if member in inner:
+                    inner[member] = normal_instant(inner[member], f"{where}.{block}.{member}")
+    access = out.get("access")
+    if isinstance(access, dict):
+        access.setdefault("visibility", "private")
+        access.setdefault("exportable", True)
+        access.setdefault("shared_with", [])
+    return out
+
+
+def checksum(memories: Sequence[Mapping[str, Any]]) -> str:
+    """§15.2: ``sha256:`` over the RFC 8785 bytes of the memories sorted by ``id`` (code points,
+    as the PAM SDK and the spec's Appendix C sort)."""
+    ordered = sorted(memories, key=lambda m: str(m.get("id", "")))
+    return "sha256:" + hashlib.sha256(canonicalize(ordered)).hexdigest()
+
+
+def checksum_matches(memories: Sequence[Mapping[str, Any]], declared: str) -> bool:
+    """The declared checksum covers the memories as written, without their nulls, or in the
+    normal form: three spellings of the same content (null and absent mean the same in PAM)."""
+    if checksum(memories) == declared:
+        return True
+    stripped = [strip_nulls(m) for m in memories]
+    if checksum(stripped) == declared:
+        return True
+    try:
+        normal = [normal_memory(m, f"memories[{i}]") for i, m in enumerate(memories)]
+    except InvalidRequest:
+        return False
+    return checksum(normal) == declared
+
+
+# --- §18 signatures ------------------------------------------------------------------------
+
+
+def signature_payload(document: Mapping[str, Any]) -> bytes:
+    """§18.3: the RFC 8785 bytes of ``{checksum, export_id, export_date, owner_id}``."""
+    integrity = document.get("integrity")
+    if not isinstance(integrity, Mapping) or not isinstance(integrity.get("checksum"), str):
+        raise SignatureInvalid("a signed PAM document needs integrity.checksum (§18.3 step 1)")
+    owner = document.get("owner")
+    payload: dict[str, JsonValue] = {
+        "checksum": integrity["checksum"],
+        "export_id": document.get("export_id"),
+        "export_date": document.get("export_date"),
+        "owner_id": owner.get("id") if isinstance(owner, Mapping) else None,
+    }
+    return canonicalize(payload)
+
+
+def public_key_text(key: PublicKey) -> str:
+    """How engram writes ``signature.public_key``: a Multikey (``z6Mk…``, base58-btc of the
+    multicodec ed25519-pub prefix and the 32 bytes), the spec's own example form."""
+    return public_multikey(key)
+
+
+def did_key(key: PublicKey) -> str:
+    """The ``did:key`` URL of the key's verification method (``did:key:z6Mk…#z6Mk…``)."""
+    multikey = public_multikey(key)
+    return f"did:key:{multikey}#{multikey}"
+
+
+def read_public_key(text: Any) -> PublicKey:
+    """``signature.public_key`` for Ed25519: a Multikey, a ``did:key``, or the schema's bare
+    base58 of the 32 raw bytes."""
+    if not isinstance(text, str) or not text:
+        raise SignatureInvalid("signature.public_key: expected a string")
+    if text.startswith("did:key:"):
+        text = text.removeprefix("did:key:").split("#", 1)[0]
+    if text.startswith("z"):
+        try:
+            return public_from_multikey(text)
+        except InvalidRequest:
+            pass  # a bare base58 key that happens to start with "z"
+    try:
+        raw = base58.b58decode(text.encode("ascii"))
+    except (ValueError, UnicodeEncodeError) as e:
+        raise SignatureInvalid("signature.public_key: not base58 (nor a Multikey)") from e
+    if len(raw) != 32:
+        raise SignatureInvalid(
+            f"signature.public_key: an Ed25519 key is 32 bytes, this decodes to {len(raw)}"
+        )
+    return PublicKey.from_raw(raw)
+
+
+def signature_block(document: Mapping[str, Any], key: PrivateKey, signed_at: datetime) -> Json:
+    """§18.1/§18.3: the ``signature`` member for ``document`` (which carries its integrity).
+
+    The value is padded base64url, the form the spec's Appendix D writes and reads back with
+    ``base64.urlsafe_b64decode`` (which refuses a value without its padding).
+    """
+    import base64
+
+    public = key.public_key()
+    raw = key.sign(signature_payload(document))
+    return {
+        "algorithm": "Ed25519",
+        "public_key": public_key_text(public),
+        "value": base64.urlsafe_b64encode(raw).decode("ascii"),
+        "signed_at": format_instant(signed_at),
+        "key_id": did_key(public),
+    }
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """A verified signature: which key made it."""
+
+    key: PublicKey
+    multikey: str
+    key_id: str | None
+
+
+def verify_signature(document: Mapping[str, Any]) -> SignatureCheck:
+    """§18.4: the signature verifies over the payload under ``signature.public_key``.
+
+    Only Ed25519 is verified; a signature in another algorithm is refused rather than taken on
+    trust (engram imports nothing whose signature it cannot check). ``signed_at`` must not be
+    before ``export_date`` (§18.5 rule 3).
+    """
+    block = document.get("signature")
+    if not isinstance(block, Mapping):
+        raise SignatureInvalid("the document carries no signature")
+    if block.get("algorithm") != "Ed25519":
+        raise SignatureInvalid(
+            f"signature.algorithm {block.get('algorithm')!r} is not verified by engram "
+            "(Ed25519 only); nothing was imported"
+        )
+    key = read_public_key(block.get("public_key"))
+    value = block.get("value")
+    if not isinstance(value, str):
+        raise SignatureInvalid("signature.value: expected a string")
+    try:
+        raw = b64url_decode(value, allow_padding=True)
+    except InvalidRequest as e:
+        raise SignatureInvalid(f"signature.value: not base64url ({e.message})") from e
+    key.verify(raw, signature_payload(document))
+    signed = parse_instant(block.get("signed_at"), "signature.signed_at")
+    exported = parse_instant(document.get("export_date"), "export_date")
+    if signed < exported:
+        raise SignatureInvalid("signature.signed_at is before export_date (§18.5 rule 3)")
+    key_id = block.get("key_id")
+    return SignatureCheck(key, public_multikey(key), key_id if isinstance(key_id, str) else None)
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    text = resources.files("engram.transfer").joinpath("_pam_schema/portable-ai-memory.schema.json")
+    schema = parse_strict(text.read_bytes())
+    assert isinstance(schema, dict)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    out = "$"
+    for part in error.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def check_schema(document: Any) -> None:
+    """The document against the PAM 1.0 schema; the first problems named by JSON path."""
+    if not isinstance(document, dict):
+        raise InvalidRequest("a PAM document is a JSON object")
+    if document.get("schema") != SCHEMA_NAME:
+        raise InvalidRequest(
+            f"$.schema: expected {SCHEMA_NAME!r} (a PAM memory store), got "
+            f"{document.get('schema')!r}"
+        )
+    version = document.get("schema_version")
+    if not isinstance(version, str) or version.split(".", 1)[0] != "1":
+        raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
+    validator = _validator()
+    if validator.is_valid(document):  # the common case, without collecting every error
+        return
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        shown = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:MAX_PROBLEMS])
+        more = f" (and {len(errors) - MAX_PROBLEMS} more)" if len(errors) > MAX_PROBLEMS else ""
+        raise InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+
+
+def _instants(document: Json) -> Iterable[tuple[str, Any]]:
+    for member in ("export_date", "since"):
+        if document.get(member) is not None:
+            yield member, document[member]
+    owner = document.get("owner") or {}
+    if owner.get("created_at") is not None:
+        yield "owner.created_at", owner["created_at"]
+    for i, m in enumerate(document.get("memories") or []):
+        for block, members in _INSTANT_MEMBERS.items():
+            inner = m.get(block) or {}
+            for member in members:
+                if inner.get(member) is not None:
+                    yield f"memories[{i}].{block}.{member}", inner[member]
+    for i, r in enumerate(document.get("relations") or []):
+        yield f"relations[{i}].created_at", r.get("created_at")
+    for i, c in enumerate(document.get("conversations_index") or []):
+        for member in ("created_at", "updated_at"):
+            value = (c.get("temporal") or {}).get(member)
+            if value is not None:
+                yield f"conversations_index[{i}].temporal.{member}", value
+    signature = document.get("signature")
+    if isinstance(signature, dict):
+        yield "signature.signed_at", signature.get("signed_at")
+
+
+def _unique(items: Iterable[Any], what: str) -> set[str]:
+    seen: set[str] = set()
+    for item in items:
+        ident = item.get("id")
+        if ident in seen:
+            raise InvalidRequest(f"two {what} share the id {ident!r}")
+        seen.add(ident)
+    return seen
+
+
+def check_document(document: Any, known_memory_ids: Iterable[str] = ()) -> None:
+    """Everything a reader checks before it imports a byte of ``document``.
+
+    The schema; every instant; unique ids; each memory's content hash (§6); the integrity block
+    (§15.4); cross references (relations, ``superseded_by``, ``derived_memories`` and
+    ``conversation_ref``, which may also name memories the store already holds, for incremental
+    documents); created ≤ updated and valid_from ≤ valid_until. The signature is checked by
+    :func:`verify_signature`, which the importer calls when one is present.
+    """
+    check_schema(document)
+    _check_contents(document, known_memory_ids)
+
+
+def check_contents(document: Json, known_memory_ids: Iterable[str] = ()) -> None:
+    """:func:`check_document` for a document that already passed :func:`check_schema`."""
+    _check_contents(document, known_memory_ids)
+
+
+def _check_contents(doc: Json, known_memory_ids: Iterable[str]) -> None:
+    for where, value in _instants(doc):
+        parse_instant(value, where)
+    memories: list[Json] = doc["memories"]
+    ids = _unique(memories, "memories")
+    _unique(doc.get("relations") or [], "relations")
+    conversations = _unique(doc.get("conversations_index") or [], "conversations")
+    for i, m in enumerate(memories):
+        if content_hash(m["content"]) != m["content_hash"]:
+            raise DigestMismatch(
+                f"memories[{i}] ({m['id']}): content_hash is not the §6 hash of its content"
+            )
+        temporal = m["temporal"]
+        created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
+        if temporal.get("updated_at") is not None:
+            updated = parse_instant(temporal["updated_at"], "updated_at")
+            if updated < created:
+                raise InvalidRequest(f"memories[{i}] ({m['id']}): updated_at is before created_at")
+        if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
+            start = parse_instant(temporal["valid_from"], "valid_from")
+            if parse_instant(temporal["valid_until"], "valid_until") < start:
+                raise InvalidRequest(f"memories[{i}] ({m['id']}): valid_until is before valid_from")
+    integrity = doc.get("integrity")
+    if isinstance(integrity, dict):
+        if integrity["total_memories"] != len(memories):
+            raise DigestMismatch(
+                f"integrity.total_memories is {integrity['total_memories']}, the document "
+                f"carries {len(memories)} memories"
+            )
+        if not checksum_matches(memories, integrity["checksum"]):
+            raise DigestMismatch(
+                "integrity.checksum does not match the memories (§15.2): the document was "
+                "altered or written without RFC 8785"
+            )
+    known = ids | set(known_memory_ids)
+    for i, r in enumerate(doc.get("relations") or []):
+        for end in ("from", "to"):
+            if r[end] not in known:
+                raise InvalidRequest(f"relations[{i}].{end}: no memory {r[end]!r}")
+    for i, m in enumerate(memories):
+        successor = (m.get("temporal") or {}).get("superseded_by")
+        if successor is not None and successor not in known:
+            raise InvalidRequest(f"memories[{i}].temporal.superseded_by: no memory {successor!r}")
+        ref = (m.get("provenance") or {}).get("conversation_ref")
+        if ref is not None and conversations and ref not in conversations:
+            raise InvalidRequest(
+                f"memories[{i}].provenance.conversation_ref: {ref!r} is not in conversations_index"
+            )
+    for i, c in enumerate(doc.get("conversations_index") or []):
+        for derived in c.get("derived_memories") or []:
+            if derived not in known:
+                raise InvalidRequest(
+                    f"conversations_index[{i}].derived_memories: no memory {derived!r}"
+                )
+
+
+__all__ = [
+    "PAM_TYPES",
+    "SCHEMA_NAME",
+    "SCHEMA_VERSION",
+    "SERVED_STATUSES",
+    "SPEC_URI",
+    "TAG",
+    "SignatureCheck",
+    "check_contents",
+    "check_document",
+    "check_schema",
+    "checksum",
+    "checksum_matches",
+    "content_hash",
+    "did_key",
+    "format_instant",
+    "normal_instant",
+    "normal_memory",
+    "normalize_content",
+    "parse_instant",
+    "public_key_text",
+    "read_public_key",
+    "signature_block",
+    "signature_payload",
+    "strip_nulls",
+    "utc",
+    "verify_signature",
+]

@@ -1,0 +1,319 @@
+"""``import_pam``: a Portable AI Memory (PAM) 1.0 memory-store document into a seat's ring.
+
+Spec: Portable AI Memory (PAM) Specification v1.0 §6 (content hashes), §15.4 (integrity),
+§16.3 (incremental merge: match ``base_export_id``; insert or update by id; retracted memories
+are marked, never physically deleted), §18.4-§18.5 (verify a signature when present; never
+refuse an unsigned document for being unsigned), §7 (lifecycle). Decisions in docs/spec/pam.md:
+
+- Nothing is imported until the whole document has been checked: schema, instants, ids,
+  content hashes, integrity, cross references, and the signature when there is one (a
+  signature that does not verify, or that engram cannot verify, refuses the document).
+- Every PAM memory becomes (or updates) an engram memory in its ring, content addressed as
+  always; its PAM object is kept whole beside it. A memory whose status is ``retracted``,
+  ``superseded`` or ``archived`` is kept and withdrawn from recall (``engram.memory.withdraw``);
+  a later document that makes it ``active`` (or ``deprecated``) again reinstates it.
+- A memory whose content changes becomes a new engram memory (content addressing); the old one
+  is withdrawn unless another served PAM memory still holds the same content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engram.core.clock import format_instant_precise
+from engram.core.keys import PublicKey
+from engram.errors import ConflictError, Forbidden, SignatureInvalid
+from engram.memory import (
+    MemoryEngine,
+    get_memory,
+    import_memories,
+    memory_id,
+    reinstate,
+    withdraw,
+)
+from engram.transfer import _pam_tables as tables
+from engram.transfer._pam_format import (
+    SERVED_STATUSES,
+    check_contents,
+    check_schema,
+    normal_memory,
+    strip_nulls,
+    verify_signature,
+)
+from engram.transfer._pam_map import engram_member, incoming_memory, kind_of, pam_part
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PamImport:
+    """What one document did to the store."""
+
+    export_id: str | None
+    export_type: str
+    owner_id: str
+    store_owner_id: str
+    signature: str  # "unsigned" | "verified"
+    signer: str | None  # Multikey of the key that signed it
+    memories: int
+    inserted: int
+    updated: int
+    unchanged: int
+    withdrawn: int  # engram memories taken out of recall by this document
+    reinstated: int
+    relations: int  # relations added or changed
+    conversations: int
+    ring_id: str
+    repeated: bool  # this export id had been imported (or written) here before
+
+    def to_json(self) -> Json:
+        return {
+            "export_id": self.export_id,
+            "export_type": self.export_type,
+            "owner_id": self.owner_id,
+            "store_owner_id": self.store_owner_id,
+            "owner_matches": self.owner_id == self.store_owner_id,
+            "signature": self.signature,
+            "signed_by": self.signer,
+            "memories": self.memories,
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "withdrawn": self.withdrawn,
+            "reinstated": self.reinstated,
+            "relations": self.relations,
+            "conversations": self.conversations,
+            "ring_id": self.ring_id,
+            "repeated": self.repeated,
+        }
+
+
+def _references(doc: Json) -> set[str]:
+    refs: set[str] = set()
+    for r in doc.get("relations") or []:
+        refs.update((r["from"], r["to"]))
+    for m in doc["memories"]:
+        successor = (m.get("temporal") or {}).get("superseded_by")
+        if successor is not None:
+            refs.add(successor)
+    for c in doc.get("conversations_index") or []:
+        refs.update(c.get("derived_memories") or [])
+    return refs - {m["id"] for m in doc["memories"]}
+
+
+def _known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
+    """Which of ``ids`` this store already knows, as PAM ids or as engram memory ids."""
+    if not ids:
+        return set()
+    with engine.store.read() as tx:
+        known = set(tables.rows_by_id(tx, sorted(ids)))
+    return known | {i for i in ids - known if get_memory(engine, i) is not None}
+
+
+def _check_signature(doc: Json, trusted: Collection[PublicKey]) -> tuple[str, str | None]:
+    if doc.get("signature") is None:
+        if trusted:
+            raise SignatureInvalid(
+                "the document is unsigned and a trusted key was required; nothing was imported"
+            )
+        return "unsigned", None
+    check = verify_signature(doc)
+    if trusted and check.key not in trusted:
+        raise SignatureInvalid(
+            f"the document is signed by {check.multikey}, which is not a trusted key; "
+            "nothing was imported"
+        )
+    return "verified", check.multikey
+
+
+def _check_base(engine: MemoryEngine, doc: Json, any_base: bool) -> None:
+    base = doc.get("base_export_id")
+    if doc.get("export_type") != "incremental" or base is None or any_base:
+        return
+    with engine.store.read() as tx:
+        known = tables.logged_export(tx, base)
+    if known is None:
+        raise ConflictError(
+            f"base_export_id {base!r} is no export this store has imported or written "
+            "(PAM §16.3); import the base first, or pass --any-base to merge anyway"
+        )
+
+
+@dataclass
+class _Plan:
+    rows: list[tables.PamRow]
+    records: list[Json]
+    touched: set[str]  # engram memories whose serving may change
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+def _plan(
+    engine: MemoryEngine, doc: Json, ring: str, ring_id: str, owner_id: str, now: str
+) -> _Plan:
+    memories = [normal_memory(m, f"memories[{i}]") for i, m in enumerate(doc["memories"])]
+    with engine.store.read() as tx:
+        existing = tables.rows_by_id(tx, [m["id"] for m in memories])
+    plan = _Plan([], [], set())
+    export_id = doc.get("export_id")
+    seat_id = engine.spec.seat.seat_id
+    for obj in memories:
+        row = existing.get(obj["id"])
+        previous = row.memory_id if row is not None else None
+        where_ring, where_ring_id = (row.ring, row.ring_id) if row is not None else (ring, ring_id)
+        if row is None:
+            native = get_memory(engine, obj["id"])  # a memory engram itself exported
+            if native is not None:
+                previous, where_ring, where_ring_id = native.id, native.ring, native.ring_id
+        elif row.owner_id != owner_id:
+            raise ConflictError(
+                f"memory {obj['id']!r} was imported from owner {row.owner_id!r}; this "
+                f"document's owner is {owner_id!r} (PAM ids are unique per store)"
+            )
+        kept = pam_part(obj)  # engram's own member is the engine's to say, on every export
+        new_id = memory_id(where_ring_id, kind_of(obj), obj["content"])
+        carried = engram_member(obj).get("events")
+        decisions = frozenset(
+            str(e["decision_id"])
+            for e in (carried if isinstance(carried, list) else [])
+            if isinstance(e, Mapping) and isinstance(e.get("decision_id"), str)
+        )
+        if (
+            row is not None
+            and row.object == kept
+            and row.memory_id == new_id
+            and decisions <= row.decisions
+        ):
+            plan.unchanged += 1
+            continue
+        if row is not None:
+            decisions |= row.decisions
+        plan.records.append(
+            incoming_memory(
+                obj,
+                ring=where_ring,
+                ring_id=where_ring_id,
+                memory_id=new_id,
+                seat_id=seat_id,
+                export_id=export_id,
+            )
+        )
+        plan.rows.append(
+            tables.PamRow(
+                pam_id=obj["id"],
+                memory_id=new_id,
+                ring=where_ring,
+                ring_id=where_ring_id,
+                status=obj["status"],
+                object=kept,
+                decisions=decisions,
+                owner_id=owner_id,
+                export_id=export_id,
+                changed_at=now,
+            )
+        )
+        plan.touched.add(new_id)
+        if previous is not None:
+            plan.touched.add(previous)
+        if row is None and previous is None:
+            plan.inserted += 1
+        else:
+            plan.updated += 1
+    return plan
+
+
+def _serve(engine: MemoryEngine, touched: set[str]) -> tuple[int, int]:
+    """Withdraw the touched memories no served PAM memory holds; reinstate the others."""
+    with engine.store.read() as tx:
+        rows = tables.rows_serving(tx, sorted(touched))
+    served = {r.memory_id for r in rows if r.status in SERVED_STATUSES}
+    # Not held by a served PAM memory: retracted, superseded or archived, or content a PAM
+    # memory held before it changed (its new content is another engram memory).
+    hide = touched - served
+    back = touched & served
+    withdrawn = withdraw(engine, hide, "pam: no served PAM memory holds it") if hide else 0
+    reinstated = reinstate(engine, back) if back else 0
+    return withdrawn, reinstated
+
+
+def import_pam(
+    engine: MemoryEngine,
+    document: Any,
+    *,
+    ring: str = "M4",
+    trusted_keys: Collection[PublicKey] = (),
+    any_base: bool = False,
+) -> PamImport:
+    """Check ``document`` whole, then merge it into ``ring`` (a writable mount).
+
+    ``trusted_keys``: when given, the document must be signed by one of them. ``any_base``:
+    merge an incremental document whose base export this store has never seen.
+    """
+    tables.migrate(engine.store)
+    mount = engine.spec.mount_for(ring)
+    if mount is None or not mount.writable:
+        raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
+    check_schema(document)
+    doc: Json = document
+    check_contents(doc, _known_ids(engine, _references(doc)))
+    signature, signer = _check_signature(doc, trusted_keys)
+    _check_base(engine, doc, any_base)
+    owner = strip_nulls(dict(doc["owner"]))
+    now = engine.now()
+    with engine.store.transaction() as tx:
+        tables.set_owner(tx, owner, now)  # the first owner a store meets stays its owner
+        store_owner = tables.owner(tx) or owner
+    plan = _plan(engine, doc, mount.ring, mount.ring_id, owner["id"], now)
+    if plan.records:
+        import_memories(engine.store, plan.records)
+    with engine.store.transaction() as tx:
+        tables.upsert_rows(tx, plan.rows)
+        relations = tables.upsert_objects(
+            tx, "pam_relations", [strip_nulls(r) for r in doc.get("relations") or []], now
+        )
+        conversations = tables.upsert_objects(
+            tx,
+            "pam_conversations",
+            [strip_nulls(c) for c in doc.get("conversations_index") or []],
+            now,
+        )
+        fresh = True
+        if doc.get("export_id") is not None:
+            fresh = tables.log_export(
+                tx,
+                export_id=doc["export_id"],
+                direction="import",
+                export_type=doc.get("export_type", "full"),
+                export_date=doc.get("export_date") or now,
+                since=doc.get("since"),
+                base_export_id=doc.get("base_export_id"),
+                owner_id=owner["id"],
+                checksum=(doc.get("integrity") or {}).get("checksum"),
+                signer=signer,
+                now=format_instant_precise(engine.clock.now()),
+            )
+    withdrawn, reinstated = _serve(engine, plan.touched)
+    return PamImport(
+        export_id=doc.get("export_id"),
+        export_type=doc.get("export_type", "full"),
+        owner_id=owner["id"],
+        store_owner_id=store_owner["id"],
+        signature=signature,
+        signer=signer,
+        memories=len(doc["memories"]),
+        inserted=plan.inserted,
+        updated=plan.updated,
+        unchanged=plan.unchanged,
+        withdrawn=withdrawn,
+        reinstated=reinstated,
+        relations=relations,
+        conversations=conversations,
+        ring_id=mount.ring_id,
+        repeated=not fresh,
+    )
+
+
+__all__ = ["PamImport", "import_pam"]

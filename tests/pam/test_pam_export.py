@@ -1,0 +1,156 @@
+"""What engram writes as Portable AI Memory 1.0 is what the PAM SDK reads as valid, and what the
+spec's reference algorithms verify (docs/spec/pam.md "Export").
+
+Every check is the other side's: the SDK's model loading, deep validation and checksum, its
+bundled schema, and Appendix C/D of the spec written in pam_kit without engram's code.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from datetime import timedelta
+from typing import Any
+
+import portable_ai_memory as pam
+import pytest
+from pam_kit import (
+    engine_on,
+    multikey_public_bytes,
+    reference_checksum,
+    reference_verify,
+    sdk_check,
+)
+
+from engram.core.clock import FixedClock
+from engram.core.keys import PrivateKey
+from engram.errors import NotFound
+from engram.memory import MemoryEngine, outcome, record
+from engram.store import Store
+from engram.transfer import export_pam, import_pam
+
+
+def seat_with_memories(store: Store, clock: FixedClock) -> MemoryEngine:
+    engine = engine_on(store, clock)
+    record(engine, "Run the migrations before every deploy (ADR-0007)", "procedure", "M4")
+    record(engine, "The build caches live in ~/.cache/acme", "fact", "M3", thread="onboarding")
+    record(engine, "Rollbacks take 4 minutes", "fact", "M2", thread="onboarding")
+    clock.advance(timedelta(seconds=30))
+    deploy = record(engine, "Never deploy on Friday", "decision", "M4").memory
+    outcome(engine, deploy.id, "tests_pass", decision_id="ci-1")
+    outcome(engine, deploy.id, "model_reject", decision_id="judge-1")
+    return engine
+
+
+@pytest.mark.req("engram.pam.export-valid")
+def test_an_engram_export_is_valid_to_the_pam_sdk(any_store: Store) -> None:
+    clock = FixedClock()
+    engine = seat_with_memories(any_store, clock)
+    result = export_pam(engine)
+    document = result.document
+    store = sdk_check(document)
+    assert len(store.memories) == result.memories == 4
+    assert document["integrity"]["checksum"] == reference_checksum(document["memories"])
+    assert document["export_type"] == "full"
+    assert document["exported_by"] == "engram/0.1.0"
+    by_text = {m["content"]: m for m in document["memories"]}
+    decision = by_text["Never deploy on Friday"]
+    assert (decision["type"], decision["custom_type"]) == ("custom", "decision")
+    assert by_text["Rollbacks take 4 minutes"]["type"] == "fact"
+    assert "custom_type" not in by_text["Rollbacks take 4 minutes"]
+    # The posterior: Beta(1 + 1, 1 + 0.3) after a structural pass and a model rejection.
+    assert decision["confidence"]["current"] == pytest.approx(2.0 / 3.3)
+    engram_part = decision["metadata"]["engram"]
+    assert (engram_part["alpha"], engram_part["beta"]) == (2.0, pytest.approx(1.3))
+    assert [e["decision_id"] for e in engram_part["events"]] == ["ci-1", "judge-1"]
+    assert by_text["Run the migrations before every deploy (ADR-0007)"]["tags"] == ["adr-0007"]
+    # Threads are conversations, each listed with exactly the memories that name it (§14.1).
+    [conversation] = document["conversations_index"]
+    onboarding = sorted(
+        m["id"] for m in document["memories"] if m["provenance"].get("conversation_ref")
+    )
+    assert conversation["id"] == "onboarding"
+    assert sorted(conversation["derived_memories"]) == onboarding
+
+
+@pytest.mark.req("engram.pam.signature")
+def test_a_signed_export_verifies_by_the_specs_reference_algorithm(memory_store: Store) -> None:
+    key = PrivateKey.generate()
+    document = export_pam(seat_with_memories(memory_store, FixedClock()), sign_key=key).document
+    sdk_check(document)
+    block = document["signature"]
+    assert block["algorithm"] == "Ed25519"
+    assert multikey_public_bytes(block["public_key"]) == key.public_key().raw
+    assert block["key_id"] == f"did:key:{block['public_key']}#{block['public_key']}"
+    assert block["signed_at"] >= document["export_date"]
+    assert base64.urlsafe_b64decode(block["value"])  # padded base64url, as Appendix D decodes
+    assert reference_verify(document)
+    for member, value in [
+        ("export_id", "another-export"),
+        ("export_date", "2030-01-01T00:00:00Z"),
+        ("owner", {"id": "someone-else"}),
+    ]:
+        forged = copy.deepcopy(document)
+        forged[member] = value
+        assert not reference_verify(forged), member
+    forged = copy.deepcopy(document)
+    forged["memories"][0]["content"] += " (edited)"
+    forged["integrity"]["checksum"] = reference_checksum(forged["memories"])
+    assert not reference_verify(forged)
+
+
+@pytest.mark.req("engram.pam.exportable")
+def test_memories_marked_not_exportable_are_never_exported(memory_store: Store) -> None:
+    engine = engine_on(memory_store)
+    document: dict[str, Any] = {
+        "schema": "portable-ai-memory",
+        "schema_version": "1.0",
+        "owner": {"id": "ada"},
+        "memories": [
+            {
+                "id": f"m-{name}",
+                "type": "fact",
+                "content": f"{name} fact",
+                "content_hash": _hash(f"{name} fact"),
+                "temporal": {"created_at": "2026-01-01T00:00:00Z"},
+                "provenance": {"platform": "manual"},
+                "access": {"exportable": name == "public"},
+            }
+            for name in ("public", "private")
+        ],
+    }
+    import_pam(engine, document)
+    result = export_pam(engine)
+    assert [m["id"] for m in result.document["memories"]] == ["m-public"]
+    assert result.withheld == 1
+    sdk_check(result.document)
+
+
+def _hash(text: str) -> str:
+    return pam.compute_content_hash(text)
+
+
+@pytest.mark.req("engram.pam.incremental")
+def test_an_incremental_export_carries_what_changed_since_its_base(any_store: Store) -> None:
+    clock = FixedClock()
+    engine = seat_with_memories(any_store, clock)
+    full = export_pam(engine)
+    clock.advance(timedelta(hours=1))
+    fresh = record(engine, "Staging mirrors production nightly", "fact", "M3").memory
+    old = next(m for m in full.document["memories"] if m["content"] == "Rollbacks take 4 minutes")
+    outcome(engine, old["id"], "tests_fail", decision_id="ci-2")
+    delta = export_pam(engine, base_export_id=full.export_id)
+    document = delta.document
+    sdk_check(document)
+    assert document["export_type"] == "incremental"
+    assert document["base_export_id"] == full.export_id
+    assert document["since"] == full.document["export_date"]
+    assert sorted(m["id"] for m in document["memories"]) == sorted([fresh.id, old["id"]])
+    changed = next(m for m in document["memories"] if m["id"] == old["id"])
+    assert changed["temporal"]["updated_at"] > changed["temporal"]["created_at"]
+    # A base nobody knows is refused; --since alone needs no base.
+    with pytest.raises(NotFound):
+        export_pam(engine, base_export_id="never-exported")
+    since_only = export_pam(engine, since=clock.now() - timedelta(minutes=1))
+    assert "base_export_id" not in since_only.document
+    assert since_only.memories == 2
