@@ -39,7 +39,17 @@ AREAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "The memory engine",
         "../spec/memory-cli.md",
-        ("init", "record", "recall", "outcome", "distill", "complete", "status", "migrate"),
+        (
+            "init",
+            "record",
+            "recall",
+            "outcome",
+            "distill",
+            "complete",
+            "status",
+            "migrate",
+            "memory",
+        ),
     ),
     ("Seat manifests", "../spec/memory-manifest.md", ("ote", "default-ote")),
     ("MCP", "../spec/mcp.md", ("mcp",)),
