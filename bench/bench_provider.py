@@ -1,14 +1,24 @@
-"""provider: signed GET /v1/context (200 beliefs) vs a trivial JSON endpoint, same server.
+"""provider: signed GET /v1/context vs GET /healthz of the same server, SQLite and PostgreSQL.
 
-Starts ``engram serve --workers 2`` on a fresh SQLite database holding one subject with 200
-beliefs, then loads ``GET /healthz`` (the baseline: a constant JSON body, same middleware, same
-bearer header) and ``GET /v1/context`` (signed, served from the per-worker signed-export cache),
-once without compression (wrk's and curl's default) and once with ``Accept-Encoding: gzip``
-(httpx's and browsers' default), with the same generator - wrk (``apt-get install -y wrk``) when
-installed, else an httpx/asyncio generator - 64 connections, rounds interleaved so background
-load hits all alike. Prints requests/s, p50 and p99 latency of each, the ratio to the baseline
-and the machine's load average (the generator shares the cores). Target (issue 3): the export
-reaches at least 50 % of the baseline's requests/s with p99 under 20 ms.
+For each backend (a fresh SQLite file; a throwaway schema in the PostgreSQL server named by
+``ENGRAM_BENCH_POSTGRES_URL``, else ``ENGRAM_TEST_POSTGRES_URL``, else
+``postgresql://postgres@127.0.0.1:5432/postgres``) it starts ``engram serve --workers 2`` with
+the rate limits lifted (``ENGRAM_RATE_LIMIT_PER_MINUTE``/``_BURST``), seeds the demo subject
+(8 beliefs) and a subject with 2,000 beliefs, and loads with wrk (``apt-get install -y wrk``;
+else an httpx/asyncio generator), 64 connections, 2 threads:
+
+- ``GET /healthz`` (the baseline: a constant JSON body, same middleware, same bearer header);
+- ``GET /v1/context`` for the demo subject, without compression (curl's default) and with
+  ``Accept-Encoding: gzip`` (httpx's and browsers');
+- ``GET /v1/context`` for the 2,000-belief subject, gzip.
+
+Both servers run at once and the rounds are interleaved (every contender of both backends in
+each round), so background load on a shared machine hits all alike. Each row prints requests/s,
+p50 and p99, the ratio to the same server's ``/healthz``, the workers' CPU per request (from
+/proc; the CPU ratio is what the requests/s ratio would be if the load generator did not share
+the cores), and the number of answers that were not 200: a figure counts only when that is 0.
+Targets (issue 21): PostgreSQL export >= 0.8 x /healthz with p99 < 20 ms, demo subject and
+2,000 beliefs (gzip); SQLite >= 0.9 x /healthz.
 
     python -m bench provider [--rounds N]        # or: python bench/bench_provider.py
 """
@@ -16,9 +26,11 @@ reaches at least 50 % of the baseline's requests/s with p99 under 20 ms.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -27,19 +39,32 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
+import psycopg
 
-from engram.context import Permission, add_belief, create_subject, issue_token
+from engram.context import (
+    Permission,
+    add_belief,
+    create_subject,
+    ensure_schema,
+    issue_token,
+    seed_demo,
+)
 from engram.core.clock import SystemClock
 from engram.store import open_store
 
 CONNECTIONS = 64
 WORKERS = 2
-BELIEFS = 200
+BIG_SUBJECT_BELIEFS = 2000
+SECONDS = 5
 CATEGORIES = ("professional", "preference", "goal", "personal", "health", "financial", "general")
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+TARGETS = {"sqlite": (0.9, math.inf), "postgresql": (0.8, 20.0)}
 
 
 @dataclass
@@ -48,24 +73,57 @@ class Load:
     p50_ms: float
     p99_ms: float
     requests: int
+    non_200: int
     server_cpu_us: float = math.nan  # worker CPU time per request (user + system)
 
 
-def _seed(db: Path) -> str:
-    store = open_store(f"sqlite://{db}")
+@dataclass(frozen=True)
+class Contender:
+    label: str
+    path: str
+    encoding: str
+    token: str  # "demo" or "big": whose token the request carries
+
+
+CONTENDERS = (
+    Contender("GET /healthz (baseline)", "/healthz", "identity", "demo"),
+    Contender("GET /v1/context demo", "/v1/context", "identity", "demo"),
+    Contender("GET /v1/context demo, gzip", "/v1/context", "gzip", "demo"),
+    Contender("GET /v1/context 2,000 beliefs, gzip", "/v1/context", "gzip", "big"),
+)
+
+
+@dataclass
+class Backend:
+    name: str
+    url: str
+    tokens: dict[str, str] = field(default_factory=dict)
+    server: subprocess.Popen[str] | None = None
+    port: int = 0
+    sizes: dict[str, int] = field(default_factory=dict)
+    loads: dict[str, list[Load]] = field(default_factory=dict)
+
+
+def _seed(url: str) -> dict[str, str]:
+    store = open_store(url)
     clock = SystemClock()
     try:
-        subject = create_subject(store, clock, "Bench Subject", "Europe/Berlin")
-        for i in range(BELIEFS):
+        ensure_schema(store)
+        demo = seed_demo(store, clock)
+        big = create_subject(store, clock, "Bench Subject", "Europe/Berlin")
+        for i in range(BIG_SUBJECT_BELIEFS):
             add_belief(
                 store,
                 clock,
-                subject.id,
+                big.id,
                 CATEGORIES[i % len(CATEGORIES)],
                 f"Belief number {i}: prefers option {i % 17} in situation {i % 23}.",
                 0.5 + (i % 50) / 100,
             )
-        return issue_token(store, clock, subject.id, [Permission.READ])
+        return {
+            "demo": issue_token(store, clock, demo.subject.id, [Permission.READ]),
+            "big": issue_token(store, clock, big.id, [Permission.READ]),
+        }
     finally:
         store.close()
 
@@ -76,23 +134,25 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(db: Path, port: int) -> subprocess.Popen[str]:
+def _serve(url: str, port: int) -> subprocess.Popen[str]:
     env = {
         **os.environ,
         "ENGRAM_RATE_LIMIT_PER_MINUTE": "100000000",
         "ENGRAM_RATE_LIMIT_BURST": "100000000",
         "ENGRAM_MAX_CONCURRENT": "256",
     }
+    env.pop("ENGRAM_OTE", None)  # the provider alone: no /mcp
     command = [sys.executable, "-c", "from engram.cli import main; main()", "serve"]
-    args = ["--db", str(db), "--port", str(port), "--workers", str(WORKERS)]
+    args = ["--db", url, "--port", str(port), "--workers", str(WORKERS)]
     process = subprocess.Popen(
         [*command, *args, "--log-level", "warning"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tempfile.gettempdir(),  # no .engram/ote.toml upwards: /mcp is not served
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
@@ -100,7 +160,7 @@ def _serve(db: Path, port: int) -> subprocess.Popen[str]:
         except httpx.HTTPError:
             time.sleep(0.2)
     process.kill()
-    raise SystemExit("engram serve did not start")
+    raise SystemExit(f"engram serve did not start on {url}")
 
 
 _UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -124,11 +184,14 @@ def _wrk(url: str, token: str, seconds: int, encoding: str) -> Load:
         text=True,
         check=True,
     ).stdout
-    if "Non-2xx" in out:
-        raise SystemExit(f"wrk saw errors:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
-    return Load(rps, _percentile(out, 50), _percentile(out, 99), requests)
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    failed = int(non_2xx.group(1)) if non_2xx else 0
+    if errors:
+        failed += sum(int(n) for n in errors.groups())
+    return Load(rps, _percentile(out, 50), _percentile(out, 99), requests, failed)
 
 
 def _percentile(wrk_output: str, pct: int) -> float:
@@ -139,16 +202,18 @@ def _percentile(wrk_output: str, pct: int) -> float:
 
 async def _generate(url: str, token: str, seconds: int, encoding: str) -> Load:
     latencies: list[float] = []
+    failed = 0
     stop = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=CONNECTIONS)
     headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": encoding}
     async with httpx.AsyncClient(limits=limits, headers=headers) as c:
 
         async def one() -> None:
+            nonlocal failed
             while time.perf_counter() < stop:
                 t = time.perf_counter()
                 response = await c.get(url)
-                response.raise_for_status()
+                failed += response.status_code != 200
                 latencies.append((time.perf_counter() - t) * 1000)
 
         await asyncio.gather(*(one() for _ in range(CONNECTIONS)))
@@ -158,6 +223,7 @@ async def _generate(url: str, token: str, seconds: int, encoding: str) -> Load:
         latencies[len(latencies) // 2],
         latencies[int(len(latencies) * 0.99) - 1],
         len(latencies),
+        failed,
     )
 
 
@@ -169,8 +235,7 @@ def _load(url: str, token: str, seconds: int, encoding: str = "identity") -> Loa
 
 def _server_cpu(pid: int) -> float:
     """CPU seconds (user + system) used so far by the uvicorn workers, the children of ``pid``;
-    NaN where /proc is missing. Unlike requests/s, this does not depend on how much CPU the
-    load generator, which shares the cores, leaves the server."""
+    NaN where /proc is missing."""
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         total = 0
@@ -182,102 +247,14 @@ def _server_cpu(pid: int) -> float:
         return math.nan
 
 
-def _measured(server: subprocess.Popen[str], url: str, token: str, seconds: int, enc: str) -> Load:
-    before = _server_cpu(server.pid)
-    load = _load(url, token, seconds, enc)
-    load.server_cpu_us = (_server_cpu(server.pid) - before) / max(load.requests, 1) * 1e6
+def _measured(backend: Backend, contender: Contender, seconds: int) -> Load:
+    assert backend.server is not None
+    url = f"http://127.0.0.1:{backend.port}{contender.path}"
+    token = backend.tokens[contender.token]
+    before = _server_cpu(backend.server.pid)
+    load = _load(url, token, seconds, contender.encoding)
+    load.server_cpu_us = (_server_cpu(backend.server.pid) - before) / max(load.requests, 1) * 1e6
     return load
-
-
-# (label, path, Accept-Encoding). The baseline's body is 15 bytes and never compressed, so its
-# header changes nothing; the export is loaded as a client without compression (wrk's and
-# curl's default) and as one that accepts gzip (httpx's and browsers' default).
-CONTENDERS = (
-    ("GET /healthz (baseline)", "/healthz", "identity"),
-    ("GET /v1/context (signed, cached)", "/v1/context", "identity"),
-    ("  same, Accept-Encoding: gzip", "/v1/context", "gzip"),
-)
-
-
-def main(*, rounds: int = 3, seconds: int = 8) -> dict[str, float]:
-    generator = "wrk" if shutil.which("wrk") else "httpx/asyncio"
-    load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
-        token = _seed(db)
-        port = _free_port()
-        server = _serve(db, port)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            auth = {"Authorization": f"Bearer {token}"}
-            sizes = {
-                encoding: _raw_size(f"{base}/v1/context", {**auth, "Accept-Encoding": encoding})
-                for encoding in ("identity", "gzip")
-            }
-            _load(f"{base}/v1/context", token, 2)  # warm both workers' caches
-            loads: dict[str, list[Load]] = {label: [] for label, _, _ in CONTENDERS}
-            for _ in range(rounds):
-                for label, path, encoding in CONTENDERS:
-                    url = f"{base}{path}"
-                    loads[label].append(_measured(server, url, token, seconds, encoding))
-        finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=30)
-    print(
-        f"engram provider, {WORKERS} uvicorn workers, {CONNECTIONS} connections, {generator}, "
-        f"{rounds} x {seconds} s rounds (medians); export {BELIEFS} beliefs, "
-        f"{sizes['identity']} bytes ({sizes['gzip']} gzipped)"
-    )
-    # The load generator shares the cores with the server (and with anything else running):
-    # the load average says how busy the machine was, the baseline's p99 what that did to tails.
-    print(f"1-minute load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    print(
-        f"{'endpoint':<34}{'requests/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>7}"
-        f"{'server CPU us/req':>19}{'CPU ratio':>10}"
-    )
-    medians: dict[str, tuple[float, float, float, float]] = {}
-    for label, runs in loads.items():
-        medians[label] = (
-            statistics.median(x.rps for x in runs),
-            statistics.median(x.p50_ms for x in runs),
-            statistics.median(x.p99_ms for x in runs),
-            statistics.median(x.server_cpu_us for x in runs),
-        )
-    baseline_rps, _, _, baseline_cpu = medians[CONTENDERS[0][0]]
-    for label, (rps, p50, p99, cpu) in medians.items():
-        print(
-            f"{label:<34}{rps:>12.0f}{p50:>9.2f}{p99:>9.2f}{rps / baseline_rps:>7.2f}"
-            f"{cpu:>19.0f}{baseline_cpu / cpu:>10.2f}"
-        )
-    # CPU ratio: the baseline's worker CPU per request over this one's, i.e. the requests/s
-    # ratio the server would reach if the load generator did not share its two cores.
-    baseline_runs = loads[CONTENDERS[0][0]]
-    for label, runs in loads.items():
-        rounds_text = ", ".join(f"{x.rps:.0f}/s p99 {x.p99_ms:.1f} ms" for x in runs)
-        print(f"  rounds, {label.strip()}: {rounds_text}")
-        if runs is not baseline_runs:
-            # Each round's ratio compares loads seconds apart, under much the same background.
-            ratios = [x.rps / b.rps for x, b in zip(runs, baseline_runs, strict=True)]
-            print(f"    ratio per round: {', '.join(f'{r:.2f}' for r in ratios)}")
-    figures: dict[str, float] = {}
-    keys = ("baseline", "export", "export_gzip")
-    for (label, _, encoding), key in zip(CONTENDERS, keys, strict=True):
-        rps, p50, p99, cpu = medians[label]
-        figures |= {
-            f"{key}_rps": rps,
-            f"{key}_p50_ms": p50,
-            f"{key}_p99_ms": p99,
-            f"{key}_server_cpu_us": cpu,
-        }
-        if key != "baseline":
-            ratio = rps / baseline_rps
-            figures[f"{key}_ratio"] = ratio
-            verdict = "meets" if ratio >= 0.5 and p99 < 20 else "misses"
-            print(
-                f"export ({encoding}) / baseline: {ratio:.2f}, p99 {p99:.1f} ms "
-                f"({verdict} the target: >= 0.50, p99 < 20 ms)"
-            )
-    return figures
 
 
 def _raw_size(url: str, headers: dict[str, str]) -> int:
@@ -285,6 +262,150 @@ def _raw_size(url: str, headers: dict[str, str]) -> int:
     with httpx.stream("GET", url, headers=headers) as response:
         response.raise_for_status()
         return sum(len(chunk) for chunk in response.iter_raw())
+
+
+def _with_search_path(url: str, schema: str) -> str:
+    parts = urlsplit(url)
+    option = "options=" + quote(f"-csearch_path={schema}", safe="")
+    query = f"{parts.query}&{option}" if parts.query else option
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+@contextlib.contextmanager
+def _postgres_schema() -> Iterator[str | None]:
+    """A throwaway schema on the benchmark's PostgreSQL server (None when unreachable)."""
+    admin = (
+        os.environ.get("ENGRAM_BENCH_POSTGRES_URL")
+        or os.environ.get("ENGRAM_TEST_POSTGRES_URL")
+        or DEFAULT_POSTGRES
+    )
+    schema = f"bench_{secrets.token_hex(4)}"
+    try:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+    except psycopg.Error as e:
+        print(f"postgresql: skipped, not reachable ({str(e).strip().splitlines()[0]})")
+        yield None
+        return
+    try:
+        yield _with_search_path(admin, schema)
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _start(backend: Backend) -> None:
+    backend.tokens = _seed(backend.url)
+    backend.port = _free_port()
+    backend.server = _serve(backend.url, backend.port)
+    base = f"http://127.0.0.1:{backend.port}"
+    for name, token in backend.tokens.items():
+        auth = {"Authorization": f"Bearer {token}"}
+        for encoding in ("identity", "gzip"):
+            backend.sizes[f"{name}/{encoding}"] = _raw_size(
+                f"{base}/v1/context", {**auth, "Accept-Encoding": encoding}
+            )
+        _load(f"{base}/v1/context", token, 2, "gzip")  # warm both workers' caches
+    backend.loads = {c.label: [] for c in CONTENDERS}
+
+
+def _stop(backend: Backend) -> None:
+    if backend.server is not None:
+        backend.server.send_signal(signal.SIGINT)
+        try:
+            backend.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            backend.server.kill()
+
+
+def _report(backend: Backend) -> dict[str, float]:
+    sizes = backend.sizes
+    print(
+        f"\n{backend.name}: export demo {sizes['demo/identity']} bytes "
+        f"({sizes['demo/gzip']} gzipped), 2,000 beliefs {sizes['big/identity']} bytes "
+        f"({sizes['big/gzip']} gzipped)"
+    )
+    print(
+        f"{'endpoint':<38}{'req/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'ratio':>7}"
+        f"{'CPU us/req':>11}{'CPU ratio':>10}{'non-200':>9}"
+    )
+    medians: dict[str, tuple[float, float, float, float, int]] = {}
+    for label, runs in backend.loads.items():
+        medians[label] = (
+            statistics.median(x.rps for x in runs),
+            statistics.median(x.p50_ms for x in runs),
+            statistics.median(x.p99_ms for x in runs),
+            statistics.median(x.server_cpu_us for x in runs),
+            sum(x.non_200 for x in runs),
+        )
+    baseline_rps, _, _, baseline_cpu, _ = medians[CONTENDERS[0].label]
+    for label, (rps, p50, p99, cpu, failed) in medians.items():
+        print(
+            f"{label:<38}{rps:>9.0f}{p50:>8.2f}{p99:>8.2f}{rps / baseline_rps:>7.2f}"
+            f"{cpu:>11.0f}{baseline_cpu / cpu:>10.2f}{failed:>9}"
+        )
+    baseline_runs = backend.loads[CONTENDERS[0].label]
+    for label, runs in backend.loads.items():
+        rounds_text = ", ".join(f"{x.rps:.0f}/s p99 {x.p99_ms:.1f} ms" for x in runs)
+        print(f"  rounds, {label}: {rounds_text}")
+        if runs is not baseline_runs:
+            ratios = [x.rps / b.rps for x, b in zip(runs, baseline_runs, strict=True)]
+            print(f"    ratio per round: {', '.join(f'{r:.2f}' for r in ratios)}")
+    want_ratio, want_p99 = TARGETS[backend.name]
+    figures: dict[str, float] = {}
+    for index, contender in enumerate(CONTENDERS):
+        rps, p50, p99, cpu, failed = medians[contender.label]
+        key = f"{backend.name}_{index}"
+        figures |= {f"{key}_rps": rps, f"{key}_p99_ms": p99, f"{key}_non_200": failed}
+        if index == 0:
+            continue
+        ratio = rps / baseline_rps
+        figures[f"{key}_ratio"] = ratio
+        if failed:
+            verdict = f"does not count: {failed} answers were not 200"
+        elif ratio >= want_ratio and p99 < want_p99:
+            verdict = "meets"
+        else:
+            verdict = "misses"
+        bound = f", p99 < {want_p99:.0f} ms" if want_p99 < math.inf else ""
+        print(
+            f"{backend.name} {contender.label} / baseline: {ratio:.2f}, p99 {p99:.1f} ms "
+            f"({verdict} the target: >= {want_ratio:.2f}{bound})"
+        )
+    return figures
+
+
+def main(*, rounds: int = 3, seconds: int = SECONDS) -> dict[str, float]:
+    generator = "wrk" if shutil.which("wrk") else "httpx/asyncio"
+    load_before = os.getloadavg()[0]
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, _postgres_schema() as postgres_url:
+        backends = [Backend("sqlite", f"sqlite://{Path(tmp) / 'bench.db'}")]
+        if postgres_url is not None:
+            backends.append(Backend("postgresql", postgres_url))
+        try:
+            for backend in backends:
+                _start(backend)
+            for _ in range(rounds):
+                for contender in CONTENDERS:
+                    for backend in backends:
+                        backend.loads[contender.label].append(
+                            _measured(backend, contender, seconds)
+                        )
+        finally:
+            for backend in backends:
+                _stop(backend)
+        print(
+            f"engram provider, {WORKERS} uvicorn workers per backend, {CONNECTIONS} connections, "
+            f"{generator}, {rounds} x {seconds} s rounds interleaved across both backends "
+            "(medians); rate limits lifted"
+        )
+        # The load generator shares the cores with the servers (and with anything else
+        # running): the load average says how busy the machine was.
+        print(f"1-minute load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+        for backend in backends:
+            figures |= _report(backend)
+    return figures
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
     │   └── CartridgeFormatError     a file is not a well-formed .acx         invalid_cartridge
     ├── AuthError                    who is asking                            -> 401/403
     │   ├── Unauthorized             token missing or invalid                 unauthorized
+    │   │   └── MissingCredentials   no bearer token was presented at all     unauthorized
     │   ├── TokenExpired             token has expired                        token_expired
     │   └── Forbidden                valid token, insufficient permission     forbidden
     ├── NotFound                                                              -> 404
@@ -112,6 +113,13 @@ class AuthError(EngramError):
 
 
 class Unauthorized(AuthError):
+    code = "unauthorized"
+
+
+class MissingCredentials(Unauthorized):
+    """No ``Authorization: Bearer`` credential at all (RFC 6750 §3.1: the challenge then
+    carries no error code), as opposed to a presented token that is unknown or revoked."""
+
     code = "unauthorized"
 
 
@@ -280,6 +288,7 @@ __all__ = [
     "KeyNotPinned",
     "MalformedExport",
     "ManifestError",
+    "MissingCredentials",
     "MissingDependency",
     "NotFound",
     "RateLimited",

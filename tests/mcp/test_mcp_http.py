@@ -83,7 +83,7 @@ async def test_mcp_endpoint_without_a_token_is_401_in_the_spec_error_shape(
 
 
 @pytest.mark.req("engram.mcp.http-auth")
-async def test_mcp_endpoint_refuses_a_token_without_admin(
+async def test_mcp_endpoint_refuses_a_token_without_memory(
     app: Starlette, store: Store, demo: DemoSubject
 ) -> None:
     reader = issue_token(store, CLOCK, demo.subject.id, ["read", "correct"])
@@ -91,7 +91,7 @@ async def test_mcp_endpoint_refuses_a_token_without_admin(
     response = await _post(app, {"Authorization": f"Bearer {reader}"})
 
     assert response.status_code == 403
-    assert "'admin' permission" in response.text
+    assert "'memory' permission" in response.text
 
 
 @pytest.mark.req("engram.mcp.http")

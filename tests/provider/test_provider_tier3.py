@@ -69,7 +69,7 @@ def test_a_rotated_key_stays_published_while_exports_it_signed_are_valid(
     first = provider.client.get("/v1/context", headers=provider.headers()).json()
     signer = provider.app.state.services.signer
     signer.keys.rotate(provider.clock.now())
-    provider.clock.advance(timedelta(minutes=2))  # past the signer's 60 s key re-check
+    provider.clock.advance(timedelta(minutes=6))  # past the publish lead (300 s): it signs now
 
     provider.client.post(
         "/v1/beliefs", headers=provider.headers(), json={"category": "goal", "statement": "Run."}
@@ -114,3 +114,39 @@ def test_an_unknown_or_malformed_scope_is_400_invalid_scope(provider: Provider, 
     error = response.json()["error"]
     assert error["code"] == "invalid_scope"
     assert error["status"] == 400
+
+
+@pytest.mark.req("engram.provider.key-published-before-signing", "engram.context.p3.kid-published")
+def test_a_new_key_is_in_the_key_list_a_cache_lifetime_before_any_export_names_it(
+    provider: Provider,
+) -> None:
+    first = provider.client.get("/v1/context", headers=provider.headers()).json()
+    listed = provider.client.get("/.well-known/engram-keys")
+    max_age = int(provider.config.keys_max_age.total_seconds())
+    assert listed.headers["cache-control"] == f"public, max-age={max_age}"
+
+    new = provider.app.state.services.signer.keys.rotate(
+        provider.clock.now(), lead=provider.config.key_publish_lead
+    )
+    keys = provider.client.get("/.well-known/engram-keys").json()["keys"]
+    assert {k["kid"]: k["status"] for k in keys} == {first["kid"]: "active", new.kid: "next"}
+    discovery = provider.client.get("/.well-known/engram").json()
+    assert new.kid in {k["kid"] for k in discovery["signingKeys"]}
+
+    # Through the whole lead, every export (fresh state included) is signed by the old key.
+    for elapsed in (timedelta(seconds=1), timedelta(seconds=max_age - 1)):
+        provider.clock.advance(elapsed - (provider.clock.now() - new.created_at))
+        provider.client.post(
+            "/v1/beliefs", headers=provider.headers(), json={"category": "goal", "statement": "x"}
+        )
+        assert (
+            provider.client.get("/v1/context", headers=provider.headers()).json()["kid"]
+            == (first["kid"])
+        )
+    provider.clock.advance(timedelta(seconds=1))  # the lead has passed
+    provider.client.post(
+        "/v1/beliefs", headers=provider.headers(), json={"category": "goal", "statement": "y"}
+    )
+    after = provider.client.get("/v1/context", headers=provider.headers()).json()
+    assert after["kid"] == new.kid
+    assert {first["kid"], new.kid} <= set(_keys(provider))

@@ -13,7 +13,7 @@ from review_kit import hidden
 
 from engram.cli import cli
 from engram.cli._app import run_cli
-from engram.context import create_subject
+from engram.context import create_subject, ensure_schema
 from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import Store, open_store
@@ -21,7 +21,9 @@ from engram.store import Store, open_store
 
 @pytest.fixture
 def store(any_database_url: str) -> Store:
-    return open_store(any_database_url)
+    opened = open_store(any_database_url)
+    ensure_schema(opened)
+    return opened
 
 
 @pytest.fixture

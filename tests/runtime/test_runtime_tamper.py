@@ -118,7 +118,7 @@ async def test_a_rotated_key_costs_one_refetch_and_is_then_cached(provider: Real
     async with provider.async_client() as engram:
         first = await engram.context()
         KeyStore(provider.store).rotate(provider.clock.now())
-        provider.advance(timedelta(minutes=2))  # past the provider's active-key recheck
+        provider.advance(timedelta(minutes=6))  # past the publish lead: the new key signs now
         # A change of state makes the provider sign afresh (it caches signed exports).
         add_belief(provider.store, provider.clock, provider.demo.subject.id, "goal", "Run 10 km.")
         second = await engram.fetch()

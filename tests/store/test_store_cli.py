@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from engram.cli import cli
 from engram.cli._app import run_cli
 from engram.cli._db import discover_components
 from engram.core.canonical import parse_strict
+from engram.core.clock import parse_instant
 from engram.core.keys import load_private_key
 from engram.store import open_store
 
@@ -85,7 +87,9 @@ def test_keys_create_list_rotate_retire(
     assert code == 0
     (first,) = as_list(out)
     assert first["status"] == "active"
-    code, out, _ = engram(capsys, "keys", "rotate", *db, "--lifetime-days", "7", "--json")
+    code, out, _ = engram(
+        capsys, "keys", "rotate", *db, "--lifetime-days", "7", "--immediately", "--json"
+    )
     (second,) = as_list(out)
     assert second["kid"] != first["kid"]
     code, out, _ = engram(capsys, "keys", "list", *db, "--json")
@@ -158,3 +162,25 @@ def test_unknown_kid_and_bad_database_are_one_line_errors_from_the_real_command(
     assert bad.stderr.count("\n") == 1
     assert "hunter2" not in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.req("engram.store.keys-published-before-signing", "engram.store.cli-keys")
+def test_keys_rotate_publishes_the_new_key_before_it_signs(
+    capsys: pytest.CaptureFixture[str], any_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_KEYS_MAX_AGE_SECONDS", "600")
+    db = ("--database", any_database_url)
+    code, out, _ = engram(capsys, "keys", "create", *db, "--json")
+    (first,) = as_list(out)
+    code, out, _ = engram(capsys, "keys", "rotate", *db, "--json")
+    assert code == 0
+    (second,) = as_list(out)
+    assert second["status"] == "next"
+    signs_from = parse_instant(str(second["signs_from"]))
+    created = parse_instant(str(second["created_at"]))
+    assert signs_from - created == timedelta(seconds=600)  # the key list's cache lifetime
+    code, out, _ = engram(capsys, "keys", "list", *db, "--json")
+    listed = {k["kid"]: k for k in as_list(out)}
+    assert listed[str(first["kid"])]["status"] == "active"  # it signs until the handover
+    assert listed[str(first["kid"])]["retired_at"] == second["signs_from"]
+    assert listed[str(second["kid"])]["published"] is True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -10,7 +11,7 @@ import pytest
 
 from engram.core.canonical import digest_hex
 from engram.errors import ConflictError, IdempotencyConflict, InvalidRequest, ResourceNotFound
-from engram.store import Store
+from engram.store import Component, Migration, Store, Tx
 from engram.store.idempotency import IdempotencyStore, StoredResponse
 
 T0 = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
@@ -107,3 +108,83 @@ def test_of_concurrent_first_requests_exactly_one_proceeds(records: IdempotencyS
     with ThreadPoolExecutor(max_workers=4) as pool:
         outcomes = sorted(pool.map(attempt, range(4)))
     assert outcomes == ["in-flight", "in-flight", "in-flight", "proceed"]
+
+
+def _notes(store: Store) -> None:
+    store.migrate(
+        Component("notes", [Migration(1, "notes", lambda _d: ["CREATE TABLE notes (text TEXT)"])])
+    )
+
+
+def _count_notes(store: Store) -> int:
+    with store.read() as tx:
+        return int(tx.scalar("SELECT COUNT(*) FROM notes"))
+
+
+@pytest.mark.req("engram.provider.idempotency-one-transaction")
+def test_run_once_commits_the_claim_the_work_and_the_answer_together(
+    any_store: Store, records: IdempotencyStore
+) -> None:
+    _notes(any_store)
+
+    def write(tx: Tx) -> tuple[int, bytes]:
+        tx.execute("INSERT INTO notes (text) VALUES ('one')")
+        return 202, b'{"ok":true}'
+
+    first = records.run_once("s", "k", BODY_A, T0, write)
+    again = records.run_once("s", "k", BODY_A, T0, write)
+    assert (first.status, first.body, first.replayed) == (202, b'{"ok":true}', False)
+    assert (again.status, again.body, again.replayed) == (202, b'{"ok":true}', True)
+    assert _count_notes(any_store) == 1
+
+
+@pytest.mark.req("engram.provider.idempotency-one-transaction")
+def test_run_once_keeps_a_refusal_but_not_its_writes_and_forgets_a_failure(
+    any_store: Store, records: IdempotencyStore
+) -> None:
+    _notes(any_store)
+
+    def refuse(tx: Tx) -> tuple[int, bytes]:
+        tx.execute("INSERT INTO notes (text) VALUES ('half done')")
+        raise ConflictError("correction already decided")
+
+    def crash(tx: Tx) -> tuple[int, bytes]:
+        tx.execute("INSERT INTO notes (text) VALUES ('half done')")
+        raise RuntimeError("the disk caught fire")
+
+    with pytest.raises(ConflictError):
+        records.run_once("s", "refused", BODY_A, T0, refuse)
+    replay = records.run_once("s", "refused", BODY_A, T0, refuse)
+    assert (replay.status, replay.replayed) == (409, True)
+    assert b'"code":"conflict"' in replay.body
+    with pytest.raises(RuntimeError):
+        records.run_once("s", "crashed", BODY_A, T0, crash)
+    assert _count_notes(any_store) == 0  # neither half-done write survived
+
+    def succeed(_: Tx) -> tuple[int, bytes]:
+        return 200, b"{}"
+
+    assert records.run_once("s", "crashed", BODY_A, T0, succeed).replayed is False
+
+
+@pytest.mark.req("engram.store.idempotency-concurrent")
+def test_of_concurrent_first_run_once_calls_the_work_runs_once_and_all_get_its_answer(
+    any_store: Store, records: IdempotencyStore
+) -> None:
+    _notes(any_store)
+    barrier = threading.Barrier(4)
+
+    def write(tx: Tx) -> tuple[int, bytes]:
+        tx.execute("INSERT INTO notes (text) VALUES ('once')")
+        time.sleep(0.05)  # hold the claim while the others arrive
+        return 202, b'{"n":1}'
+
+    def attempt(_: int) -> tuple[int, bytes]:
+        barrier.wait()
+        outcome = records.run_once("s", "race", BODY_A, T0, write)
+        return outcome.status, outcome.body
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(attempt, range(4)))
+    assert answers == [(202, b'{"n":1}')] * 4
+    assert _count_notes(any_store) == 1

@@ -166,3 +166,67 @@ def test_concurrent_ensure_active_creates_exactly_one_key(any_store: Store) -> N
         results = list(pool.map(first_kid, range(4)))
     assert len(set(results)) == 1
     assert len(keys.list()) == 1
+
+
+LEAD = timedelta(seconds=300)
+
+
+@pytest.mark.req("engram.store.keys-published-before-signing")
+def test_a_rotated_in_key_is_published_a_lead_before_it_signs(keys: KeyStore) -> None:
+    old, _ = keys.ensure_active(T0, 30 * DAY)
+    new = keys.rotate(T0 + DAY, 30 * DAY, lead=LEAD)
+
+    just_after = T0 + DAY + timedelta(seconds=1)
+    assert [k.kid for k in keys.published(just_after)] == [old.kid, new.kid]
+    assert {k.kid: k.status_at(just_after) for k in keys.list()} == {
+        old.kid: "active",
+        new.kid: "next",
+    }
+    signer, _ = keys.ensure_active(just_after, 30 * DAY)
+    assert signer.kid == old.kid  # the old key signs through the whole lead
+    signer, _ = keys.ensure_active(T0 + DAY + LEAD - timedelta(microseconds=1), 30 * DAY)
+    assert signer.kid == old.kid
+
+    handover = T0 + DAY + LEAD
+    signer, private = keys.ensure_active(handover, 30 * DAY)
+    assert signer.kid == new.kid
+    assert private.public_key() == new.public_key
+    assert keys.get(old.kid).status_at(handover) == "retired"
+    assert new.expires_at == handover + 30 * DAY  # its lifetime counts from its first signature
+
+
+@pytest.mark.req("engram.store.keys-published-before-signing", "engram.store.keys-rotation")
+def test_renewal_publishes_the_successor_a_lead_before_the_active_key_runs_out(
+    keys: KeyStore,
+) -> None:
+    first, _ = keys.ensure_active(T0, 10 * DAY, lead=LEAD)
+    assert first.first_signs == T0  # no key could sign yet: the first one signs at once
+    renew = 2 * DAY
+    early, _ = keys.ensure_active(
+        T0 + 8 * DAY - LEAD - DAY, 10 * DAY, renew_before=renew, lead=LEAD
+    )
+    assert early.kid == first.kid
+    assert len(keys.list()) == 1
+
+    at = T0 + 8 * DAY - LEAD
+    signer, _ = keys.ensure_active(at, 10 * DAY, renew_before=renew, lead=LEAD)
+    assert signer.kid == first.kid  # still the old one: the successor is only published
+    successor = keys.list()[-1]
+    assert successor.kid != first.kid
+    assert successor.first_signs == at + LEAD
+    again, _ = keys.ensure_active(at + LEAD / 2, 10 * DAY, renew_before=renew, lead=LEAD)
+    assert again.kid == first.kid
+    assert len(keys.list()) == 2  # one successor, not one per call
+    then, _ = keys.ensure_active(at + LEAD, 10 * DAY, renew_before=renew, lead=LEAD)
+    assert then.kid == successor.kid
+
+
+@pytest.mark.req("engram.store.keys-rotation")
+def test_retire_stops_a_key_at_once_even_during_a_scheduled_handover(keys: KeyStore) -> None:
+    old, _ = keys.ensure_active(T0, 30 * DAY)
+    keys.rotate(T0 + DAY, 30 * DAY, lead=LEAD)
+    compromised = keys.retire(old.kid, T0 + DAY + timedelta(seconds=10))
+    assert compromised.retired_at == T0 + DAY + timedelta(seconds=10)
+    signer, _ = keys.ensure_active(T0 + DAY + timedelta(seconds=11), 30 * DAY, lead=LEAD)
+    assert signer.kid != old.kid
+    assert signer.can_sign(T0 + DAY + timedelta(seconds=11))  # nothing else could sign: at once

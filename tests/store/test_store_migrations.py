@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from engram.errors import StoreError
-from engram.store import Component, Dialect, Migration, Store, applied_migrations
+from engram.store import Component, Dialect, Migration, Store, applied_migrations, open_store
 
 ALPHA_V1 = Migration(1, "create alpha", lambda _d: ["CREATE TABLE alpha (id INTEGER PRIMARY KEY)"])
 ALPHA_V2 = Migration(
@@ -114,3 +116,75 @@ def test_the_same_component_twice_or_a_blank_name_is_refused(memory_store: Store
         memory_store.migrate(alpha, alpha)
     with pytest.raises(StoreError, match="empty"):
         memory_store.migrate(Component("", [ALPHA_V1]))
+
+
+class _Counted:
+    """Counts the transactions a store opens (reads and writes) by wrapping its methods."""
+
+    def __init__(self, store: Store) -> None:
+        self.opened = 0
+        for name in ("transaction", "read"):
+            original = getattr(store, name)
+
+            def counted(original: Callable[[], object] = original) -> object:
+                self.opened += 1
+                return original()
+
+            setattr(store, name, counted)
+
+
+@pytest.mark.req("engram.store.schema-behind-refused")
+def test_require_refuses_a_schema_that_is_behind_with_the_command_that_fixes_it(
+    any_store: Store,
+) -> None:
+    alpha = Component("alpha", [ALPHA_V1, ALPHA_V2])
+    with pytest.raises(StoreError, match=r"version 0 of component 'alpha'.*needs version 2"):
+        any_store.require(alpha)
+    any_store.migrate(Component("alpha", [ALPHA_V1]))
+    with pytest.raises(StoreError, match=r"run `engram db migrate --database .+`") as caught:
+        any_store.require(alpha)
+    assert "version 1 of component 'alpha'" in caught.value.message
+    any_store.migrate(alpha)
+    any_store.require(alpha)  # current now: no refusal
+    with pytest.raises(StoreError, match=r"version 2 for component 'alpha'.*only up to version 1"):
+        any_store.require(Component("alpha", [ALPHA_V1]))
+
+
+@pytest.mark.req("engram.store.migrations-at-roots")
+def test_a_current_component_costs_no_transaction_after_the_first_check(any_store: Store) -> None:
+    alpha = Component("alpha", [ALPHA_V1, ALPHA_V2])
+    any_store.migrate(alpha)
+    counted = _Counted(any_store)
+    for _ in range(5):
+        assert any_store.migrate(alpha) == []
+        any_store.require(alpha)
+    assert counted.opened == 0
+
+
+@pytest.mark.req("engram.store.migrations-at-roots")
+def test_require_reads_the_versions_once_per_store_object(any_store: Store) -> None:
+    beta_only = Component("beta", BETA.migrations)
+    any_store.migrate(BETA)
+    any_store.forget_schema()
+    counted = _Counted(any_store)
+    for _ in range(5):
+        any_store.require(beta_only)
+    assert counted.opened == 1
+
+
+@pytest.mark.req("engram.store.schema-too-new-refused")
+def test_after_forget_schema_a_newer_schema_from_another_process_is_refused(
+    any_database_url: str,
+) -> None:
+    mine, theirs = open_store(any_database_url), open_store(any_database_url)
+    try:
+        v1 = Component("alpha", [ALPHA_V1])
+        mine.migrate(v1)
+        theirs.migrate(Component("alpha", [ALPHA_V1, ALPHA_V2]))  # a newer engram elsewhere
+        mine.require(v1)  # remembered as current by this store object
+        mine.forget_schema()
+        with pytest.raises(StoreError, match="upgrade engram"):
+            mine.require(v1)
+    finally:
+        mine.close()
+        theirs.close()

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 import click
 
+from engram.context import ensure_schema
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
@@ -79,22 +80,34 @@ def _named_sqlite_file(database: str | None) -> Path | None:
     return Path(raw) if raw and raw != ":memory:" and "?" not in raw else None
 
 
-def open_cli_store(database: str | None, *, creates: bool = False) -> Store:
+def open_cli_store(database: str | None, *, creates: bool = False, migrate: bool = True) -> Store:
     """Open the command's store. Unless the command ``creates`` stores, a SQLite path whose
-    directory does not exist is refused (a typo must not silently make directories)."""
+    directory does not exist is refused (a typo must not silently make directories). The CLI
+    is a composition root: unless told not to (``engram db status`` reports, it never
+    changes), the context tables are brought up to date here, since domain calls only check
+    the schema (docs/spec/storage.md "Migrations")."""
     path = _named_sqlite_file(database)
     if not creates and path is not None and not path.parent.is_dir():
         raise InvalidRequest(
             f"no such directory for the database: {path.parent} (check the path; "
             f"`engram db migrate --db {path}` creates a new store there)"
         )
-    return open_store(database_url(database))
+    store = open_store(database_url(database))
+    if migrate:
+        try:
+            ensure_schema(store)
+        except BaseException:
+            store.close()
+            raise
+    return store
 
 
 @contextmanager
-def cli_store(database: str | None, *, creates: bool = False) -> Iterator[Store]:
+def cli_store(
+    database: str | None, *, creates: bool = False, migrate: bool = True
+) -> Iterator[Store]:
     """``with cli_store(database) as store:``, the store closed however the block ends."""
-    store = open_cli_store(database, creates=creates)
+    store = open_cli_store(database, creates=creates, migrate=migrate)
     try:
         yield store
     finally:

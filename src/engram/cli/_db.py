@@ -114,7 +114,7 @@ def migrate_command(database: str | None, as_json: bool) -> None:
 def status_command(database: str | None, as_json: bool) -> None:
     """Show each component's applied and known schema version, and pending steps."""
     known = {c.name: len(c.migrations) for c in discover_components()}
-    with cli_store(database) as store:
+    with cli_store(database, migrate=False) as store:
         versions = store.schema_versions()
         history = applied_migrations(store)
         url = store.url

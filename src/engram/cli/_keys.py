@@ -8,6 +8,7 @@ published until the last thing it signed has expired). Output never contains a p
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from engram.cli._common import CLOCK, cli_store, database_option, emit, json_opt
 from engram.core.canonical import JsonValue
 from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
+from engram.provider import ProviderConfig
 from engram.store.keys import DEFAULT_LIFETIME, KeyStore
 
 lifetime_option = click.option(
@@ -30,9 +32,10 @@ lifetime_option = click.option(
 
 
 def _status(info: KeyInfo, now: datetime) -> str:
-    if info.retired_at is not None:
-        return "retired"
-    return "active" if info.can_sign(now) else "expired"
+    status = info.status_at(now)  # next (published ahead), active, retired
+    if status == "active" and not info.can_sign(now):
+        return "expired"
+    return status
 
 
 def _wire(info: KeyInfo, now: datetime) -> dict[str, JsonValue]:
@@ -46,6 +49,7 @@ def _wire(info: KeyInfo, now: datetime) -> dict[str, JsonValue]:
         "status": _status(info, now),
         "created_at": instant(info.created_at),
         "expires_at": instant(info.expires_at),
+        "signs_from": instant(info.first_signs),
         "retired_at": instant(info.retired_at),
         "published_until": instant(info.published_until),
         "published": info.is_published(now),
@@ -100,12 +104,22 @@ def list_command(database: str | None, as_json: bool) -> None:
 @keys_group.command("rotate")
 @database_option
 @lifetime_option
+@click.option(
+    "--immediately",
+    is_flag=True,
+    help="Sign with the new key at once (after a compromise) instead of publishing it for the "
+    "key list's cache lifetime first ($ENGRAM_KEYS_MAX_AGE_SECONDS, default 300 s).",
+)
 @json_option
-def rotate_command(database: str | None, lifetime_days: int, as_json: bool) -> None:
-    """Create a new key and retire the others (they stay published while needed)."""
+def rotate_command(
+    database: str | None, lifetime_days: int, immediately: bool, as_json: bool
+) -> None:
+    """Publish a new key now; it signs once the key list's cache lifetime has passed, and the
+    others retire then (they stay published while needed)."""
     now = CLOCK.now()
+    lead = timedelta(0) if immediately else ProviderConfig.from_env(os.environ).key_publish_lead
     with cli_store(database) as store:
-        info = KeyStore(store).rotate(now, timedelta(days=lifetime_days))
+        info = KeyStore(store).rotate(now, timedelta(days=lifetime_days), lead=lead)
     _show([info], now, as_json)
 
 

@@ -135,10 +135,10 @@ def provider_app_with_mcp(
         config.base_url, transport=lambda: httpx.ASGITransport(app=apps[0]), clock=clock
     )
     server = create_server(engine, seat, context=context)
-    endpoint = http_endpoint(
-        server, store, clock, public_netlocs=[urlsplit(config.base_url).netloc]
+    endpoint = http_endpoint(server, public_netlocs=[urlsplit(config.base_url).netloc])
+    app = create_app(
+        config, store, clock, protected=[endpoint.protected], lifespan=endpoint.lifespan
     )
-    app = create_app(config, store, clock, routes=[endpoint.route], lifespan=endpoint.lifespan)
     apps.append(app)
     return app
 
@@ -170,7 +170,7 @@ def mcp_banner(base_url: str, seat: SeatSource | None) -> str:
         )
     return (
         f"mcp: {base_url}{MCP_PATH} (Streamable HTTP, seat manifest {seat.path} from "
-        f"{seat.origin}; needs a token with the admin permission)"
+        f"{seat.origin}; needs a token with the memory permission)"
     )
 
 

@@ -18,12 +18,14 @@ from engram.context._beliefs import (
     list_beliefs,
     list_subjects,
 )
+from engram.context._cache import ContextCache
 from engram.context._corrections import (
     confirm_correction,
     get_correction,
     list_corrections,
     list_pending_corrections,
     propose_correction,
+    recent_decisions,
     reject_correction,
 )
 from engram.context._demo import DEMO_NAME, ensure_demo, seed_demo
@@ -58,11 +60,14 @@ from engram.context._registry import (
 )
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.context._tokens import (
+    authenticate_cached,
     authenticate_token,
     authenticate_token_with_state,
+    authorize,
     issue_token,
     list_tokens,
     parse_permissions,
+    require_permission,
     revoke_token,
 )
 
@@ -77,6 +82,7 @@ __all__ = [
     "SENSITIVE_CATEGORIES",
     "Belief",
     "ChangeKind",
+    "ContextCache",
     "Correction",
     "CorrectionStatus",
     "DemoSubject",
@@ -88,8 +94,10 @@ __all__ = [
     "TokenGrant",
     "TokenInfo",
     "add_belief",
+    "authenticate_cached",
     "authenticate_token",
     "authenticate_token_with_state",
+    "authorize",
     "belief_history",
     "build_diff",
     "build_export",
@@ -110,8 +118,10 @@ __all__ = [
     "list_tokens",
     "parse_permissions",
     "propose_correction",
+    "recent_decisions",
     "reject_correction",
     "render_injection",
+    "require_permission",
     "resolve_scope",
     "revoke_token",
     "seed_demo",

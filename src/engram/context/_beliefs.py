@@ -16,12 +16,21 @@ from engram.context._registry import check_category
 from engram.context._schema import CONTEXT_COMPONENT
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
-from engram.store import Store
+from engram.store import CHANGES_COMPONENT, Store, Tx, writing
 
 
 def ensure_schema(store: Store) -> None:
-    """Create or upgrade the context tables (idempotent; every entry point may call it)."""
-    store.migrate(CONTEXT_COMPONENT)
+    """Create or upgrade the context tables: for composition roots (start-up, the CLI, tests).
+
+    Domain calls never migrate; they :func:`require_schema` and refuse a schema that is behind.
+    """
+    store.migrate(CHANGES_COMPONENT, CONTEXT_COMPONENT)
+
+
+def require_schema(store: Store, tx: Tx | None = None) -> None:
+    """Refuse, naming ``engram db migrate``, unless the context tables are current (a dict
+    lookup after the first check on a store object; read through ``tx`` when given)."""
+    store.require(CHANGES_COMPONENT, CONTEXT_COMPONENT, tx=tx)
 
 
 def create_subject(store: Store, clock: Clock, display_name: str, timezone: str) -> Subject:
@@ -30,7 +39,7 @@ def create_subject(store: Store, clock: Clock, display_name: str, timezone: str)
     zone = _validate.timezone(timezone)
     now = clock.now()
     subject = Subject(str(uuid.uuid4()), name, zone, now, now, 1)
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.insert_subject(tx, subject)
     return subject
@@ -38,13 +47,13 @@ def create_subject(store: Store, clock: Clock, display_name: str, timezone: str)
 
 def get_subject(store: Store, subject_id: str) -> Subject:
     """The subject, or UserNotFound."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         return _repo.require_subject(tx, subject_id)
 
 
 def list_subjects(store: Store) -> list[Subject]:
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         return _repo.list_subjects(tx)
 
@@ -52,7 +61,7 @@ def list_subjects(store: Store) -> list[Subject]:
 def erase_subject(store: Store, clock: Clock, subject_id: str) -> None:
     """Forget a subject: beliefs, corrections and history are deleted; its tokens then answer
     ``404 user_not_found`` (the record is gone) until they expire."""
-    ensure_schema(store)
+    require_schema(store)
     with store.transaction() as tx:
         _repo.require_subject(tx, subject_id)
         _repo.erase_subject(tx, subject_id, clock.now())
@@ -66,27 +75,30 @@ def add_belief(
     statement: str,
     confidence: float = 0.8,
     source: str = "user",
+    *,
+    tx: Tx | None = None,
 ) -> Belief:
     """Record a belief about the subject; it is authoritative at once (the subject or an admin
-    states it directly, unlike a runtime's correction)."""
+    states it directly, unlike a runtime's correction). With ``tx`` it joins the caller's
+    transaction (which commits it)."""
     check_category(category)
     text = _validate.text("statement", statement, _validate.MAX_STATEMENT)
     conf = _validate.confidence(confidence)
     src = _validate.text("source", source, _validate.MAX_SOURCE)
     now = clock.now()
     belief = Belief(str(uuid.uuid4()), subject_id, category, text, conf, src, now, now, 1)
-    ensure_schema(store)
-    with store.transaction() as tx:
-        _repo.require_subject(tx, subject_id)
-        _repo.insert_belief(tx, belief)
-        _repo.append_evolution(tx, subject_id, belief.id, 1, ChangeKind.CREATED, None, text, now)
-        _repo.touch_subject(tx, subject_id, now)
+    require_schema(store, tx)
+    with writing(store, tx) as w:
+        _repo.require_subject(w, subject_id)
+        _repo.insert_belief(w, belief)
+        _repo.append_evolution(w, subject_id, belief.id, 1, ChangeKind.CREATED, None, text, now)
+        _repo.touch_subject(w, subject_id, now)
     return belief
 
 
 def get_belief(store: Store, subject_id: str, belief_id: str) -> Belief:
     """A live belief of the subject, or BeliefNotFound (deleted beliefs are not found)."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         belief = _repo.find_belief(tx, subject_id, belief_id)
@@ -97,18 +109,21 @@ def get_belief(store: Store, subject_id: str, belief_id: str) -> Belief:
 
 def list_beliefs(store: Store, subject_id: str) -> list[Belief]:
     """The subject's live beliefs, oldest first."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         return _repo.live_beliefs(tx, subject_id)
 
 
-def delete_belief(store: Store, clock: Clock, subject_id: str, belief_id: str) -> Belief:
+def delete_belief(
+    store: Store, clock: Clock, subject_id: str, belief_id: str, *, tx: Tx | None = None
+) -> Belief:
     """Tombstone a belief: its content and history values are erased, pending corrections of it
-    are rejected, and diffs report it as deleted. Returns the tombstone."""
+    are rejected, and diffs report it as deleted. Returns the tombstone. ``tx``: join the
+    caller's transaction."""
     now = clock.now()
-    ensure_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         belief = _repo.find_belief(tx, subject_id, belief_id)
         if belief is None or belief.is_deleted:
@@ -127,7 +142,7 @@ def delete_belief(store: Store, clock: Clock, subject_id: str, belief_id: str) -
 def belief_history(store: Store, subject_id: str, belief_id: str) -> list[EvolutionEntry]:
     """Every change of one belief, newest first (deleted beliefs keep their history, with the
     values erased); BeliefNotFound if the id was never a belief of this subject."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         if _repo.find_belief(tx, subject_id, belief_id) is None:
@@ -146,4 +161,5 @@ __all__ = [
     "get_subject",
     "list_beliefs",
     "list_subjects",
+    "require_schema",
 ]

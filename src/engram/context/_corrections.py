@@ -17,11 +17,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from engram.context import _repo, _validate
-from engram.context._beliefs import ensure_schema
+from engram.context._beliefs import require_schema
 from engram.context._model import Belief, ChangeKind, Correction, CorrectionStatus
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound, ConflictError, InvalidRequest, ResourceNotFound
-from engram.store import Store, Tx
+from engram.store import Store, Tx, writing
 
 NEW_BELIEF_CATEGORY = "general"
 """Category of a belief created by confirming a correction of an id the provider never issued."""
@@ -41,11 +41,13 @@ def propose_correction(
     runtime_id: str,
     timestamp: datetime | None = None,
     reason: str = "",
+    *,
+    tx: Tx | None = None,
 ) -> Correction:
     """Record a runtime's proposed correction as pending; nothing about the belief changes.
 
     ``timestamp`` is when the runtime saw the correction (default: now); ``reason`` is an
-    optional note for the subject.
+    optional note for the subject. With ``tx`` it joins the caller's transaction.
     """
     if not isinstance(reason, str) or len(reason) > _validate.MAX_STATEMENT:
         raise InvalidRequest(
@@ -68,8 +70,8 @@ def propose_correction(
         status=CorrectionStatus.PENDING,
         reason=reason.strip(),
     )
-    ensure_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         existing = _repo.find_belief(tx, subject_id, bid)
         if existing is not None and existing.is_deleted:
@@ -91,18 +93,19 @@ def _pending(tx: Tx, subject_id: str, correction_id: str) -> Correction:
 
 
 def confirm_correction(
-    store: Store, clock: Clock, subject_id: str, correction_id: str
+    store: Store, clock: Clock, subject_id: str, correction_id: str, *, tx: Tx | None = None
 ) -> Correction:
     """The subject accepts a pending correction: it becomes authoritative now.
 
     The belief gets the new statement as a new version (confidence 1.0, source
     ``user_confirmed_correction``) and a ``corrected`` evolution entry; a correction of an id the
     provider never issued creates a new ``general`` belief. Raises ConflictError if the correction
-    is no longer pending, BeliefNotFound if its belief was deleted meanwhile.
+    is no longer pending, BeliefNotFound if its belief was deleted meanwhile. ``tx``: join the
+    caller's transaction.
     """
     now = clock.now()
-    ensure_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
         belief = _repo.find_belief(tx, subject_id, correction.belief_id)
@@ -150,12 +153,13 @@ def confirm_correction(
 
 
 def reject_correction(
-    store: Store, clock: Clock, subject_id: str, correction_id: str
+    store: Store, clock: Clock, subject_id: str, correction_id: str, *, tx: Tx | None = None
 ) -> Correction:
-    """The subject refuses a pending correction; the belief is untouched."""
+    """The subject refuses a pending correction; the belief is untouched. ``tx``: join the
+    caller's transaction."""
     now = clock.now()
-    ensure_schema(store)
-    with store.transaction() as tx:
+    require_schema(store, tx)
+    with writing(store, tx) as tx:
         _repo.require_subject(tx, subject_id)
         correction = _pending(tx, subject_id, correction_id)
         if not _repo.resolve_correction(tx, correction.id, CorrectionStatus.REJECTED, now, None):
@@ -167,7 +171,7 @@ def reject_correction(
 
 
 def get_correction(store: Store, subject_id: str, correction_id: str) -> Correction:
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         correction = _repo.find_correction(tx, subject_id, correction_id)
@@ -180,7 +184,7 @@ def list_corrections(
     store: Store, subject_id: str, status: CorrectionStatus | None = None
 ) -> list[Correction]:
     """The subject's corrections, newest first, optionally of one status."""
-    ensure_schema(store)
+    require_schema(store)
     with store.read() as tx:
         _repo.require_subject(tx, subject_id)
         return _repo.list_corrections(tx, subject_id, status)
@@ -191,11 +195,21 @@ def list_pending_corrections(store: Store, subject_id: str) -> list[Correction]:
     return list_corrections(store, subject_id, CorrectionStatus.PENDING)
 
 
+def recent_decisions(store: Store, subject_id: str, limit: int) -> list[Correction]:
+    """The ``limit`` most recently received corrections the subject decided, newest first (the
+    review page's "Recent decisions"; the export carries the same query's first 20)."""
+    require_schema(store)
+    with store.read() as tx:
+        _repo.require_subject(tx, subject_id)
+        return _repo.recent_decisions(tx, subject_id, limit)
+
+
 __all__ = [
     "confirm_correction",
     "get_correction",
     "list_corrections",
     "list_pending_corrections",
     "propose_correction",
+    "recent_decisions",
     "reject_correction",
 ]

@@ -15,7 +15,13 @@ import stat
 from datetime import timedelta
 from pathlib import Path
 
-from engram.context._beliefs import add_belief, create_subject, list_beliefs, list_subjects
+from engram.context._beliefs import (
+    add_belief,
+    create_subject,
+    ensure_schema,
+    list_beliefs,
+    list_subjects,
+)
 from engram.context._model import DemoSubject, Permission, TokenGrant
 from engram.context._tokens import authenticate_token, issue_token, revoke_token
 from engram.core.clock import Clock
@@ -40,7 +46,11 @@ DEMO_BELIEFS: tuple[tuple[str, str, float], ...] = (
 
 
 def seed_demo(store: Store, clock: Clock) -> DemoSubject:
-    """Create the demo subject, its beliefs and an all-permissions token (30 days)."""
+    """Create the demo subject, its beliefs and an all-permissions token (30 days).
+
+    Setting up a demo database is a composition root: the context tables are brought up to
+    date first (domain calls only check them)."""
+    ensure_schema(store)
     subject = create_subject(store, clock, DEMO_NAME, DEMO_TIMEZONE)
     beliefs = tuple(
         add_belief(store, clock, subject.id, category, statement, confidence, source="demo")
@@ -58,6 +68,7 @@ def ensure_demo(store: Store, clock: Clock, token_file: Path) -> DemoSubject:
     :data:`DEMO_TOKEN_RENEW` to live. Otherwise a new one is issued and the file rewritten; a
     file group or others could read is treated as leaked: its token is revoked and replaced.
     """
+    ensure_schema(store)  # like seed_demo: a composition root
     subjects = [s for s in list_subjects(store) if s.display_name == DEMO_NAME]
     kept, leaked = _read_token_file(token_file)
     grant = _grant(store, clock, kept) if kept else None

@@ -14,13 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 from engram.context import _repo
 from engram.context._corrections import NEW_BELIEF_CATEGORY
-from engram.context._injection import DEFAULT_BUDGET, render_injection
+from engram.context._injection import DEFAULT_BUDGET, InjectionItem, render_injection_items
 from engram.context._model import Belief, CorrectionStatus
 from engram.context._registry import Scope
 from engram.core.canonical import JsonValue
 from engram.core.clock import format_instant
 from engram.errors import ExpiryTooLong, UserNotFound
-from engram.store import Store, Tx
+from engram.store import Store
 
 ENGRAM_VERSION = "0.1"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -75,14 +75,6 @@ def _head(
     }
 
 
-def _belief_ids(tx: Tx, subject_id: str, scope: Scope) -> tuple[set[str], set[str]]:
-    """(ids the scope admits, every id ever issued) over live and deleted beliefs."""
-    rows = tx.execute(
-        "SELECT id, category FROM context_beliefs WHERE subject_id = ?", (subject_id,)
-    )
-    return {r["id"] for r in rows if scope.admits(r["category"])}, {r["id"] for r in rows}
-
-
 def build_export(
     store: Store,
     subject_id: str,
@@ -101,17 +93,22 @@ def build_export(
     """
     with store.read() as tx:
         subject = _repo.require_subject(tx, subject_id)
-        admitted, issued = _belief_ids(tx, subject_id, scope)
-        beliefs = [b for b in _repo.live_beliefs(tx, subject_id) if b.id in admitted]
+        rows = _repo.belief_rows(tx, subject_id)  # live and deleted, one scan
         pending = _repo.list_corrections(tx, subject_id, CorrectionStatus.PENDING)
-        resolved = [
-            c
-            for c in _repo.list_corrections(tx, subject_id, None, limit=200)
-            if c.status is not CorrectionStatus.PENDING
-        ][:EXPORT_RESOLVED_CORRECTIONS_LIMIT]
+        resolved = _repo.recent_decisions(tx, subject_id, EXPORT_RESOLVED_CORRECTIONS_LIMIT)
         history = _repo.evolution_in_categories(
             tx, subject_id, scope.categories, EXPORT_EVOLUTION_LIMIT
         )
+    issued = {r["id"] for r in rows}
+    admitted = {r["id"] for r in rows if scope.admits(r["category"])}
+    # Beliefs go from rows to wire members directly: this is the cost of every re-sign.
+    live = [r for r in rows if r["deleted_at"] is None and r["id"] in admitted]
+    items = [
+        InjectionItem(
+            r["id"], r["category"], r["statement"], float(r["confidence"]), r["updated_at"]
+        )
+        for r in live
+    ]
     # A proposal for an id never issued would become a ``general`` belief when confirmed.
     new_ok = scope.admits(NEW_BELIEF_CATEGORY)
     corrections = [
@@ -123,11 +120,11 @@ def build_export(
     envelope.update(
         {
             "identity": subject.identity_wire(),
-            "beliefs": [b.to_wire() for b in beliefs],
+            "beliefs": [_repo.belief_row_wire(r) for r in live],
             "corrections": [c.to_wire() for c in corrections],
             "evolution": [e.to_wire() for e in history],
-            "system_prompt_injection": render_injection(
-                subject.display_name, subject.timezone, scope.name, beliefs, injection_budget
+            "system_prompt_injection": render_injection_items(
+                subject.display_name, subject.timezone, scope.name, items, injection_budget
             ),
         }
     )

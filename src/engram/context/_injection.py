@@ -17,16 +17,29 @@ With no beliefs it is the first line alone, exactly as the spec's minimal fixtur
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from engram.context._model import Belief
+from engram.core.clock import format_instant_precise
 
 DEFAULT_BUDGET = 4000
 _MIN_BUDGET = 600
 
 
-def _order(beliefs: Sequence[Belief]) -> list[Belief]:
-    by_id = sorted(beliefs, key=lambda b: b.id)
-    by_time = sorted(by_id, key=lambda b: b.updated_at, reverse=True)
+class InjectionItem(NamedTuple):
+    """What the injection shows of one belief; ``updated`` is its ``updated_at`` in the stored
+    precise form, which sorts as text in time order."""
+
+    id: str
+    category: str
+    statement: str
+    confidence: float
+    updated: str
+
+
+def _order(items: Sequence[InjectionItem]) -> list[InjectionItem]:
+    by_id = sorted(items, key=lambda b: b.id)
+    by_time = sorted(by_id, key=lambda b: b.updated, reverse=True)
     return sorted(by_time, key=lambda b: b.confidence, reverse=True)
 
 
@@ -42,6 +55,24 @@ def render_injection(
     budget: int = DEFAULT_BUDGET,
 ) -> str:
     """Render the injection text for these (already scope-filtered) beliefs."""
+    items = [
+        InjectionItem(
+            b.id, b.category, b.statement, b.confidence, format_instant_precise(b.updated_at)
+        )
+        for b in beliefs
+    ]
+    return render_injection_items(display_name, timezone, scope, items, budget)
+
+
+def render_injection_items(
+    display_name: str,
+    timezone: str,
+    scope: str,
+    beliefs: Sequence[InjectionItem],
+    budget: int = DEFAULT_BUDGET,
+) -> str:
+    """:func:`render_injection` from :class:`InjectionItem` rows (the export's fast path, which
+    reads belief rows without building :class:`Belief` objects)."""
     budget = max(budget, _MIN_BUDGET)
     head = _clip(f"User: {display_name} ({timezone}).", budget)
     if not beliefs:
@@ -65,4 +96,4 @@ def render_injection(
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_BUDGET", "render_injection"]
+__all__ = ["DEFAULT_BUDGET", "InjectionItem", "render_injection", "render_injection_items"]

@@ -17,11 +17,16 @@ from engram.core.clock import format_instant
 
 
 class Permission(StrEnum):
-    """What a bearer token may do. ``admin`` implies every other permission."""
+    """What a bearer token may do. ``admin`` implies every other permission.
+
+    ``memory`` is for agents that use the MCP memory tools at ``/mcp``: it grants nothing over
+    the subject's beliefs (no reading, proposing, confirming, adding or deleting them).
+    """
 
     READ = "read"
     CORRECT = "correct"
     CONFIRM = "confirm"
+    MEMORY = "memory"
     ADMIN = "admin"
 
 

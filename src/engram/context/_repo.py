@@ -18,7 +18,8 @@ from engram.context._model import (
     Subject,
     TokenInfo,
 )
-from engram.core.clock import format_instant_precise, parse_instant
+from engram.core.canonical import JsonValue
+from engram.core.clock import format_instant, format_instant_precise, parse_instant
 from engram.errors import UserNotFound
 from engram.store import Row, Tx
 
@@ -87,21 +88,29 @@ def state_version(tx: Tx, subject_id: str) -> int | None:
     return None if value is None else int(value)
 
 
+SUBJECT_TOPIC = "subject"
+TOKEN_TOPIC = "token"  # noqa: S105 - a change-feed topic name, not a secret
+"""Change-feed topics: a subject's state version (key: subject id) and a token (key: its hash)."""
+
+
 def touch_subject(tx: Tx, subject_id: str, now: datetime, *, identity_changed: bool = True) -> None:
-    """Record that the subject's exportable state changed (bumps the cache key); with
-    ``identity_changed`` also ``identity.last_updated``. A pending or rejected correction
-    changes the export (its ``corrections`` list) but not what is known about the subject."""
-    if not identity_changed:
+    """Record that the subject's exportable state changed (bumps the cache key, and tells every
+    process through the change feed); with ``identity_changed`` also ``identity.last_updated``.
+    A pending or rejected correction changes the export (its ``corrections`` list) but not what
+    is known about the subject."""
+    if identity_changed:
+        tx.execute(
+            "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
+            " WHERE id = ?",
+            (_t(now), subject_id),
+        )
+    else:
         tx.execute(
             "UPDATE context_subjects SET state_version = state_version + 1 WHERE id = ?",
             (subject_id,),
         )
-        return
-    tx.execute(
-        "UPDATE context_subjects SET state_version = state_version + 1, last_updated = ?"
-        " WHERE id = ?",
-        (_t(now), subject_id),
-    )
+    # Last in the transaction: the change counter's row lock is held only until the commit.
+    tx.record_change(SUBJECT_TOPIC, subject_id)
 
 
 def erase_subject(tx: Tx, subject_id: str, now: datetime) -> None:
@@ -113,6 +122,7 @@ def erase_subject(tx: Tx, subject_id: str, now: datetime) -> None:
         " state_version = state_version + 1 WHERE id = ?",
         ("", _t(now), subject_id),
     )
+    tx.record_change(SUBJECT_TOPIC, subject_id)
 
 
 # -- beliefs ----------------------------------------------------------------------------------
@@ -131,6 +141,37 @@ def _belief(row: Row) -> Belief:
         version=int(row["version"]),
         deleted_at=_opt(row["deleted_at"]),
     )
+
+
+def wire_instant(stored: str) -> str:
+    """A stored precise instant (``2026-01-01T10:00:00.123456Z``) in wire form
+    (``2026-01-01T10:00:00Z``, :func:`engram.core.clock.format_instant`) without parsing it:
+    the export renders thousands of them. Anything not in the stored form is parsed."""
+    if len(stored) == 27 and stored[19] == "." and stored[26] == "Z":
+        return stored[:19] + "Z"
+    return format_instant(parse_instant(stored))
+
+
+def belief_rows(tx: Tx, subject_id: str) -> list[Row]:
+    """Every belief row of the subject, live and deleted, oldest first."""
+    return tx.execute(
+        "SELECT * FROM context_beliefs WHERE subject_id = ? ORDER BY created_at, id",
+        (subject_id,),
+    )
+
+
+def belief_row_wire(row: Row) -> dict[str, JsonValue]:
+    """:meth:`Belief.to_wire` of a live belief row, straight from the row."""
+    return {
+        "id": row["id"],
+        "category": row["category"],
+        "statement": row["statement"],
+        "confidence": float(row["confidence"]),
+        "source": row["source"],
+        "created_at": wire_instant(row["created_at"]),
+        "updated_at": wire_instant(row["updated_at"]),
+        "version": int(row["version"]),
+    }
 
 
 def insert_belief(tx: Tx, b: Belief) -> None:
@@ -262,6 +303,18 @@ def list_corrections(
         sql += " LIMIT ?"
         params.append(limit)
     return [_correction(r) for r in tx.execute(sql, params)]
+
+
+def recent_decisions(tx: Tx, subject_id: str, limit: int) -> list[Correction]:
+    """The ``limit`` most recently received corrections that were decided (confirmed or
+    rejected), newest first: the export's resolved corrections and the review page's "Recent
+    decisions" both read this one query."""
+    rows = tx.execute(
+        "SELECT * FROM context_corrections WHERE subject_id = ? AND status <> ?"
+        " ORDER BY received_at DESC, id DESC LIMIT ?",
+        (subject_id, CorrectionStatus.PENDING.value, limit),
+    )
+    return [_correction(r) for r in rows]
 
 
 def resolve_correction(
@@ -413,9 +466,11 @@ def tokens_for(tx: Tx, subject_id: str) -> list[TokenInfo]:
 def revoke_token(tx: Tx, subject_id: str, token_id: str, now: datetime) -> bool:
     rows = tx.execute(
         "UPDATE context_tokens SET revoked_at = ? WHERE subject_id = ? AND token_id = ?"
-        " AND revoked_at IS NULL RETURNING token_id",
+        " AND revoked_at IS NULL RETURNING token_hash",
         (_t(now), subject_id, token_id),
     )
+    for row in rows:
+        tx.record_change(TOKEN_TOPIC, str(row["token_hash"]))
     return bool(rows)
 
 

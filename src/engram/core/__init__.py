@@ -43,11 +43,13 @@ from engram.core.dsse import (
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.jsonio import dumps_text
 from engram.core.keyring import (
+    DEFAULT_PUBLISH_LEAD,
     KeyInfo,
     RotationPlan,
     active_key,
     new_key_info,
     note_signed,
+    pending_key,
     plan_rotation,
     published_keys,
     retire,
@@ -62,6 +64,7 @@ from engram.core.keys import (
 from engram.core.signing import sign_document, sign_json, verify_document, verify_json
 
 __all__ = [
+    "DEFAULT_PUBLISH_LEAD",
     "IN_TOTO_STATEMENT_V1",
     "KEY_ID_PREFIX",
     "MAX_SAFE_INTEGER",
@@ -93,6 +96,7 @@ __all__ = [
     "parse_instant",
     "parse_object",
     "parse_strict",
+    "pending_key",
     "plan_rotation",
     "published_keys",
     "retire",

@@ -17,7 +17,7 @@ from engram.mcp._context import (
     ProviderContext,
     context_document,
 )
-from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, BearerAuth, McpHttp, http_endpoint
+from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, McpHttp, http_endpoint
 from engram.mcp._server import INSTRUCTIONS, SERVER_NAME, TOOL_NAMES, create_server
 from engram.mcp._tools import ATTESTED_REFUSAL, EngramTools, model_signals
 from engram.memory import SeatSource, load_seat, locate_seat
@@ -32,7 +32,6 @@ __all__ = [
     "REQUIRED_PERMISSION",
     "SERVER_NAME",
     "TOOL_NAMES",
-    "BearerAuth",
     "ContextSource",
     "EngramTools",
     "McpHttp",

@@ -8,23 +8,27 @@ use the same shape. ``docs/spec/context-provider.md`` documents every route and 
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.context import ensure_schema
+from engram.context import ContextCache, Permission, ensure_schema
 from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError
-from engram.provider import _routes_read as read
+from engram.provider import _routes_read as routes_read
 from engram.provider import _routes_write as write
+from engram.provider._auth import AuthGuard
 from engram.provider._config import ProviderConfig
 from engram.provider._cors import CorsMiddleware
 from engram.provider._limits import ConcurrencyGate, RateLimiter
@@ -60,7 +64,15 @@ async def _engram_error(request: Request, exc: Exception) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
+    if not isinstance(exc, HTTPException):  # pragma: no cover - registered for HTTPException
+        raise exc
+    preflight = "access-control-request-method" in request.headers
+    if exc.status_code == 405 and request.method == "OPTIONS" and not preflight:
+        # RFC 9110 section 9.3.7: OPTIONS asks what the resource allows; answer, do not refuse.
+        # A CORS preflight is the CORS layer's to grant: one that gets here is not granted.
+        allowed = (exc.headers or {}).get("Allow", "")
+        methods = sorted({m.strip() for m in allowed.split(",") if m.strip()} | {"OPTIONS"})
+        return Response(status_code=204, headers={"Allow": ", ".join(methods)})
     code = _HTTP_CODES.get(exc.status_code, "invalid_request")
     request.state.error_code = code
     message = {
@@ -68,6 +80,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         405: f"method {request.method} not allowed here",
     }.get(exc.status_code, "request refused")
     headers = dict(exc.headers or {})
+    if "Allow" in headers:  # Starlette joins a set: say it in a stable order
+        headers["Allow"] = ", ".join(sorted(m.strip() for m in headers["Allow"].split(",")))
     return Response(
         error_body(code, message, exc.status_code),
         status_code=exc.status_code,
@@ -86,19 +100,69 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     )
 
 
+Protected = tuple[str, ASGIApp, Permission]
+"""An extra route behind the provider's auth: (path, ASGI app, the permission it needs)."""
+
+
+def _guarded(endpoint: Callable[[Request], Any], permission: Permission) -> AuthGuard:
+    """A Request -> Response endpoint (sync or async) behind the AuthGuard."""
+    return AuthGuard(request_response(endpoint), permission)
+
+
+class _ByMethod:
+    """One path served by several methods, each its own app (and permission): one Route per
+    path, so a 405 and ``OPTIONS`` name every method the path allows (issue 15: ``OPTIONS
+    /v1/beliefs`` left POST out when GET and POST were two routes)."""
+
+    def __init__(self, apps: dict[str, ASGIApp]) -> None:
+        self.apps = apps
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        app = self.apps.get("GET" if method == "HEAD" else method)
+        if app is None:  # pragma: no cover - Route refuses other methods before calling us
+            raise HTTPException(405)
+        await app(scope, receive, send)
+
+
+def _routes_by_path(table: Sequence[tuple[str, str, ASGIApp]]) -> list[Route]:
+    """One Route per path of ``(method, path, app)`` rows, in the order paths first appear."""
+    grouped: dict[str, dict[str, ASGIApp]] = {}
+    for method, path, app in table:
+        grouped.setdefault(path, {})[method] = app
+    routes: list[Route] = []
+    for path, apps in grouped.items():
+        only = next(iter(apps.values()))
+        # A plain function would be taken for a Request -> Response endpoint and wrapped again.
+        direct = len(apps) == 1 and not inspect.isfunction(only)
+        endpoint = only if direct else _ByMethod(apps)
+        routes.append(Route(path, endpoint, methods=list(apps)))
+    return routes
+
+
+def _limiter(config: ProviderConfig, clock: Clock) -> RateLimiter:
+    return RateLimiter(
+        clock, config.rate_limit_per_minute, config.rate_limit_burst, config.rate_limit_keys
+    )
+
+
 def create_app(
     config: ProviderConfig,
     store: Store,
     clock: Clock | None = None,
     *,
     routes: Sequence[BaseRoute] = (),
+    protected: Sequence[Protected] = (),
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
 ) -> Starlette:
-    """The provider app over ``store`` (migrated here); ``clock`` defaults to the wall clock.
+    """The provider app over ``store`` (migrated here: it is a composition root); ``clock``
+    defaults to the wall clock.
 
-    ``routes`` and ``lifespan`` let the CLI add other adapters beside the provider's own routes
-    (``engram serve`` adds the MCP endpoint at ``/mcp``); they sit inside the same middleware
-    (request id, limits, access log) and error handlers, and do their own authentication.
+    ``routes``, ``protected`` and ``lifespan`` let the CLI add other adapters beside the
+    provider's own routes: ``protected`` ones (``engram serve`` adds the MCP endpoint at
+    ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
+    authenticate themselves; all share the middleware (request id, limits, access log) and the
+    error handlers.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -108,6 +172,8 @@ def create_app(
         config=config,
         signer=ExportSigner(store, clock, config),
         idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
+        token_limiter=_limiter(config, clock),
+        cache=ContextCache(store, bound=config.change_bound.total_seconds()),
     )
     # The document is fixed for the app's life: encode it once, not per request.
     spec = canonicalize(openapi_document(config))
@@ -115,27 +181,34 @@ def create_app(
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)
 
-    own_routes = [
+    read, correct, confirm, admin = (
+        Permission.READ,
+        Permission.CORRECT,
+        Permission.CONFIRM,
+        Permission.ADMIN,
+    )
+    table: list[tuple[str, str, ASGIApp]] = [
         # Routes are matched in order: the export, the provider's hottest route, comes first.
-        Route("/v1/context", read.get_context, methods=["GET"]),
-        Route("/healthz", read.healthz, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/.well-known/engram", read.well_known, methods=["GET"]),
-        Route("/.well-known/engram-keys", read.well_known_keys, methods=["GET"]),
-        Route("/v1/context/diff", read.get_diff, methods=["GET"]),
-        Route("/v1/context/correct", write.post_correct, methods=["POST"]),
-        Route("/v1/corrections", write.list_corrections_route, methods=["GET"]),
-        Route("/v1/corrections/{cid}", write.get_correction_route, methods=["GET"]),
-        Route("/v1/corrections/{cid}/confirm", write.confirm_route, methods=["POST"]),
-        Route("/v1/corrections/{cid}/reject", write.reject_route, methods=["POST"]),
-        Route("/v1/beliefs", write.list_beliefs_route, methods=["GET"]),
-        Route("/v1/beliefs", write.post_belief, methods=["POST"]),
-        Route("/v1/beliefs/{bid}", write.delete_belief_route, methods=["DELETE"]),
-        Route("/v1/beliefs/{bid}/history", write.belief_history_route, methods=["GET"]),
-        *review_routes(services),
+        ("GET", "/v1/context", AuthGuard(routes_read.get_context, read)),
+        ("GET", "/healthz", request_response(routes_read.healthz)),
+        ("GET", "/openapi.json", request_response(openapi)),
+        ("GET", "/.well-known/engram", request_response(routes_read.well_known)),
+        ("GET", "/.well-known/engram-keys", request_response(routes_read.well_known_keys)),
+        ("GET", "/v1/context/diff", _guarded(routes_read.get_diff, read)),
+        ("POST", "/v1/context/correct", _guarded(write.post_correct, correct)),
+        ("GET", "/v1/corrections", _guarded(write.list_corrections_route, confirm)),
+        ("GET", "/v1/corrections/{cid}", _guarded(write.get_correction_route, confirm)),
+        ("POST", "/v1/corrections/{cid}/confirm", _guarded(write.confirm_route, confirm)),
+        ("POST", "/v1/corrections/{cid}/reject", _guarded(write.reject_route, confirm)),
+        ("GET", "/v1/beliefs", _guarded(write.list_beliefs_route, read)),
+        ("POST", "/v1/beliefs", _guarded(write.post_belief, admin)),
+        ("DELETE", "/v1/beliefs/{bid}", _guarded(write.delete_belief_route, admin)),
+        ("GET", "/v1/beliefs/{bid}/history", _guarded(write.belief_history_route, read)),
     ]
+    own_routes = [*_routes_by_path(table), *review_routes(services)]
+    extra = [Route(path, AuthGuard(app, permission)) for path, app, permission in protected]
     app = Starlette(
-        routes=[*own_routes, *routes],
+        routes=[*own_routes, *extra, *routes],
         lifespan=lifespan,
         middleware=[
             # Outermost, so every answer to an allowed origin (429 and 503 too) is readable.
@@ -147,7 +220,8 @@ def create_app(
             Middleware(
                 ProviderMiddleware,
                 gate=ConcurrencyGate(config.max_concurrent),
-                limiter=RateLimiter(clock, config.rate_limit_per_minute, config.rate_limit_burst),
+                limiter=_limiter(config, clock),
+                trusted_proxies=config.trusted_proxies,
             ),
         ],
         exception_handlers={
@@ -160,4 +234,4 @@ def create_app(
     return app
 
 
-__all__ = ["create_app"]
+__all__ = ["Protected", "create_app"]

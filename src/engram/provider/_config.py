@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from engram.errors import InvalidRequest
+from engram.provider._auth import Network, parse_trusted_proxies
 
 MAX_EXPORT_TTL = timedelta(hours=24)
 _ORIGIN = re.compile(
@@ -32,11 +33,21 @@ class ProviderConfig:
     export_refresh_margin: timedelta = timedelta(hours=1)
     # Lifetime of a signing key before the provider rotates to a new one.
     key_lifetime: timedelta = timedelta(days=90)
+    # How long clients may cache the key list and discovery (Cache-Control max-age); a new key
+    # is published this long before it signs anything (issue 12).
+    keys_max_age: timedelta = timedelta(seconds=300)
     # Requests served at once per worker; beyond it: 503 + Retry-After (no queue).
     max_concurrent: int = 64
-    # Token bucket per bearer token (or per client address without one): refill rate and burst.
+    # Token buckets, one per token id (authenticated) and one per client address (public
+    # routes and failed authentications): refill rate and burst.
     rate_limit_per_minute: int = 1200
     rate_limit_burst: int = 200
+    # Callers remembered per table (addresses, token ids); a full table of callers still
+    # spending refuses newcomers rather than forgetting one (engram.provider._limits).
+    rate_limit_keys: int = 10_000
+    # Proxies whose X-Forwarded-For names the client (addresses or CIDR networks); none by
+    # default, when the header is ignored because any caller can write it.
+    trusted_proxies: tuple[Network, ...] = ()
     # Maximum characters of system_prompt_injection.
     injection_budget: int = 4000
     # Largest accepted request body.
@@ -45,6 +56,9 @@ class ProviderConfig:
     idempotency_retention: timedelta = timedelta(hours=24)
     # Maximum number of signed exports held in each worker's cache.
     export_cache_entries: int = 10_000
+    # A change committed anywhere (revocation, correction, belief, key rotation) is seen by
+    # every worker within this bound; a worker that cannot confirm it reads the database.
+    change_bound: timedelta = timedelta(seconds=1)
     # Origins a browser runtime may call the context routes from (CORS); "*" for any. None by
     # default: no CORS headers at all (docs/spec/context-provider.md, "CORS").
     cors_origins: tuple[str, ...] = ()
@@ -60,7 +74,16 @@ class ProviderConfig:
             raise InvalidRequest("export refresh margin must be shorter than the export TTL")
         if self.key_lifetime <= self.export_ttl:
             raise InvalidRequest("signing key lifetime must exceed the export TTL")
-        for name in ("max_concurrent", "rate_limit_per_minute", "rate_limit_burst"):
+        if not timedelta(milliseconds=100) <= self.change_bound <= timedelta(minutes=5):
+            raise InvalidRequest("the change bound must be 0.1 to 300 seconds")
+        if not timedelta(0) <= self.keys_max_age <= timedelta(days=1):
+            raise InvalidRequest("the key list's cache lifetime must be 0 to 86400 seconds")
+        for name in (
+            "max_concurrent",
+            "rate_limit_per_minute",
+            "rate_limit_burst",
+            "rate_limit_keys",
+        ):
             if getattr(self, name) < 1:
                 raise InvalidRequest(f"{name} must be at least 1")
         if self.injection_budget < 600 or self.max_body_bytes < 1024:
@@ -74,6 +97,12 @@ class ProviderConfig:
     @property
     def base_url(self) -> str:
         return self.public_url.rstrip("/")
+
+    @property
+    def key_publish_lead(self) -> timedelta:
+        """How long a rotated-in key is published before it signs: the key list's cache
+        lifetime, so a verifier's cached list always holds every kid it meets."""
+        return self.keys_max_age
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> ProviderConfig:
@@ -96,17 +125,34 @@ class ProviderConfig:
                 "ENGRAM_EXPORT_REFRESH_MARGIN_SECONDS", d.export_refresh_margin
             ),
             key_lifetime=seconds("ENGRAM_KEY_LIFETIME_SECONDS", d.key_lifetime),
+            keys_max_age=seconds("ENGRAM_KEYS_MAX_AGE_SECONDS", d.keys_max_age),
             max_concurrent=integer("ENGRAM_MAX_CONCURRENT", d.max_concurrent),
             rate_limit_per_minute=integer("ENGRAM_RATE_LIMIT_PER_MINUTE", d.rate_limit_per_minute),
             rate_limit_burst=integer("ENGRAM_RATE_LIMIT_BURST", d.rate_limit_burst),
+            rate_limit_keys=integer("ENGRAM_RATE_LIMIT_KEYS", d.rate_limit_keys),
             injection_budget=integer("ENGRAM_INJECTION_BUDGET", d.injection_budget),
             max_body_bytes=integer("ENGRAM_MAX_BODY_BYTES", d.max_body_bytes),
             idempotency_retention=seconds(
                 "ENGRAM_IDEMPOTENCY_RETENTION_SECONDS", d.idempotency_retention
             ),
             export_cache_entries=integer("ENGRAM_EXPORT_CACHE_ENTRIES", d.export_cache_entries),
+            change_bound=_milliseconds(environ.get("ENGRAM_CHANGE_BOUND_MS"), d.change_bound),
+            trusted_proxies=_proxies(environ.get("ENGRAM_TRUSTED_PROXIES", "")),
             cors_origins=tuple(environ.get("ENGRAM_CORS_ORIGINS", "").replace(",", " ").split()),
         )
+
+
+def _milliseconds(raw: str | None, default: timedelta) -> timedelta:
+    return default if raw is None else timedelta(milliseconds=_int("ENGRAM_CHANGE_BOUND_MS", raw))
+
+
+def _proxies(raw: str) -> tuple[Network, ...]:
+    try:
+        return parse_trusted_proxies(raw)
+    except ValueError as e:
+        raise InvalidRequest(
+            f"ENGRAM_TRUSTED_PROXIES must list addresses or CIDR networks, got {raw!r}"
+        ) from e
 
 
 def _int(name: str, raw: str) -> int:

@@ -1,6 +1,10 @@
 """The ASGI layer around every route: request id, limits, and one structured log line.
 
-Order (outermost first): request id + access log, concurrency gate (503), rate limit (429).
+Order (outermost first): request id + access log, concurrency gate (503), the client address's
+rate limit (429). The address bucket is looked at before the request runs and charged after it
+unless the request authenticated a token (``state["grant"]``, set by the AuthGuard, which
+charges the token's own bucket instead): public requests and failed authentications are limited
+per address, authenticated ones per token id.
 The access log line is JSON on the ``engram.provider.access`` logger with ``ts``, ``request_id``,
 ``method``, ``path``, ``status``, ``error_code``, ``subject_id``, ``latency_ms`` - never a token,
 a key or a query string (OpenWOP v2 Conformance, "Production profile": logging).
@@ -8,11 +12,11 @@ a key or a query string (OpenWOP v2 Conformance, "Production profile": logging).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import CapacityError
+from engram.provider._auth import Network, client_address, header
 from engram.provider._limits import ConcurrencyGate, RateLimiter
 from engram.provider._wire import error_body
 
@@ -28,41 +33,27 @@ ACCESS_LOG = logging.getLogger("engram.provider.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
-def _raw_header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return bytes(value)
-    return None
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    value = _raw_header(scope, name)
-    return None if value is None else value.decode("latin-1")
-
-
-def _caller_key(scope: Scope) -> str:
-    auth = _raw_header(scope, b"authorization")
-    if auth:
-        # The bucket is keyed on a hash: the raw token is never kept in memory tables.
-        return "t:" + hashlib.sha256(auth).hexdigest()[:32]
-    client = scope.get("client")
-    return "a:" + (str(client[0]) if client else "unknown")
-
-
 class ProviderMiddleware:
     """Wraps the Starlette app; see the module docstring."""
 
-    def __init__(self, app: ASGIApp, gate: ConcurrencyGate, limiter: RateLimiter) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        gate: ConcurrencyGate,
+        limiter: RateLimiter,
+        trusted_proxies: Sequence[Network] = (),
+    ) -> None:
         self.app = app
         self.gate = gate
         self.limiter = limiter
+        self.trusted_proxies = tuple(trusted_proxies)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        offered = _header(scope, b"x-request-id")
+        offered = header(scope, b"x-request-id")
         # token_hex(16) has uuid4().hex's shape (32 lowercase hex digits) at a third of the cost.
         request_id = offered if offered and _REQUEST_ID.match(offered) else secrets.token_hex(16)
         state: dict[str, Any] = scope.setdefault("state", {})
@@ -77,6 +68,7 @@ class ProviderMiddleware:
                 message["headers"] = [*message.get("headers", []), id_header]
             await send(message)
 
+        address = client_address(scope, self.trusted_proxies)
         try:
             self.gate.try_enter()
         except CapacityError as e:
@@ -84,12 +76,16 @@ class ProviderMiddleware:
             await _refuse(e, send_with_id)
         else:
             try:
-                self.limiter.check(_caller_key(scope))
+                self.limiter.peek(address)
             except CapacityError as e:
                 state["error_code"] = e.code
                 await _refuse(e, send_with_id)
             else:
-                await self.app(scope, receive, send_with_id)
+                try:
+                    await self.app(scope, receive, send_with_id)
+                finally:
+                    if "grant" not in state:
+                        self.limiter.spend(address)
             finally:
                 self.gate.leave()
         finally:

@@ -3,13 +3,29 @@
 Built from data here (the routes are plain Starlette), so a test compares it with the checked-in
 ``openapi.json`` and with the app's route table: when either drifts, the test fails. Regenerate
 with ``engram serve --print-openapi > openapi.json``.
+
+The request side says what the server enforces (issue 15, found with schemathesis's
+positive-data and negative-data checks and by reading the routes): the closed scope and status
+registries, text without control characters that is not blank, the body as an I-JSON object
+(RFC 7493: integers within +/-(2^53-1), no duplicate members), which bodies accept unknown
+members (a correction: yes, a belief: no), optional members that may be null, the
+``Engram-Version`` and ``Idempotency-Key`` headers, the size and media type of a body; and which
+permission each operation needs. Request-body examples show both POSTs.
 """
 
 from __future__ import annotations
 
-from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus
+from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus, Permission
 from engram.core.canonical import JsonValue
 from engram.provider._config import ProviderConfig
+
+MAX_SAFE_INTEGER = 2**53 - 1
+# Text the domain accepts (engram.context._validate.text): no control characters except tab,
+# and, once what str.strip() removes is gone, something left. The middle class is Python's
+# whitespace spelled out (ECMA-262's \\s differs from it in U+0085 and U+FEFF).
+_CONTROLS = "\\u0000-\\u0008\\u000a-\\u001f"
+_SPACES = "\\u0000-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+_TEXT_PATTERN = f"^[^{_CONTROLS}]*[^{_SPACES}][^{_CONTROLS}]*$"
 
 _INSTANT: dict[str, JsonValue] = {"type": "string", "format": "date-time"}
 _NULLABLE_INSTANT: dict[str, JsonValue] = {"type": ["string", "null"], "format": "date-time"}
@@ -19,6 +35,25 @@ _NULLABLE_STR: dict[str, JsonValue] = {"type": ["string", "null"]}
 
 def _ref(name: str) -> dict[str, JsonValue]:
     return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _text(max_length: int, description: str = "") -> dict[str, JsonValue]:
+    schema: dict[str, JsonValue] = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": max_length,
+        "pattern": _TEXT_PATTERN,
+    }
+    note = (
+        "Not blank; no control characters or line breaks (tab allowed); the limit counts the "
+        "text without surrounding whitespace, which is removed."
+    )
+    schema["description"] = f"{description} {note}".strip()
+    return schema
+
+
+def _nullable(schema: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
 def _obj(props: dict[str, JsonValue], required: list[str] | None = None) -> dict[str, JsonValue]:
@@ -148,27 +183,67 @@ def _schemas() -> dict[str, JsonValue]:
         "BeliefHistory": _obj(
             {"belief_id": _STR, "history": {"type": "array", "items": _ref("EvolutionEntry")}}
         ),
+        "IJsonValue": {
+            "description": "Any I-JSON value (RFC 7493): integers within +/-(2^53-1), no "
+            "duplicate member names, no lone surrogates.",
+            "anyOf": [
+                {"type": ["string", "boolean", "null"]},
+                {"type": "number", "minimum": -MAX_SAFE_INTEGER, "maximum": MAX_SAFE_INTEGER},
+                {"type": "array", "items": _ref("IJsonValue")},
+                {"type": "object", "additionalProperties": _ref("IJsonValue")},
+            ],
+        },
         "CorrectionRequest": {
             **_obj(
                 {
-                    "belief_id": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "new_value": {"type": "string", "minLength": 1, "maxLength": 2000},
-                    "runtime_id": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "timestamp": _INSTANT,
-                    "reason": {"type": "string", "maxLength": 2000},
+                    "belief_id": _text(200, "The belief to correct (or a new id: a new belief)."),
+                    "new_value": _text(2000, "The proposed statement."),
+                    "runtime_id": _text(200, "Who proposes it (required, Engram v0.1 Tier 2)."),
+                    "timestamp": _nullable(
+                        {
+                            **_INSTANT,
+                            "description": "When the runtime saw the correction (default: "
+                            "now); between 1970-01-01 and one day after the server's now.",
+                        }
+                    ),
+                    "reason": _nullable(
+                        {
+                            "type": "string",
+                            "maxLength": 2000,
+                            "description": "A note for the subject.",
+                        }
+                    ),
+                    "engram_version": {"type": "string", "const": ENGRAM_VERSION},
                 },
                 required=["belief_id", "new_value", "runtime_id"],
-            )
+            ),
+            # Other members are ignored (runtimes send more than the spec's minimum), but the
+            # whole body must be I-JSON.
+            "additionalProperties": _ref("IJsonValue"),
         },
-        "BeliefRequest": _obj(
-            {
-                "category": {"type": "string", "enum": list(CATEGORIES)},
-                "statement": {"type": "string", "minLength": 1, "maxLength": 2000},
-                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                "source": {"type": "string", "minLength": 1, "maxLength": 100},
-            },
-            required=["category", "statement"],
-        ),
+        "BeliefRequest": {
+            **_obj(
+                {
+                    "category": {"type": "string", "enum": list(CATEGORIES)},
+                    "statement": _text(2000),
+                    "confidence": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 1,
+                        "description": "Default 0.8.",
+                    },
+                    "source": _nullable(
+                        {
+                            "anyOf": [{"type": "string", "const": ""}, _text(100)],
+                            "description": "Where it comes from; empty or null: admin_api.",
+                        }
+                    ),
+                    "engram_version": {"type": "string", "const": ENGRAM_VERSION},
+                },
+                required=["category", "statement"],
+            ),
+            "additionalProperties": False,
+        },
     }
 
 
@@ -183,29 +258,101 @@ def _errors(*statuses: int) -> dict[str, JsonValue]:
     }
 
 
+_EXAMPLES: dict[str, dict[str, JsonValue]] = {
+    "CorrectionRequest": {
+        "correct-a-belief": {
+            "summary": "a runtime proposes a new value for a belief it was served",
+            "value": {
+                "belief_id": "8a0c1f52-3c55-4d2e-9a1b-6f0e2d7c4b11",
+                "new_value": "Lives in Leeds and cycles to work.",
+                "runtime_id": "my-assistant/1.4",
+                "timestamp": "2026-01-01T09:30:00Z",
+                "reason": "The user said they moved last month.",
+            },
+        },
+        "checklist": {
+            "summary": "the spec's self-certification checklist (an unknown id: a new belief)",
+            "value": {
+                "belief_id": "test",
+                "new_value": "test",
+                "runtime_id": "test",
+                "timestamp": "2026-01-01T00:00:00Z",
+            },
+        },
+    },
+    "BeliefRequest": {
+        "add-a-belief": {
+            "summary": "the subject (or an admin) states a belief directly",
+            "value": {
+                "category": "preference",
+                "statement": "Prefers concise answers with code examples in Python.",
+                "confidence": 0.9,
+                "source": "user",
+            },
+        }
+    },
+}
+
+_BODY_NOTE = (
+    "An I-JSON object (RFC 7493), Content-Type application/json (or none), at most 65536 bytes "
+    "(ENGRAM_MAX_BODY_BYTES); anything else is 400 invalid_request."
+)
+
+
 def _op(
     summary: str,
     ok: tuple[int, str],
     errors: tuple[int, ...],
     *,
-    auth: bool = True,
+    permission: Permission | None = None,
     params: list[JsonValue] | None = None,
     body: str | None = None,
 ) -> dict[str, JsonValue]:
+    auth = permission is not None
     responses = _errors(*errors, *((401, 403, 404) if auth else ()))
     responses[str(ok[0])] = _json(ok[1], summary)
+    if auth:
+        responses["401"] = {
+            **_json("Error", "no, unknown, revoked or expired token (spec error shape)"),
+            "headers": {
+                "WWW-Authenticate": {
+                    "description": 'Bearer realm="engram" (RFC 6750; error="invalid_token" '
+                    "when a token was presented)",
+                    "schema": {"type": "string"},
+                }
+            },
+        }
     op: dict[str, JsonValue] = {"summary": summary, "responses": responses}
+    if permission is not None:
+        alternative = "" if permission is Permission.ADMIN else " (or 'admin')"
+        op["description"] = (
+            f"Needs a bearer token with the {permission.value!r} permission{alternative}."
+        )
     op["security"] = [{"bearer": []}] if auth else []
     parameters: list[JsonValue] = [*(params or [])]
+    if auth:
+        parameters.append(_version_header())
     if body is not None:
         parameters.append(_idempotency_header())
         op["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": _ref(body)}},
+            "description": _BODY_NOTE,
+            "content": {"application/json": {"schema": _ref(body), "examples": _EXAMPLES[body]}},
         }
     if parameters:
         op["parameters"] = parameters
     return op
+
+
+def _version_header() -> JsonValue:
+    return {
+        "name": "Engram-Version",
+        "in": "header",
+        "required": False,
+        "description": "The protocol version the client speaks; another one is 400 "
+        "unsupported_version.",
+        "schema": {"type": "string", "const": ENGRAM_VERSION},
+    }
 
 
 def _query(name: str, schema: dict[str, JsonValue], required: bool = False) -> JsonValue:
@@ -221,15 +368,30 @@ def _idempotency_header() -> JsonValue:
         "name": "Idempotency-Key",
         "in": "header",
         "required": False,
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        "description": "A retry with the same key and body within 24 h gets the first answer "
+        "(Idempotent-Replayed: true); another body is 422 idempotency_conflict.",
+        "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "pattern": "^[\\u0020-\\u007e\\u00a0-\\uffff]+$",
+        },
     }
 
 
 def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValue]:
     """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``)."""
     base = (config or ProviderConfig()).base_url
-    scope = _query("scope", {"type": "string"})
-    corrections_status = _query("status", {"type": "string"})
+    scope = _query("scope", {"type": "string", "enum": sorted(SCOPES)})
+    corrections_status = _query(
+        "status", {"type": "string", "enum": [s.value for s in CorrectionStatus]}
+    )
+    read, correct, confirm, admin = (
+        Permission.READ,
+        Permission.CORRECT,
+        Permission.CONFIRM,
+        Permission.ADMIN,
+    )
     return {
         "openapi": "3.1.0",
         "info": {
@@ -243,21 +405,20 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "paths": {
-            "/healthz": {"get": _op("liveness", (200, "Health"), (), auth=False)},
-            "/.well-known/engram": {
-                "get": _op("discovery document", (200, "Discovery"), (), auth=False)
-            },
-            "/.well-known/engram-keys": {
-                "get": _op("published signing keys", (200, "Keys"), (), auth=False)
-            },
+            "/healthz": {"get": _op("liveness", (200, "Health"), ())},
+            "/.well-known/engram": {"get": _op("discovery document", (200, "Discovery"), ())},
+            "/.well-known/engram-keys": {"get": _op("published signing keys", (200, "Keys"), ())},
             "/v1/context": {
-                "get": _op("signed context export", (200, "Export"), (), params=[scope])
+                "get": _op(
+                    "signed context export", (200, "Export"), (), permission=read, params=[scope]
+                )
             },
             "/v1/context/diff": {
                 "get": _op(
                     "signed changes since an instant",
                     (200, "Diff"),
                     (),
+                    permission=read,
                     params=[_query("since", _INSTANT, required=True), scope],
                 )
             },
@@ -266,6 +427,7 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
                     "propose a correction (pending until the subject confirms)",
                     (202, "Correction"),
                     (409, 422),
+                    permission=correct,
                     body="CorrectionRequest",
                 )
             },
@@ -274,17 +436,25 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
                     "the subject's corrections",
                     (200, "CorrectionList"),
                     (),
+                    permission=confirm,
                     params=[corrections_status],
                 )
             },
             "/v1/corrections/{cid}": {
-                "get": _op("one correction", (200, "Correction"), (), params=[_path("cid")])
+                "get": _op(
+                    "one correction",
+                    (200, "Correction"),
+                    (),
+                    permission=confirm,
+                    params=[_path("cid")],
+                )
             },
             "/v1/corrections/{cid}/confirm": {
                 "post": _op(
                     "the subject confirms a pending correction",
                     (200, "Correction"),
                     (409, 422),
+                    permission=confirm,
                     params=[_path("cid"), _idempotency_header()],
                 )
             },
@@ -293,18 +463,27 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
                     "the subject rejects a pending correction",
                     (200, "Correction"),
                     (409, 422),
+                    permission=confirm,
                     params=[_path("cid"), _idempotency_header()],
                 )
             },
             "/v1/beliefs": {
-                "get": _op("the subject's live beliefs", (200, "BeliefList"), ()),
+                "get": _op("the subject's live beliefs", (200, "BeliefList"), (), permission=read),
                 "post": _op(
-                    "add a belief (admin)", (201, "Belief"), (409, 422), body="BeliefRequest"
+                    "add a belief (admin)",
+                    (201, "Belief"),
+                    (409, 422),
+                    permission=admin,
+                    body="BeliefRequest",
                 ),
             },
             "/v1/beliefs/{bid}": {
                 "delete": _op(
-                    "tombstone a belief (admin)", (200, "Tombstone"), (), params=[_path("bid")]
+                    "tombstone a belief (admin)",
+                    (200, "Tombstone"),
+                    (),
+                    permission=admin,
+                    params=[_path("bid")],
                 )
             },
             "/v1/beliefs/{bid}/history": {
@@ -312,6 +491,7 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
                     "a belief's evolution history",
                     (200, "BeliefHistory"),
                     (),
+                    permission=read,
                     params=[_path("bid")],
                 )
             },
@@ -319,4 +499,4 @@ def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValu
     }
 
 
-__all__ = ["openapi_document"]
+__all__ = ["MAX_SAFE_INTEGER", "openapi_document"]

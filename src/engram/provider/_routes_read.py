@@ -24,12 +24,13 @@ from engram.context import (
     SCOPES,
     SENSITIVE_CATEGORIES,
     Permission,
+    TokenGrant,
     resolve_scope,
 )
 from engram.core.canonical import JsonValue
 from engram.core.clock import parse_instant
-from engram.errors import InvalidRequest
-from engram.provider._services import Services
+from engram.errors import InvalidRequest, UserNotFound
+from engram.provider._services import Services, grant_of
 from engram.provider._wire import (
     JSON,
     accepts_gzip,
@@ -40,7 +41,6 @@ from engram.provider._wire import (
 
 CLAIMED_TIER = 3
 _PRIVATE = {"Cache-Control": "no-store"}
-_PUBLIC = {"Cache-Control": "public, max-age=300"}
 
 
 def _services(request: Request) -> Services:
@@ -81,21 +81,29 @@ def discovery_document(services: Services) -> dict[str, JsonValue]:
     }
 
 
+def _public(services: Services) -> dict[str, str]:
+    # The key list's cache lifetime is also how long a new key is published before it signs.
+    max_age = int(services.config.keys_max_age.total_seconds())
+    return {"Cache-Control": f"public, max-age={max_age}"}
+
+
 def well_known(request: Request) -> Response:
-    return json_response(discovery_document(_services(request)), headers=_PUBLIC)
+    services = _services(request)
+    return json_response(discovery_document(services), headers=_public(services))
 
 
 def well_known_keys(request: Request) -> Response:
-    keys = _services(request).signer.published_keys()
-    return json_response({"keys": keys}, headers=_PUBLIC)
+    services = _services(request)
+    return json_response({"keys": services.signer.published_keys()}, headers=_public(services))
 
 
 class _ContextExport:
     """``GET /v1/context`` as a plain ASGI app: the provider's hottest route.
 
-    It does what a Starlette endpoint would (version header, then authentication with the
-    subject's state version in one store read, then the scope, then the per-worker cache of
-    signed response bytes) but reads the headers it needs straight from the ASGI scope and
+    It does what a Starlette endpoint would (behind the AuthGuard, which authenticated the token
+    and read the subject's state version: the version header, then the scope, then the
+    per-worker cache of signed response bytes) but reads the headers it needs straight from the
+    ASGI scope and
     sends the cached bytes without building ``Request``/``Response`` objects, which cost more
     than the rest of a cache hit. Errors are raised as usual and mapped by the app's handlers.
     A client that accepts gzip gets the bytes compressed once when the export was signed; the
@@ -103,26 +111,21 @@ class _ContextExport:
     """
 
     async def __call__(self, scope: AsgiScope, _receive: Receive, send: Send) -> None:
-        authorization: str | None = None
         asked_version: str | None = None
         accept_encoding: str | None = None
         for name, value in scope["headers"]:  # the first of a repeated header wins, as in Starlette
-            if name == b"authorization":
-                if authorization is None:
-                    authorization = value.decode("latin-1")
-            elif name == b"engram-version":
+            if name == b"engram-version":
                 if asked_version is None:
                     asked_version = value.decode("latin-1")
             elif name == b"accept-encoding" and accept_encoding is None:
                 accept_encoding = value.decode("latin-1")
         check_version_value(asked_version)
         services: Services = scope["app"].state.services
-        grant, version = await services.read(
-            services.authorize_header_with_state,
-            authorization,
-            Permission.READ,
-            scope.setdefault("state", {}),
-        )
+        state = scope["state"]
+        grant: TokenGrant = state["grant"]  # AuthGuard(Permission.READ) authenticated it
+        version: int | None = state["state_version"]
+        if version is None:
+            raise UserNotFound(f"no Engram record for subject {grant.subject_id!r}")
         query = scope["query_string"]
         export_scope = resolve_scope(QueryParams(query).get("scope") if query else None)
         signed = services.signer.cached(grant.subject_id, export_scope, version)
@@ -152,7 +155,7 @@ get_context = _ContextExport()
 def get_diff(request: Request) -> Response:
     check_version_header(request)
     services = _services(request)
-    grant = services.authorize(request, Permission.READ)
+    grant = grant_of(request)
     scope = resolve_scope(request.query_params.get("scope"))
     since_text = request.query_params.get("since")
     if since_text is None:

@@ -19,7 +19,6 @@ from starlette.responses import Response
 from engram.context import (
     ENGRAM_VERSION,
     CorrectionStatus,
-    Permission,
     TokenGrant,
     add_belief,
     belief_history,
@@ -34,8 +33,9 @@ from engram.context import (
 from engram.core.canonical import JsonValue
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UnsupportedVersion
-from engram.provider._services import Services
+from engram.provider._services import Services, grant_of
 from engram.provider._wire import check_version_header, json_object, json_response
+from engram.store import Tx
 
 _BELIEF_FIELDS = {"category", "statement", "confidence", "source"}
 
@@ -68,18 +68,18 @@ def _check_body_version(body: dict[str, JsonValue]) -> None:
 
 
 async def _prelude(
-    request: Request, permission: Permission, with_body: bool
+    request: Request, with_body: bool
 ) -> tuple[Services, TokenGrant, dict[str, JsonValue]]:
     check_version_header(request)
     services = _services(request)
-    grant = await run_in_threadpool(services.authorize, request, permission)
+    grant = grant_of(request)  # AuthGuard checked the route's permission
     body = await json_object(request, services.config.max_body_bytes) if with_body else {}
     _check_body_version(body)
     return services, grant, body
 
 
 async def post_correct(request: Request) -> Response:
-    services, grant, body = await _prelude(request, Permission.CORRECT, with_body=True)
+    services, grant, body = await _prelude(request, with_body=True)
     # runtime_id is checked first: the spec makes it the one mandatory member (Tier 2).
     runtime_id = _required(body, "runtime_id")
     belief_id = _required(body, "belief_id")
@@ -88,7 +88,7 @@ async def post_correct(request: Request) -> Response:
     reason = _optional(body, "reason") or ""
     timestamp = None if stamp is None else parse_instant(stamp)
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         correction = propose_correction(
             services.store,
             services.clock,
@@ -98,6 +98,7 @@ async def post_correct(request: Request) -> Response:
             runtime_id,
             timestamp,
             reason,
+            tx=tx,
         )
         return 202, {**correction.to_wire(), "correction_id": correction.id}
 
@@ -107,7 +108,7 @@ async def post_correct(request: Request) -> Response:
 def list_corrections_route(request: Request) -> Response:
     services = _services(request)
     check_version_header(request)
-    grant = services.authorize(request, Permission.CONFIRM)
+    grant = grant_of(request)
     wanted = request.query_params.get("status")
     try:
         status = None if wanted is None else CorrectionStatus(wanted)
@@ -121,18 +122,18 @@ def list_corrections_route(request: Request) -> Response:
 def get_correction_route(request: Request) -> Response:
     services = _services(request)
     check_version_header(request)
-    grant = services.authorize(request, Permission.CONFIRM)
+    grant = grant_of(request)
     correction = get_correction(services.store, grant.subject_id, request.path_params["cid"])
     return json_response(correction.to_wire())
 
 
 async def _decide(request: Request, confirm: bool) -> Response:
-    services, grant, _ = await _prelude(request, Permission.CONFIRM, with_body=False)
+    services, grant, _ = await _prelude(request, with_body=False)
     cid: str = request.path_params["cid"]
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         decide = confirm_correction if confirm else reject_correction
-        return 200, decide(services.store, services.clock, grant.subject_id, cid).to_wire()
+        return 200, decide(services.store, services.clock, grant.subject_id, cid, tx=tx).to_wire()
 
     return await run_in_threadpool(services.idempotent, request, grant, {"id": cid}, handle)
 
@@ -148,7 +149,7 @@ async def reject_route(request: Request) -> Response:
 def list_beliefs_route(request: Request) -> Response:
     services = _services(request)
     check_version_header(request)
-    grant = services.authorize(request, Permission.READ)
+    grant = grant_of(request)
     beliefs = list_beliefs(services.store, grant.subject_id)
     return json_response({"beliefs": [b.to_wire() for b in beliefs]})
 
@@ -156,14 +157,14 @@ def list_beliefs_route(request: Request) -> Response:
 def belief_history_route(request: Request) -> Response:
     services = _services(request)
     check_version_header(request)
-    grant = services.authorize(request, Permission.READ)
+    grant = grant_of(request)
     bid: str = request.path_params["bid"]
     history = belief_history(services.store, grant.subject_id, bid)
     return json_response({"belief_id": bid, "history": [e.to_wire() for e in history]})
 
 
 async def post_belief(request: Request) -> Response:
-    services, grant, body = await _prelude(request, Permission.ADMIN, with_body=True)
+    services, grant, body = await _prelude(request, with_body=True)
     unknown = set(body) - _BELIEF_FIELDS - {"engram_version"}
     if unknown:
         raise InvalidRequest("unknown fields: " + ", ".join(sorted(unknown)))
@@ -172,7 +173,7 @@ async def post_belief(request: Request) -> Response:
     source = _optional(body, "source") or "admin_api"
     confidence = body.get("confidence", 0.8)
 
-    def handle() -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
         belief = add_belief(
             services.store,
             services.clock,
@@ -181,6 +182,7 @@ async def post_belief(request: Request) -> Response:
             statement,
             confidence,  # the domain checks it is a number in [0, 1]
             source,
+            tx=tx,
         )
         return 201, belief.to_wire()
 
@@ -190,7 +192,7 @@ async def post_belief(request: Request) -> Response:
 def delete_belief_route(request: Request) -> Response:
     services = _services(request)
     check_version_header(request)
-    grant = services.authorize(request, Permission.ADMIN)
+    grant = grant_of(request)
     tombstone = delete_belief(
         services.store, services.clock, grant.subject_id, request.path_params["bid"]
     )

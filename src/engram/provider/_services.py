@@ -1,5 +1,9 @@
 """What every route needs: the store, the clock, settings, the signer, idempotency, auth.
 
+Routes never authenticate themselves: :class:`~engram.provider._auth.AuthGuard` calls
+:meth:`Services.authorize` and leaves the grant in ``request.state.grant`` (see
+:func:`grant_of`).
+
 One :class:`Services` instance lives on ``app.state.services``. Its methods are synchronous
 (they hit the store) and are run in Starlette's thread pool, never on the event loop.
 """
@@ -15,18 +19,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from engram.context import (
+    ContextCache,
     Permission,
     TokenGrant,
-    authenticate_token,
+    authenticate_cached,
     authenticate_token_with_state,
+    require_permission,
 )
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
-from engram.errors import EngramError, Forbidden, UserNotFound
 from engram.provider._config import ProviderConfig
+from engram.provider._limits import RateLimiter
 from engram.provider._signer import ExportSigner
-from engram.provider._wire import JSON, bearer_from_header, bearer_token
-from engram.store import Store
+from engram.provider._wire import JSON
+from engram.store import Store, Tx
 from engram.store.idempotency import IdempotencyStore
 
 REPLAY_HEADER = "Idempotent-Replayed"
@@ -41,31 +47,37 @@ class Services:
     config: ProviderConfig
     signer: ExportSigner
     idempotency: IdempotencyStore
+    # Authenticated requests are limited per token id, after authentication.
+    token_limiter: RateLimiter
+    # Token grants and subject state versions in memory, invalidated by the change feed.
+    cache: ContextCache
 
-    def authorize(self, request: Request, permission: Permission) -> TokenGrant:
-        """The caller's grant if its token allows ``permission``; records the subject for the
-        access log. Unauthorized / TokenExpired / Forbidden otherwise."""
-        grant = authenticate_token(self.store, self.clock, bearer_token(request))
-        request.state.subject_id = grant.subject_id
-        if not grant.allows(permission):
-            raise Forbidden(f"this token lacks the {permission.value!r} permission")
-        return grant
+    def authorize_now(
+        self, raw: str, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
+        """Authenticate ``raw`` (the cache, else the store) and apply the one token rule
+        (:func:`engram.context.require_permission`), then charge the token's rate bucket; the
+        subject goes into the ASGI ``state`` for the access log, also when refused."""
+        grant, version = authenticate_token_with_state(self.store, self.clock, raw, self.cache)
+        return self._admit(grant, version, permission, state)
 
-    def authorize_header_with_state(
-        self, authorization: str | None, permission: Permission, state: dict[str, Any]
-    ) -> tuple[TokenGrant, int]:
-        """:meth:`authorize` and the subject's state version in one store read, from the raw
-        ``Authorization`` value; records the subject in the ASGI ``state`` for the access log.
-        UserNotFound when the subject was erased."""
-        grant, version = authenticate_token_with_state(
-            self.store, self.clock, bearer_from_header(authorization)
-        )
+    def _admit(
+        self, grant: TokenGrant, version: int | None, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
         state["subject_id"] = grant.subject_id
-        if not grant.allows(permission):
-            raise Forbidden(f"this token lacks the {permission.value!r} permission")
-        if version is None:
-            raise UserNotFound(f"no Engram record for subject {grant.subject_id!r}")
+        require_permission(grant, permission)
+        self.token_limiter.check(grant.token_id)
         return grant, version
+
+    async def authorize(
+        self, raw: str, permission: Permission, state: dict[str, Any]
+    ) -> tuple[TokenGrant, int | None]:
+        """:meth:`authorize_now`: from memory on the event loop when the cache can answer (no
+        I/O), else in the thread pool on PostgreSQL (a network round trip)."""
+        cached = authenticate_cached(self.cache, self.clock, raw)
+        if cached is not None:
+            return self._admit(cached[0], cached[1], permission, state)
+        return await self.read(self.authorize_now, raw, permission, state)
 
     async def read(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a short store read: inline on SQLite (a point read takes microseconds, less than
@@ -79,41 +91,33 @@ class Services:
         request: Request,
         grant: TokenGrant,
         body: JsonValue,
-        handle: Callable[[], tuple[int, JsonValue]],
+        handle: Callable[[Tx | None], tuple[int, JsonValue]],
     ) -> Response:
         """Run ``handle`` once per ``Idempotency-Key`` (OpenWOP v2 Conformance, "Production
         profile"): a retry with the same key and body gets the first answer byte for byte; the
-        same key with another body is ``422 idempotency_conflict``. Without the header the
-        request simply runs."""
+        same key with another body is ``422 idempotency_conflict``. ``handle`` gets the
+        transaction that also holds the key's claim and its stored answer, so the three commit
+        together (one write transaction per POST). Without the header the request simply runs
+        in a transaction of its own (``handle(None)``)."""
         key = request.headers.get("idempotency-key")
         if key is None:
-            status, value = handle()
+            status, value = handle(None)
             return Response(canonicalize(value), status_code=status, media_type=JSON)
         scope = f"{request.method} {request.url.path} {grant.subject_id}"
-        digest = digest_hex(body)
-        stored = self.idempotency.begin(scope, key, digest, self.clock.now())
-        if stored is not None:
-            return Response(
-                stored.body,
-                status_code=stored.status,
-                media_type=JSON,
-                headers={REPLAY_HEADER: "true"},
-            )
-        try:
-            status, value = handle()
-        except EngramError as e:
-            if e.http_status >= 500:
-                self.idempotency.abandon(scope, key)
-            else:
-                # A refused request changed nothing: keep the refusal so a retry gets it too.
-                self.idempotency.complete(scope, key, e.http_status, canonicalize(e.to_wire()))
-            raise
-        except BaseException:
-            self.idempotency.abandon(scope, key)
-            raise
-        payload = canonicalize(value)
-        self.idempotency.complete(scope, key, status, payload)
-        return Response(payload, status_code=status, media_type=JSON)
+
+        def encoded(tx: Tx) -> tuple[int, bytes]:
+            status, value = handle(tx)
+            return status, canonicalize(value)
+
+        outcome = self.idempotency.run_once(scope, key, digest_hex(body), self.clock.now(), encoded)
+        headers = {REPLAY_HEADER: "true"} if outcome.replayed else None
+        return Response(outcome.body, status_code=outcome.status, media_type=JSON, headers=headers)
 
 
-__all__ = ["REPLAY_HEADER", "Services"]
+def grant_of(request: Request) -> TokenGrant:
+    """The grant :class:`~engram.provider._auth.AuthGuard` authenticated for this request."""
+    grant: TokenGrant = request.state.grant
+    return grant
+
+
+__all__ = ["REPLAY_HEADER", "Services", "grant_of"]

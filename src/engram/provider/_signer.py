@@ -5,6 +5,12 @@
 :class:`engram.store.keys.KeyStore`, and every signature is recorded with ``note_signed`` before it
 is handed out so a later-retired key stays published until what it signed has expired.
 
+Each document is canonicalised once: every top-level member's value is serialised once
+(:func:`signed_bytes`), the signed bytes are those members in RFC 8785 order without
+``signature``, and the response body is the same member bytes with ``signature`` spliced in at
+its sorted place, so both are exactly ``canonicalize`` of the unsigned and the signed document.
+The signing key is fetched once per document and passed through.
+
 A signed export is a pure function of (subject, scope, ``state_version``) and the signing
 instant, so each worker caches the response bytes per (subject, scope, state_version) and serves
 them until less than ``export_refresh_margin`` of their life is left
@@ -23,16 +29,42 @@ from datetime import datetime, timedelta
 from engram.context import Issuer, Scope, build_diff, build_export, state_version
 from engram.core.canonical import JsonValue, canonicalize
 from engram.core.clock import Clock
+from engram.core.encoding import b64url_encode
 from engram.core.keyring import KeyInfo
 from engram.core.keys import PrivateKey
-from engram.core.signing import sign_document
+from engram.core.signing import SIGNATURE_FIELD
 from engram.provider._config import ProviderConfig
-from engram.store import Store
-from engram.store.keys import KeyStore
+from engram.store import FLUSH, Change, Store
+from engram.store.keys import KEYS_TOPIC, KeyStore
 
-# How long a worker trusts its in-memory copy of "the active key" before asking the store again
-# (another worker may have rotated it).
+# How long a worker trusts its in-memory copy of "the active key" before asking the store again;
+# a rotation recorded in the change feed drops it at once.
 _ACTIVE_KEY_RECHECK = timedelta(seconds=60)
+
+
+def _utf16(key: str) -> bytes:
+    # RFC 8785 section 3.2.3 orders members by their UTF-16 code units; big-endian UTF-16
+    # bytes compare in exactly that order.
+    return key.encode("utf-16-be")
+
+
+def signed_bytes(document: dict[str, JsonValue], key: PrivateKey) -> bytes:
+    """``canonicalize(sign_document(document, key))``, canonicalising each member once.
+
+    The signature is Ed25519 over the RFC 8785 bytes of ``document`` without ``signature``
+    (Engram v0.1 export envelope); those bytes are assembled from the canonical bytes of each
+    member, and the body reuses them with the signature member inserted in sorted order.
+    """
+    members = {
+        name: canonicalize(name) + b":" + canonicalize(value)
+        for name, value in document.items()
+        if name != SIGNATURE_FIELD
+    }
+    order = sorted(members, key=_utf16)
+    unsigned = b"{" + b",".join(members[name] for name in order) + b"}"
+    signature = b64url_encode(key.sign(unsigned))
+    members[SIGNATURE_FIELD] = canonicalize(SIGNATURE_FIELD) + b":" + canonicalize(signature)
+    return b"{" + b",".join(members[name] for name in sorted(members, key=_utf16)) + b"}"
 
 
 @dataclass(frozen=True)
@@ -62,6 +94,13 @@ class ExportSigner:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, int], _Cached] = OrderedDict()
         self._active: tuple[KeyInfo, PrivateKey, datetime] | None = None
+        # A rotation or retirement anywhere drops the held active key at once (change feed).
+        self._subscription = store.subscribe(self._changed, config.change_bound.total_seconds())
+
+    def _changed(self, change: Change) -> None:
+        if change.topic in (KEYS_TOPIC, FLUSH):
+            with self._lock:
+                self._active = None
 
     def active_key(self) -> tuple[KeyInfo, PrivateKey]:
         """The key to sign with now (created or rotated by the KeyStore when needed)."""
@@ -71,18 +110,23 @@ class ExportSigner:
         if held is not None and now < held[2] and held[0].can_sign(now):
             return held[0], held[1]
         info, key = self.keys.ensure_active(
-            now, self._config.key_lifetime, renew_before=self._config.export_ttl
+            now,
+            self._config.key_lifetime,
+            renew_before=self._config.export_ttl,
+            lead=self._config.key_publish_lead,
         )
         with self._lock:
             self._active = (info, key, now + _ACTIVE_KEY_RECHECK)
         return info, key
 
-    def _sign(self, document: dict[str, JsonValue], kid: str, expires_at: datetime) -> bytes:
-        info, key = self.active_key()
-        assert info.kid == kid
-        signed = sign_document(document, key)
-        self.keys.note_signed(kid, expires_at)
-        return canonicalize(signed)
+    def _sign(
+        self, document: dict[str, JsonValue], info: KeyInfo, key: PrivateKey, expires_at: datetime
+    ) -> bytes:
+        """The response bytes of ``document`` signed with ``key`` (whose kid it names); the
+        key's publication window is extended before the bytes are handed out."""
+        body = signed_bytes(document, key)
+        self.keys.note_signed(info.kid, expires_at)
+        return body
 
     def cached(self, subject_id: str, scope: Scope, version: int) -> SignedExport | None:
         """The cached signed export for this state, if it still has enough life left."""
@@ -105,7 +149,7 @@ class ExportSigner:
             return hit
         now = self._clock.now()
         cache_key = (subject_id, scope.name, version)
-        info, _ = self.active_key()
+        info, key = self.active_key()
         expires_at = now + self._config.export_ttl
         document = build_export(
             self._store,
@@ -117,7 +161,7 @@ class ExportSigner:
             info.kid,
             self._config.injection_budget,
         )
-        body = self._sign(document, info.kid, expires_at)
+        body = self._sign(document, info, key, expires_at)
         # mtime=0: the same signed bytes always compress to the same gzip bytes.
         signed = SignedExport(body, gzip.compress(body, compresslevel=6, mtime=0))
         refresh_at = expires_at - self._config.export_refresh_margin
@@ -130,18 +174,19 @@ class ExportSigner:
 
     def diff(self, subject_id: str, scope: Scope, since: datetime) -> bytes:
         """The signed diff since ``since`` (not cached: it depends on ``since``)."""
-        info, _ = self.active_key()
+        info, key = self.active_key()
         now = self._clock.now()
         expires_at = now + self._config.export_ttl
         document = build_diff(
             self._store, subject_id, scope, since, self._issuer, now, expires_at, info.kid
         )
-        return self._sign(document, info.kid, expires_at)
+        return self._sign(document, info, key, expires_at)
 
     def published_keys(self) -> list[dict[str, JsonValue]]:
         """The ``keys`` list of ``/.well-known/engram-keys`` (active key first created if none)."""
         self.active_key()
-        return [k.to_wire() for k in self.keys.published(self._clock.now())]
+        now = self._clock.now()
+        return [k.to_wire(now) for k in self.keys.published(now)]
 
 
-__all__ = ["ExportSigner", "SignedExport"]
+__all__ = ["ExportSigner", "SignedExport", "signed_bytes"]

@@ -1,4 +1,4 @@
-"""Wire helpers shared by the routes: JSON responses, the error shape, bearer tokens, bodies.
+"""Wire helpers shared by the routes: JSON responses, the error shape, request bodies.
 
 Error responses always carry the spec's shape ``{"error": {"code", "message", "status"}}``
 (Engram v0.1, "Error Code Reference"); internals (SQL, paths, tracebacks) never reach the wire.
@@ -14,13 +14,8 @@ from starlette.responses import Response
 
 from engram.context import ENGRAM_VERSION
 from engram.core.canonical import JsonValue, canonicalize, parse_object
-from engram.errors import (
-    CapacityError,
-    EngramError,
-    InvalidRequest,
-    Unauthorized,
-    UnsupportedVersion,
-)
+from engram.errors import AuthError, CapacityError, EngramError, InvalidRequest, UnsupportedVersion
+from engram.provider._auth import challenge
 
 JSON = "application/json"
 VERSION_HEADER = "engram-version"
@@ -41,30 +36,16 @@ def error_response(error: EngramError) -> Response:
     headers: dict[str, str] = {}
     if isinstance(error, CapacityError):
         headers["Retry-After"] = str(error.retry_after_seconds)
-    if isinstance(error, Unauthorized) or error.code == "token_expired":
-        headers["WWW-Authenticate"] = 'Bearer realm="engram"'
+    if isinstance(error, AuthError):
+        # One challenge for every route, /mcp included (engram.provider._auth).
+        headers["WWW-Authenticate"] = challenge(error)
+        headers["Cache-Control"] = "no-store"
     return Response(
         error_body(error.code, error.message, error.http_status),
         status_code=error.http_status,
         media_type=JSON,
         headers=headers,
     )
-
-
-def bearer_token(request: Request) -> str:
-    """The raw bearer token, or Unauthorized when missing or not a Bearer credential."""
-    return bearer_from_header(request.headers.get("authorization"))
-
-
-def bearer_from_header(header: str | None) -> str:
-    """:func:`bearer_token` from the ``Authorization`` header's value (``None`` when absent),
-    for routes that read the ASGI scope directly."""
-    if not header:
-        raise Unauthorized("token missing or invalid")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("token missing or invalid")
-    return token.strip()
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -128,8 +109,6 @@ async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
 __all__ = [
     "JSON",
     "accepts_gzip",
-    "bearer_from_header",
-    "bearer_token",
     "check_version_header",
     "check_version_value",
     "error_body",

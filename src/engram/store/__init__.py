@@ -18,23 +18,36 @@ from engram.store._base import (
     Row,
     Store,
     Tx,
+    writing,
+)
+from engram.store._changes import COMPONENT as CHANGES_COMPONENT
+from engram.store._changes import (
+    DEFAULT_BOUND_SECONDS,
+    FLUSH,
+    Change,
+    Subscription,
 )
 from engram.store._migrate import AppliedMigration, applied_migrations
 from engram.store._open import database_url_from_env, engram_home, open_store
 from engram.store._sql import advisory_lock, redact_url
 
 __all__ = [
+    "CHANGES_COMPONENT",
+    "DEFAULT_BOUND_SECONDS",
+    "FLUSH",
     "MEMORY_DIALECT",
     "POSTGRES_DIALECT",
     "SQLITE_DIALECT",
     "AppliedMigration",
     "BackendName",
+    "Change",
     "Component",
     "Dialect",
     "Migration",
     "Params",
     "Row",
     "Store",
+    "Subscription",
     "Tx",
     "advisory_lock",
     "applied_migrations",
@@ -42,4 +55,5 @@ __all__ = [
     "engram_home",
     "open_store",
     "redact_url",
+    "writing",
 ]

@@ -28,9 +28,12 @@ Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from engram.store._changes import Change, Subscription
 
 Row = dict[str, Any]
 Params = Sequence[Any]
@@ -98,6 +101,17 @@ class Tx(Protocol):
         """The first column of the first row, or None."""
         ...
 
+    def record_change(self, topic: str, key: str) -> None:
+        """Record in this transaction that ``topic``/``key`` changed (the change feed:
+        docs/spec/storage.md "Change feed"): other processes learn of it within their bound,
+        this store object's subscribers right after the commit. Needs the ``changes``
+        component."""
+        ...
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this transaction has committed (never if it rolls back)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -139,7 +153,27 @@ class Store(Protocol):
         """Apply pending migrations of the components; return (component, version, name) applied.
 
         Idempotent and safe to call concurrently from several processes (a lock serialises it).
+        For composition roots only (start-up, ``engram db migrate``, the CLI's store openers);
+        a component this store object already migrated or checked costs no transaction.
         """
+        ...
+
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
+        """Refuse (StoreError naming ``engram db migrate``) unless every component's schema is
+        exactly the version the code knows. Reads the versions once per store object (through
+        ``tx`` when the caller already holds a transaction)."""
+        ...
+
+    def subscribe(self, subscriber: Callable[[Change], None], bound: float = 1.0) -> Subscription:
+        """Deliver every committed change (:class:`engram.store.Change`) to ``subscriber``:
+        this store object's own at once, other processes' within ``bound`` seconds. Returns an
+        :class:`engram.store.Subscription` whose ``fresh()`` says whether memory may be
+        trusted now."""
+        ...
+
+    def forget_schema(self) -> None:
+        """Drop what :meth:`migrate` and :meth:`require` remember, so the next check reads the
+        database again (another process may have migrated it)."""
         ...
 
     def schema_versions(self) -> dict[str, int]:
@@ -147,6 +181,13 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def writing(store: Store, tx: Tx | None = None) -> AbstractContextManager[Tx]:
+    """``tx`` itself when the caller holds a transaction (it commits), else a new one of
+    ``store``: how a domain write joins its caller's transaction (an idempotent POST commits
+    its claim, the write and the stored answer together)."""
+    return nullcontext(tx) if tx is not None else store.transaction()
 
 
 __all__ = [
@@ -161,4 +202,5 @@ __all__ = [
     "Row",
     "Store",
     "Tx",
+    "writing",
 ]

@@ -16,10 +16,12 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from threading import Lock
 
 from engram.core.clock import format_instant_precise
 from engram.errors import StoreError
 from engram.store._base import Component, Dialect, Store, Tx
+from engram.store._changes import SCHEMA_TOPIC
 
 SCHEMA_TABLE = "engram_schema"
 HISTORY_TABLE = "engram_schema_history"
@@ -91,11 +93,95 @@ def _refuse_newer(component: Component, current: int) -> None:
         )
 
 
+class SchemaMemo:
+    """The components one store object knows to be current: name -> the version checked.
+
+    Filled by :func:`migrate` and :func:`require`, so a second ``migrate()`` or ``require()`` of
+    a current component costs a dict lookup instead of a transaction (the write lock on SQLite,
+    an advisory lock shared by every PostgreSQL worker). One version per name: migrating a
+    component further replaces what was known of it. :meth:`forget` empties it, so the next
+    check reads the database again (after another process migrated, for instance).
+    """
+
+    __slots__ = ("_current", "_lock")
+
+    def __init__(self) -> None:
+        self._current: dict[str, int] = {}
+        self._lock = Lock()
+
+    def missing(self, components: Sequence[Component]) -> list[Component]:
+        current = self._current
+        return [c for c in components if current.get(c.name) != len(c.migrations)]
+
+    def remember(self, components: Sequence[Component]) -> None:
+        with self._lock:
+            known = dict(self._current)
+            known.update((c.name, len(c.migrations)) for c in components)
+            self._current = known  # replaced whole: readers never see a dict being changed
+
+    def forget(self) -> None:
+        with self._lock:
+            self._current = {}
+
+
+def require(
+    memo: SchemaMemo,
+    read: Callable[[], AbstractContextManager[Tx]],
+    url: str,
+    components: Sequence[Component],
+    tx: Tx | None = None,
+) -> None:
+    """Refuse to run on a schema that is behind (or ahead of) ``components``.
+
+    One read of the applied versions the first time per store object, nothing afterwards;
+    through ``tx`` when the caller holds one (a second transaction on the thread is refused).
+    """
+    missing = memo.missing(components)
+    if not missing:
+        return
+    if tx is not None:
+        applied = versions_in(tx)
+    else:
+        with read() as own:
+            applied = versions_in(own)
+    for component in missing:
+        current = applied.get(component.name, 0)
+        _refuse_newer(component, current)
+        known = len(component.migrations)
+        if current < known:
+            raise StoreError(
+                f"the database {url} has schema version {current} of component "
+                f"{component.name!r}, this engram needs version {known}: run "
+                f"`engram db migrate --database {url}`"
+            )
+    memo.remember(missing)
+
+
 def migrate(
+    locked: LockedTransaction,
+    dialect: Dialect,
+    components: Sequence[Component],
+    memo: SchemaMemo | None = None,
+) -> list[tuple[str, int, str]]:
+    """Apply pending migrations; return the (component, version, name) steps applied.
+
+    With a ``memo``, components it already holds as current are skipped without a transaction,
+    and every component is remembered once migrated.
+    """
+    check_components(components)
+    if memo is not None and components:
+        components = memo.missing(components)
+        if not components:
+            return []
+    applied = _migrate(locked, dialect, components)
+    if memo is not None:
+        memo.remember(components)
+    return applied
+
+
+def _migrate(
     locked: LockedTransaction, dialect: Dialect, components: Sequence[Component]
 ) -> list[tuple[str, int, str]]:
-    """Apply pending migrations; return the (component, version, name) steps applied."""
-    check_components(components)
     applied: list[tuple[str, int, str]] = []
     with locked() as tx:
         for statement in bootstrap_statements(dialect):
@@ -128,8 +214,24 @@ def migrate(
                     " VALUES (?, ?, ?, ?)",
                     (component.name, migration.version, migration.name, stamp),
                 )
+                if _table_exists(tx, "engram_change_counter"):
+                    # Other processes forget what they knew of the schema and check it again.
+                    tx.record_change(SCHEMA_TOPIC, component.name)
             applied.append((component.name, migration.version, migration.name))
     return applied
+
+
+def _table_exists(tx: Tx, name: str) -> bool:
+    if tx.dialect.is_sqlite:
+        return bool(
+            tx.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        )
+    return tx.scalar("SELECT to_regclass(?)", (name,)) is not None
+
+
+def versions_in(tx: Tx) -> dict[str, int]:
+    """Every component's applied version; empty when the bookkeeping tables do not exist."""
+    return read_versions(tx) if _table_exists(tx, SCHEMA_TABLE) else {}
 
 
 def read_versions(tx: Tx) -> dict[str, int]:
@@ -166,10 +268,13 @@ __all__ = [
     "SCHEMA_TABLE",
     "AppliedMigration",
     "LockedTransaction",
+    "SchemaMemo",
     "applied_migrations",
     "bootstrap_statements",
     "check_components",
     "migrate",
     "read_history",
     "read_versions",
+    "require",
+    "versions_in",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -23,13 +23,21 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.errors import StoreError
-from engram.store import _migrate
-from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row
+from engram.store import _changes, _migrate
+from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row, Tx
+from engram.store._changes import (
+    DEFAULT_BOUND_SECONDS,
+    Change,
+    ChangeFeed,
+    Recording,
+    Subscription,
+)
 from engram.store._sql import (
     advisory_lock,
     normalise_params,
     normalise_rows,
     redact_url,
+    run_committed,
     scrub,
     to_pyformat,
 )
@@ -43,12 +51,16 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-class PostgresTx:
+class PostgresTx(Recording):
     """A transaction on one pooled connection."""
 
-    def __init__(self, conn: psycopg.Connection[DictRow], secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self, conn: psycopg.Connection[DictRow], secrets: tuple[str, ...], feed: ChangeFeed
+    ) -> None:
         self._conn = conn
         self._secrets = secrets
+        self._feed = feed
+        self.committed: list[Callable[[], None]] = []
 
     @property
     def dialect(self) -> Dialect:
@@ -90,6 +102,9 @@ class PostgresStore:
         password = urlsplit(url).password
         self._secrets: tuple[str, ...] = (password, unquote(password)) if password else ()
         self._local = threading.local()
+        self._schema = _migrate.SchemaMemo()
+        self._feed = ChangeFeed(self.read, remote=True, listen=self._notifications)
+        self._feed.on_schema_change = self.forget_schema
         try:
             # One direct connection first: an unreachable server fails now with the driver's
             # own reason, instead of as a pool timeout on first use.
@@ -140,7 +155,7 @@ class PostgresStore:
                     raise StoreError(
                         scrub(f"postgresql: cannot begin: {_one_line(str(e))}", self._secrets)
                     ) from e
-                tx = PostgresTx(conn, self._secrets)
+                tx = PostgresTx(conn, self._secrets, self._feed)
                 try:
                     yield tx
                 except BaseException:
@@ -153,12 +168,14 @@ class PostgresStore:
                     raise StoreError(
                         scrub(f"postgresql: commit failed: {_one_line(str(e))}", self._secrets)
                     ) from e
+            committed = tx.committed
         except psycopg.Error as e:
             raise StoreError(scrub(f"postgresql: {_one_line(str(e))}", self._secrets)) from e
         except PoolTimeout as e:
             raise StoreError(f"postgresql: no connection available: {_one_line(str(e))}") from e
         finally:
             self._local.active = False
+        run_committed(committed)
 
     def transaction(self) -> AbstractContextManager[PostgresTx]:
         return self._begin("BEGIN")
@@ -173,16 +190,63 @@ class PostgresStore:
             yield tx
 
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
-        return _migrate.migrate(self._locked, POSTGRES_DIALECT, components)
+        return _migrate.migrate(self._locked, POSTGRES_DIALECT, components, self._schema)
+
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
+        _migrate.require(self._schema, self.read, self.url, components, tx)
+
+    def forget_schema(self) -> None:
+        self._schema.forget()
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
-            if tx.scalar("SELECT to_regclass(?)", (_migrate.SCHEMA_TABLE,)) is None:
-                return {}
-            return _migrate.read_versions(tx)
+            return _migrate.versions_in(tx)
+
+    def subscribe(
+        self, subscriber: Callable[[Change], None], bound: float = DEFAULT_BOUND_SECONDS
+    ) -> Subscription:
+        return self._feed.subscribe(subscriber, bound)
+
+    def _notifications(self) -> _Listener:
+        return _Listener(self._url, self._secrets)
 
     def close(self) -> None:
+        self._feed.close()
         self._pool.close()
+
+
+class _Listener:
+    """A dedicated autocommit connection LISTENing on the schema's change channel."""
+
+    def __init__(self, url: str, secrets: tuple[str, ...]) -> None:
+        self._secrets = secrets
+        try:
+            self._conn = psycopg.connect(
+                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+            row = self._conn.execute(_changes.CHANNEL_SQL).fetchone()
+            if row is None:  # pragma: no cover - the query always returns one row
+                raise StoreError("postgresql: no change channel")
+            self._conn.execute(f'LISTEN "{row[0]}"')  # "engram_" + md5 hex: a safe identifier
+        except psycopg.Error as e:
+            raise StoreError(
+                scrub(f"postgresql: cannot listen: {_one_line(str(e))}", secrets)
+            ) from e
+
+    def wait(self, timeout: float) -> Iterator[str]:
+        try:
+            for notify in self._conn.notifies(timeout=timeout):
+                yield notify.payload
+        except psycopg.Error as e:
+            raise StoreError(
+                scrub(f"postgresql: listener: {_one_line(str(e))}", self._secrets)
+            ) from e
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except psycopg.Error as e:
+            raise StoreError(scrub(f"postgresql: {_one_line(str(e))}", self._secrets)) from e
 
 
 __all__ = ["PostgresStore", "PostgresTx"]

@@ -10,8 +10,9 @@ passes on SQLite passes on PostgreSQL.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from engram.core.clock import format_instant_precise
 from engram.store._base import Params, Tx
 
+LOG = logging.getLogger("engram.store")
 _PASSWORD_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 
@@ -137,6 +139,16 @@ def scrub(message: str, secrets: Iterable[str]) -> str:
     return _PASSWORD_KV.sub(r"\1***", message)
 
 
+def run_committed(callbacks: Sequence[Callable[[], None]]) -> None:
+    """Run a committed transaction's ``after_commit`` callbacks. The transaction is durable by
+    now, so a failing callback is logged, never raised as if the commit had failed."""
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            LOG.exception("an after-commit callback failed")
+
+
 def advisory_lock(tx: Tx, name: str) -> None:
     """Serialise the rest of ``tx`` against other transactions taking the same ``name``.
 
@@ -156,6 +168,7 @@ __all__ = [
     "normalise_params",
     "normalise_rows",
     "redact_url",
+    "run_committed",
     "scrub",
     "to_pyformat",
 ]

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -34,18 +34,28 @@ from engram.store._base import (
     Dialect,
     Params,
     Row,
+    Tx,
 )
-from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows
+from engram.store._changes import (
+    DEFAULT_BOUND_SECONDS,
+    Change,
+    ChangeFeed,
+    Recording,
+    Subscription,
+)
+from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows, run_committed
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-class SqliteTx:
+class SqliteTx(Recording):
     """A transaction on one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection, dialect: Dialect) -> None:
+    def __init__(self, conn: sqlite3.Connection, dialect: Dialect, feed: ChangeFeed) -> None:
         self._conn = conn
         self._dialect = dialect
+        self._feed = feed
+        self.committed: list[Callable[[], None]] = []
 
     @property
     def dialect(self) -> Dialect:
@@ -129,13 +139,14 @@ class _Transaction:
     connection has it on from the start and skips the two statements.
     """
 
-    __slots__ = ("_conn", "_owner", "_toggle", "_write")
+    __slots__ = ("_conn", "_owner", "_toggle", "_tx", "_write")
 
     def __init__(self, owner: _SqliteBase, *, write: bool) -> None:
         self._owner = owner
         self._write = write
         self._toggle = owner._shared_connection and not write
         self._conn: sqlite3.Connection | None = None
+        self._tx: SqliteTx | None = None
 
     def __enter__(self) -> SqliteTx:
         owner = self._owner
@@ -156,12 +167,14 @@ class _Transaction:
             self._finish(conn)
             raise StoreError(f"sqlite: could not begin a transaction: {e}") from e
         self._conn = conn
-        return SqliteTx(conn, owner._dialect)
+        self._tx = SqliteTx(conn, owner._dialect, owner._feed)
+        return self._tx
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        conn = self._conn
-        assert conn is not None
-        self._conn = None
+        conn, tx = self._conn, self._tx
+        if conn is None or tx is None:  # pragma: no cover - __exit__ without __enter__
+            raise StoreError("sqlite: transaction ended twice")
+        self._conn = self._tx = None
         try:
             if exc_type is not None:
                 if conn.in_transaction:
@@ -175,6 +188,7 @@ class _Transaction:
                 raise StoreError(f"sqlite: commit failed: {e}") from e
         finally:
             self._finish(conn)
+        run_committed(tx.committed)
 
     def _finish(self, conn: sqlite3.Connection) -> None:
         try:
@@ -188,12 +202,18 @@ class _Transaction:
 class _SqliteBase:
     _dialect: Dialect
     _guard: _NestGuard
+    _schema: _migrate.SchemaMemo
+    _feed: ChangeFeed
     # True when reads and writes share one connection (query_only is switched per read).
     _shared_connection = False
 
     @property
     def dialect(self) -> Dialect:
         return self._dialect
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
 
     def _checkout(self, *, write: bool) -> sqlite3.Connection:
         """A connection for this thread's transaction (StoreError when closed)."""
@@ -211,16 +231,27 @@ class _SqliteBase:
 
     def migrate(self, *components: Component) -> list[tuple[str, int, str]]:
         # BEGIN IMMEDIATE is the migration lock: one writer at a time across processes.
-        return _migrate.migrate(self.transaction, self._dialect, components)
+        return _migrate.migrate(self.transaction, self._dialect, components, self._schema)
+
+    def require(self, *components: Component, tx: Tx | None = None) -> None:
+        _migrate.require(self._schema, self.read, self.url, components, tx)
+
+    def forget_schema(self) -> None:
+        self._schema.forget()
+
+    def subscribe(
+        self, subscriber: Callable[[Change], None], bound: float = DEFAULT_BOUND_SECONDS
+    ) -> Subscription:
+        return self._feed.subscribe(subscriber, bound)
+
+    def _new_feed(self, *, remote: bool) -> ChangeFeed:
+        feed = ChangeFeed(self.read, remote=remote)
+        feed.on_schema_change = self.forget_schema
+        return feed
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:
-            if not tx.scalar(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                (_migrate.SCHEMA_TABLE,),
-            ):
-                return {}
-            return _migrate.read_versions(tx)
+            return _migrate.versions_in(tx)
 
 
 class MemoryStore(_SqliteBase):
@@ -231,6 +262,8 @@ class MemoryStore(_SqliteBase):
     def __init__(self) -> None:
         self._dialect = MEMORY_DIALECT
         self._guard = _NestGuard()
+        self._schema = _migrate.SchemaMemo()
+        self._feed = self._new_feed(remote=False)  # no other process can write to it
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             ":memory:", isolation_level=None, check_same_thread=False
@@ -253,6 +286,7 @@ class MemoryStore(_SqliteBase):
         self._lock.release()
 
     def close(self) -> None:
+        self._feed.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -290,6 +324,8 @@ class SqliteStore(_SqliteBase):
     def __init__(self, path: Path) -> None:
         self._dialect = SQLITE_DIALECT
         self._guard = _NestGuard()
+        self._schema = _migrate.SchemaMemo()
+        self._feed = self._new_feed(remote=True)  # other processes share the file
         self._path = path
         self._lock = threading.Lock()
         # Index 0: write connections, index 1: read-only ones (query_only set at open).
@@ -348,6 +384,7 @@ class SqliteStore(_SqliteBase):
                 self._idle[not write].append(conn)
 
     def close(self) -> None:
+        self._feed.close()
         with self._lock:
             self._closed = True
             idle = [*self._idle[0], *self._idle[1]]

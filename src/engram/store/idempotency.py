@@ -2,7 +2,16 @@
 
 docs/spec/storage.md "Idempotency records". A record is keyed by ``(scope, key)``: the scope
 separates callers (a subject, a token, a route) so one caller's ``Idempotency-Key`` never
-collides with another's. The caller's protocol::
+collides with another's.
+
+:meth:`IdempotencyStore.run_once` is the protocol the provider uses: the claim, the request's
+own writes (``handle`` gets the transaction) and the stored answer commit in **one**
+transaction, so a process that dies at any point leaves either nothing (the retry runs) or
+everything (the retry gets the stored answer). A refusal (4xx) rolls the handler's writes back
+to a savepoint and is stored as the answer; a failure (5xx, anything else) rolls everything
+back. Of two concurrent first requests the second waits on the first's claim row and then
+replays its answer. The older three-step protocol remains for callers that cannot hold one
+transaction across their work::
 
     stored = records.begin(scope, key, digest_hex(body), now)
     if stored is not None:
@@ -24,12 +33,20 @@ retention period (default 24 h) from their creation: after it a key may be reuse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from engram.core.canonical import canonicalize
 from engram.core.clock import format_instant_precise, parse_instant
-from engram.errors import ConflictError, IdempotencyConflict, InvalidRequest, ResourceNotFound
-from engram.store._base import Component, Dialect, Migration, Store
+from engram.errors import (
+    ConflictError,
+    EngramError,
+    IdempotencyConflict,
+    InvalidRequest,
+    ResourceNotFound,
+)
+from engram.store._base import Component, Dialect, Migration, Store, Tx
 
 DEFAULT_RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -61,6 +78,18 @@ class StoredResponse:
     created_at: datetime
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What :meth:`IdempotencyStore.run_once` answered: a fresh answer or the stored one."""
+
+    status: int
+    body: bytes
+    replayed: bool
+
+
+_SAVEPOINT = "engram_idempotent"
+
+
 def _check(scope: str, key: str) -> None:
     if not scope:
         raise InvalidRequest("an idempotency scope must not be empty")
@@ -90,29 +119,36 @@ class IdempotencyStore:
         Raises IdempotencyConflict when the key was used with another request digest, and
         ConflictError while the first request with this key is still being handled.
         """
+        with self._store.transaction() as tx:
+            return self.claim(tx, scope, key, request_digest, now)
+
+    def claim(
+        self, tx: Tx, scope: str, key: str, request_digest: str, now: datetime
+    ) -> StoredResponse | None:
+        """:meth:`begin` inside the caller's transaction ``tx``."""
         _check(scope, key)
         if not request_digest:
             raise InvalidRequest("a request digest must not be empty")
         expired_before = format_instant_precise(now - self._retention)
-        with self._store.transaction() as tx:
-            # An expired record no longer binds the key: the caller may reuse it.
-            tx.execute(
-                "DELETE FROM engram_idempotency"
-                " WHERE scope = ? AND idem_key = ? AND created_at < ?",
-                (scope, key, expired_before),
-            )
-            claimed = tx.execute(
-                "INSERT INTO engram_idempotency (scope, idem_key, request_digest, created_at)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING RETURNING scope",
-                (scope, key, request_digest, format_instant_precise(now)),
-            )
-            if claimed:
-                return None
-            row = tx.one(
-                "SELECT request_digest, created_at, status, body FROM engram_idempotency"
-                " WHERE scope = ? AND idem_key = ?",
-                (scope, key),
-            )
+        # An expired record no longer binds the key: the caller may reuse it.
+        tx.execute(
+            "DELETE FROM engram_idempotency WHERE scope = ? AND idem_key = ? AND created_at < ?",
+            (scope, key, expired_before),
+        )
+        # On PostgreSQL this waits while another transaction holds an uncommitted claim of the
+        # same key, then finds its committed row (READ COMMITTED reads afresh per statement).
+        claimed = tx.execute(
+            "INSERT INTO engram_idempotency (scope, idem_key, request_digest, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING RETURNING scope",
+            (scope, key, request_digest, format_instant_precise(now)),
+        )
+        if claimed:
+            return None
+        row = tx.one(
+            "SELECT request_digest, created_at, status, body FROM engram_idempotency"
+            " WHERE scope = ? AND idem_key = ?",
+            (scope, key),
+        )
         if row is None:  # pragma: no cover - the conflicting row cannot vanish inside the lock
             raise ConflictError("idempotency record changed concurrently; retry the request")
         if row["request_digest"] != request_digest:
@@ -127,6 +163,48 @@ class IdempotencyStore:
             status=int(row["status"]),
             body=bytes(row["body"] or b""),
             created_at=parse_instant(str(row["created_at"])),
+        )
+
+    def run_once(
+        self,
+        scope: str,
+        key: str,
+        request_digest: str,
+        now: datetime,
+        handle: Callable[[Tx], tuple[int, bytes]],
+    ) -> Outcome:
+        """Run ``handle`` at most once per key, its writes, the claim and the answer in one
+        transaction (module docstring). A refusal ``handle`` raises (an EngramError below 500)
+        is stored, committed and raised again; a retry gets its stored bytes."""
+        refused: EngramError | None = None
+        with self._store.transaction() as tx:
+            stored = self.claim(tx, scope, key, request_digest, now)
+            if stored is not None:
+                return Outcome(stored.status, stored.body, replayed=True)
+            tx.execute(f"SAVEPOINT {_SAVEPOINT}")
+            try:
+                status, body = handle(tx)
+            except EngramError as e:
+                if e.http_status >= 500:
+                    raise  # the whole transaction rolls back, the claim with it: a retry runs
+                # A refused request changes nothing: undo what it did, keep the refusal.
+                tx.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+                self.answer(tx, scope, key, e.http_status, canonicalize(e.to_wire()))
+                refused = e
+            else:
+                tx.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+                self.answer(tx, scope, key, status, body)
+                return Outcome(status, body, replayed=False)
+        if refused is None:  # pragma: no cover - every path above returned or raised
+            raise ConflictError("idempotent request ended without an answer")
+        raise refused
+
+    def answer(self, tx: Tx, scope: str, key: str, status: int, body: bytes) -> None:
+        """Store the answer of a key claimed in ``tx``."""
+        tx.execute(
+            "UPDATE engram_idempotency SET status = ?, body = ?"
+            " WHERE scope = ? AND idem_key = ? AND status IS NULL",
+            (status, bytes(body), scope, key),
         )
 
     def complete(self, scope: str, key: str, status: int, body: bytes) -> None:
@@ -173,4 +251,11 @@ class IdempotencyStore:
         return self.purge(now - self._retention)
 
 
-__all__ = ["COMPONENT", "DEFAULT_RETENTION", "MAX_KEY_LENGTH", "IdempotencyStore", "StoredResponse"]
+__all__ = [
+    "COMPONENT",
+    "DEFAULT_RETENTION",
+    "MAX_KEY_LENGTH",
+    "IdempotencyStore",
+    "Outcome",
+    "StoredResponse",
+]

@@ -16,6 +16,7 @@ is the key store and its access control guards them. They leave only through
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,11 +26,14 @@ from engram.core.keyring import KeyInfo
 from engram.core.keys import PrivateKey, PublicKey, save_private_key
 from engram.errors import ConflictError, InvalidRequest, ResourceNotFound, UnknownKeyId
 from engram.store._base import Component, Dialect, Migration, Row, Store, Tx
+from engram.store._changes import COMPONENT as CHANGES_COMPONENT
 from engram.store._sql import advisory_lock
 
 DEFAULT_LIFETIME = timedelta(days=90)
 _LOCK = "engram-keys"
-_COLUMNS = "kid, public_key, created_at, expires_at, retired_at, published_until"
+KEYS_TOPIC = "keys"
+"""Change-feed topic of every change to the keyring (creation, rotation, retirement)."""
+_COLUMNS = "kid, public_key, created_at, expires_at, retired_at, published_until, signs_from"
 
 
 def _schema_v1(dialect: Dialect) -> list[str]:
@@ -45,7 +49,18 @@ def _schema_v1(dialect: Dialect) -> list[str]:
     ]
 
 
-COMPONENT = Component("keys", [Migration(1, "signing keys", _schema_v1)])
+def _schema_v2(_: Dialect) -> list[str]:
+    # When a key starts signing (NULL: at created_at): a successor is published ahead of it.
+    return ["ALTER TABLE engram_signing_keys ADD COLUMN signs_from TEXT"]
+
+
+COMPONENT = Component(
+    "keys",
+    [
+        Migration(1, "signing keys", _schema_v1),
+        Migration(2, "keys published ahead of signing", _schema_v2),
+    ],
+)
 
 
 def _instant(value: object) -> datetime | None:
@@ -60,6 +75,7 @@ def _info(row: Row) -> KeyInfo:
         expires_at=parse_instant(str(row["expires_at"])),
         retired_at=_instant(row["retired_at"]),
         published_until=_instant(row["published_until"]),
+        signs_from=_instant(row["signs_from"]),
     )
 
 
@@ -76,7 +92,7 @@ class KeyStore:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        store.migrate(COMPONENT)
+        store.migrate(CHANGES_COMPONENT, COMPONENT)
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -91,7 +107,8 @@ class KeyStore:
             return self._get(tx, kid)
 
     def published(self, now: datetime) -> KeyList:
-        """The keys a verifier may need at ``now`` (the discovery document), oldest first."""
+        """The keys a verifier may need at ``now`` (the discovery document), oldest first:
+        a key published ahead of signing is among them."""
         return keyring.published_keys(self.list(), now)
 
     def public_key(self, kid: str) -> PublicKey:
@@ -110,31 +127,48 @@ class KeyStore:
         """Generate and store a new key (kid defaults to its content-addressed key id)."""
         with self._store.transaction() as tx:
             info, _ = self._create(tx, now, lifetime, kid)
+            tx.record_change(KEYS_TOPIC, info.kid)
         return info
 
-    def rotate(self, now: datetime, lifetime: timedelta = DEFAULT_LIFETIME) -> KeyInfo:
-        """Create a new key and retire every other unretired key at ``now``.
+    def rotate(
+        self,
+        now: datetime,
+        lifetime: timedelta = DEFAULT_LIFETIME,
+        *,
+        lead: timedelta = keyring.DEFAULT_PUBLISH_LEAD,
+    ) -> KeyInfo:
+        """Create a new key that is published now and signs from ``now + lead``; every other
+        unretired key retires at that instant (it keeps signing until then).
 
-        Retired keys stay published until what they signed has expired (``published_until``).
+        ``lead`` is at least the key list's cache lifetime (issue 12), so no verifier meets the
+        new kid before its cached key list holds it. Retired keys stay published until what
+        they signed has expired (``published_until``). To stop a compromised key at once, use
+        :meth:`retire`: the next :meth:`ensure_active` then makes a key that signs at once.
         """
+        handover = format_instant_precise(now + lead)
         with self._store.transaction() as tx:
             advisory_lock(tx, _LOCK)
-            info, _ = self._create(tx, now, lifetime, None)
+            info, _ = self._create(tx, now, lifetime, None, lead=lead)
             tx.execute(
                 "UPDATE engram_signing_keys SET retired_at = ?"
-                " WHERE retired_at IS NULL AND kid <> ?",
-                (format_instant_precise(now), info.kid),
+                " WHERE kid <> ? AND (retired_at IS NULL OR retired_at > ?)",
+                (handover, info.kid, handover),
             )
+            tx.record_change(KEYS_TOPIC, info.kid)
         return info
 
     def retire(self, kid: str, now: datetime) -> KeyInfo:
-        """Stop ``kid`` signing from ``now`` on (retiring twice keeps the first instant)."""
+        """Stop ``kid`` signing from ``now`` on (retiring twice keeps the earlier instant)."""
         with self._store.transaction() as tx:
-            info = keyring.retire(self._get(tx, kid), now)
+            current = self._get(tx, kid)
+            if current.retired_at is not None and current.retired_at > now:
+                current = replace(current, retired_at=None)  # scheduled later: bring it forward
+            info = keyring.retire(current, now)
             tx.execute(
                 "UPDATE engram_signing_keys SET retired_at = ? WHERE kid = ?",
                 (_text(info.retired_at), kid),
             )
+            tx.record_change(KEYS_TOPIC, kid)
         return info
 
     def note_signed(self, kid: str, expires_at: datetime) -> None:
@@ -161,31 +195,39 @@ class KeyStore:
         lifetime: timedelta = DEFAULT_LIFETIME,
         *,
         renew_before: timedelta = timedelta(0),
+        lead: timedelta = timedelta(0),
     ) -> tuple[KeyInfo, PrivateKey]:
         """The key to sign with at ``now``, creating (and retiring) keys as the keyring plans.
 
-        Safe when several workers call it at once: the plan is made and applied under one lock,
-        so exactly one new key is created.
+        A successor is created ``lead`` before it signs, once the active key stops signing
+        within ``renew_before + lead``; the active key signs until then. Safe when several
+        workers call it at once: the plan is made and applied under one lock, so exactly one
+        new key is created.
         """
         with self._store.transaction() as tx:
             advisory_lock(tx, _LOCK)
-            plan = keyring.plan_rotation(self._all(tx), now, renew_before=renew_before)
+            plan = keyring.plan_rotation(self._all(tx), now, renew_before=renew_before, lead=lead)
             active = plan.active
             superseded = list(plan.retire)
+            changed = bool(superseded)
             if plan.create:
-                created, key = self._create(tx, now, lifetime, None)
-                if active is not None:
-                    superseded.append(active)
-                active = created
-            else:
-                assert active is not None  # plan_rotation creates whenever no key may sign
-                key = self._private(tx, active.kid)
+                created, _ = self._create(tx, now, lifetime, None, lead=plan.create_lead)
+                changed = True
+                if created.can_sign(now):
+                    if active is not None:
+                        superseded.append(active)
+                    active = created
+            if active is None:  # pragma: no cover - plan_rotation creates when none may sign
+                raise ConflictError("no signing key may sign now")
+            key = self._private(tx, active.kid)
             for old in superseded:
                 if old.kid != active.kid and old.retired_at is None:
                     tx.execute(
                         "UPDATE engram_signing_keys SET retired_at = ? WHERE kid = ?",
                         (format_instant_precise(now), old.kid),
                     )
+            if changed:
+                tx.record_change(KEYS_TOPIC, active.kid)
         return active, key
 
     def export_private_key(self, kid: str, path: str | os.PathLike[str]) -> Path:
@@ -220,22 +262,29 @@ class KeyStore:
         return PrivateKey.from_pem(bytes(pem))
 
     def _create(
-        self, tx: Tx, now: datetime, lifetime: timedelta, kid: str | None
+        self,
+        tx: Tx,
+        now: datetime,
+        lifetime: timedelta,
+        kid: str | None,
+        *,
+        lead: timedelta = timedelta(0),
     ) -> tuple[KeyInfo, PrivateKey]:
         if kid is not None and not kid.strip():
             raise InvalidRequest("a kid must not be empty")
         key = PrivateKey.generate()
-        info = keyring.new_key_info(key.public_key(), now, lifetime, kid)
+        info = keyring.new_key_info(key.public_key(), now, lifetime, kid, lead=lead)
         inserted = tx.execute(
             "INSERT INTO engram_signing_keys"
-            " (kid, public_key, private_key_pem, created_at, expires_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (kid) DO NOTHING RETURNING kid",
+            " (kid, public_key, private_key_pem, created_at, expires_at, signs_from)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kid) DO NOTHING RETURNING kid",
             (
                 info.kid,
                 info.public_key.b64url,
                 key.to_pem(),
                 format_instant_precise(info.created_at),
                 format_instant_precise(info.expires_at),
+                _text(info.signs_from),
             ),
         )
         if not inserted:
@@ -243,4 +292,4 @@ class KeyStore:
         return info, key
 
 
-__all__ = ["COMPONENT", "DEFAULT_LIFETIME", "KeyStore"]
+__all__ = ["COMPONENT", "DEFAULT_LIFETIME", "KEYS_TOPIC", "KeyStore"]

@@ -19,7 +19,6 @@ from starlette.routing import BaseRoute, Route
 from engram.context import (
     Belief,
     Correction,
-    CorrectionStatus,
     EvolutionEntry,
     Subject,
     belief_history,
@@ -27,8 +26,8 @@ from engram.context import (
     get_belief,
     get_subject,
     list_beliefs,
-    list_corrections,
     list_pending_corrections,
+    recent_decisions,
     reject_correction,
 )
 from engram.errors import AuthError, BeliefNotFound, TokenExpired
@@ -156,11 +155,7 @@ class ReviewPages:
         store = self.services.store
         pending = list_pending_corrections(store, subject_id)
         beliefs = list_beliefs(store, subject_id)
-        resolved = [
-            c
-            for c in list_corrections(store, subject_id)
-            if c.status is not CorrectionStatus.PENDING
-        ][:RECENT_DECISIONS]
+        resolved = recent_decisions(store, subject_id, RECENT_DECISIONS)
         return pending, beliefs, resolved
 
     async def home(self, request: Request) -> Response:

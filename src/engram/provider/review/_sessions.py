@@ -23,7 +23,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.context import Permission, authenticate_token, get_subject, list_tokens
+from engram.context import Permission, authorize, get_subject, list_tokens
 from engram.core.clock import Clock, format_instant_precise, parse_instant
 from engram.core.encoding import b64url_encode
 from engram.errors import (
@@ -146,11 +146,7 @@ def sign_in_with_token(
 
     Unauthorized / TokenExpired for a bad or expired token, Forbidden without ``confirm``.
     """
-    grant = authenticate_token(store, clock, raw_token.strip())
-    if not grant.allows(Permission.CONFIRM):
-        raise Forbidden(
-            "this token may not review corrections: it needs the confirm (or admin) permission"
-        )
+    grant, _ = authorize(store, clock, raw_token.strip(), Permission.CONFIRM)  # the one rule
     get_subject(store, grant.subject_id)
     now = clock.now()
     expires = min(now + config.session_lifetime, grant.expires_at)
