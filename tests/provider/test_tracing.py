@@ -51,10 +51,10 @@ async def _client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
 def _texts(span: ReadableSpan) -> list[str]:
     """Everything a span would carry to a collector, as text."""
     texts = [span.name, str(span.status.description or "")]
-    texts += [f"{k}={v}" for k, v in (span.attributes or {}).items()]
+    texts += [f"{k}={v!r}" for k, v in (span.attributes or {}).items()]
     for event in span.events:
         texts.append(event.name)
-        texts += [f"{k}={v}" for k, v in (event.attributes or {}).items()]
+        texts += [f"{k}={v!r}" for k, v in (event.attributes or {}).items()]
     return texts
 
 
@@ -160,6 +160,7 @@ async def test_spans_name_route_templates_and_carry_no_token_or_belief_text(
                 assert secret not in text, (span.name, text)
 
 
+@pytest.mark.req("engram.provider.tracing-off-by-default")
 def test_tracing_is_off_by_default_and_follows_the_standard_variables(
     memory_store: Store,
 ) -> None:
@@ -171,4 +172,5 @@ def test_tracing_is_off_by_default_and_follows_the_standard_variables(
     assert ProviderConfig.from_env({**endpoint, "OTEL_TRACES_EXPORTER": "none"}).otel is False
     # Off: no tracing layer at all around the provider's own middleware.
     app = create_app(ProviderConfig(), memory_store, FixedClock())
-    assert [m.cls for m in app.user_middleware] == [ProviderMiddleware]
+    layers: list[object] = [m.cls for m in app.user_middleware]
+    assert layers == [ProviderMiddleware]
