@@ -109,19 +109,20 @@ def test_request_and_cache_counters_move_and_labels_hold_no_caller_data(metered:
         return _value(after, name, **labels) - _value(before, name, **labels)
 
     ok = {"method": "GET", "route": "/v1/context", "status": "200"}
-    assert moved("engram_http_requests_total", **ok) == 3
     assert moved("engram_http_request_duration_seconds_count", **ok) == 3
+    assert moved("engram_http_request_duration_seconds_bucket", le="+Inf", **ok) == 3
     assert moved("engram_http_request_duration_seconds_sum", **ok) > 0
     templated = {"method": "GET", "route": "/v1/corrections/{cid}", "status": "404"}
-    assert moved("engram_http_requests_total", **templated) == 1
+    assert moved("engram_http_request_duration_seconds_count", **templated) == 1
     unmatched = {"method": "GET", "route": "(unmatched)", "status": "404"}
-    assert moved("engram_http_requests_total", **unmatched) == 1
+    assert moved("engram_http_request_duration_seconds_count", **unmatched) == 1
     # The first export of this state was signed (a miss), the next two came from the cache.
     assert moved("engram_export_cache_misses_total") == 1
     assert moved("engram_export_cache_hits_total") == 2
     assert moved("engram_sign_duration_seconds_count", kind="export") == 1
     # The scrape before this one is counted too, under its own template.
-    assert moved("engram_http_requests_total", method="GET", route="/metrics", status="200") == 1
+    scrape = {"method": "GET", "route": "/metrics", "status": "200"}
+    assert moved("engram_http_request_duration_seconds_count", **scrape) == 1
     for secret in (metered.demo.token, token, secret_cid, metered.demo.subject.id, "private"):
         assert secret not in text
 
@@ -159,9 +160,10 @@ def test_rate_limit_refusals_are_counted_per_bucket(memory_store: Store) -> None
     assert _value(samples, "engram_rate_limited_total", limit="token") == 2
     # Refused before routing: no route template to name.
     refused = {"method": "GET", "route": "(unmatched)", "status": "429"}
-    assert _value(samples, "engram_http_requests_total", **refused) == 1
+    count = "engram_http_request_duration_seconds_count"
+    assert _value(samples, count, **refused) == 1
     limited = {"method": "GET", "route": "/v1/context", "status": "429"}
-    assert _value(samples, "engram_http_requests_total", **limited) == 2
+    assert _value(samples, count, **limited) == 2
 
 
 @pytest.mark.req("engram.provider.metrics-db-pool")

@@ -105,7 +105,7 @@ def _healthz_total(served: Served) -> float:
         for sample in family.samples:
             labels = sample.labels
             if (
-                sample.name == "engram_http_requests_total"
+                sample.name == "engram_http_request_duration_seconds_count"
                 and labels.get("route") == "/healthz"
                 and labels.get("status") == "200"
             ):
@@ -118,15 +118,14 @@ def _hit(url: str) -> int:
 
 
 def _per_worker_healthz(directory: Path, pid: int, scratch: Path) -> float:
-    """What one worker alone counted: its counter file read by a collector of its own."""
+    """What one worker alone counted: its histogram file read by a collector of its own."""
     alone = scratch / str(pid)
     alone.mkdir()
-    shutil.copy(directory / f"counter_{pid}.db", alone / f"counter_{pid}.db")
+    shutil.copy(directory / f"histogram_{pid}.db", alone / f"histogram_{pid}.db")
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=str(alone))  # type: ignore[no-untyped-call]
-    value = registry.get_sample_value(
-        "engram_http_requests_total", {"method": "GET", "route": "/healthz", "status": "200"}
-    )
+    labels = {"method": "GET", "route": "/healthz", "status": "200"}
+    value = registry.get_sample_value("engram_http_request_duration_seconds_count", labels)
     return value or 0.0
 
 
@@ -161,6 +160,7 @@ def test_two_workers_aggregate_and_dead_workers_lose_their_gauges(
     # Counters outlive their workers (a restarted worker's scrape still adds them); live
     # gauges do not.
     assert _pids(served.directory, "counter") == workers
+    assert _pids(served.directory, "histogram") == workers
     assert not (_pids(served.directory, "gauge_livesum") & workers)
 
 
