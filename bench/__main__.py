@@ -15,6 +15,7 @@ BENCHMARKS = {
     "recall": "bench.bench_recall",
     "engines": "bench.bench_engines",
     "tamper": "bench.bench_tamper",
+    "metrics": "bench.bench_metrics",
 }
 
 

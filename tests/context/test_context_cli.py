@@ -122,7 +122,14 @@ def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
         grant = authenticate_token(store, SystemClock(), str(demo["token"]))
     finally:
         store.close()
-    assert {p.value for p in grant.permissions} == {"read", "correct", "confirm", "memory", "admin"}
+    assert {p.value for p in grant.permissions} == {
+        "read",
+        "correct",
+        "confirm",
+        "memory",
+        "metrics",
+        "admin",
+    }
 
 
 def test_bad_input_fails_in_one_line_with_exit_code_2(

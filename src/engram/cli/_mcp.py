@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -111,15 +112,21 @@ def mcp_command(
 
 
 def provider_app_with_mcp(
-    config: ProviderConfig, store: Store, clock: Clock, seat: SeatSource | None
+    config: ProviderConfig,
+    store: Store,
+    clock: Clock,
+    seat: SeatSource | None,
+    *,
+    tracer_provider: Any = None,
 ) -> Starlette:
     """The provider app, with the MCP endpoint at ``/mcp`` when there is a seat to serve.
 
     The context resources ask this very app (in process, with the caller's own token), so the
     context an MCP client reads is the one a runtime would fetch, verified the same way.
+    ``tracer_provider`` goes to :func:`engram.provider.create_app` (tests capture spans).
     """
     if seat is None:
-        return create_app(config, store, clock)
+        return create_app(config, store, clock, tracer_provider=tracer_provider)
     spec = load_seat(seat)
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     engine = open_engine(
@@ -137,7 +144,12 @@ def provider_app_with_mcp(
     server = create_server(engine, seat, context=context)
     endpoint = http_endpoint(server, public_netlocs=[urlsplit(config.base_url).netloc])
     app = create_app(
-        config, store, clock, protected=[endpoint.protected], lifespan=endpoint.lifespan
+        config,
+        store,
+        clock,
+        protected=[endpoint.protected],
+        lifespan=endpoint.lifespan,
+        tracer_provider=tracer_provider,
     )
     apps.append(app)
     return app

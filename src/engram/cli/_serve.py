@@ -19,9 +19,14 @@ manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tool
 from __future__ import annotations
 
 import copy
+import dataclasses
 import errno
 import os
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +87,62 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 class _Supervisor(Multiprocess):
-    """uvicorn's process supervisor, remembering whether Ctrl-C stopped it."""
+    """uvicorn's process supervisor, remembering whether Ctrl-C stopped it, and telling
+    prometheus-client of every worker that exits (``mark_process_dead``, as its multiprocess
+    documentation asks of a server's master process) when metrics are on."""
 
     interrupted = False
 
     def handle_int(self) -> None:
         self.interrupted = True
         super().handle_int()
+
+    def _pids(self) -> set[int]:
+        return {p.pid for p in self.processes if p.pid is not None}
+
+    def _bury(self, before: set[int]) -> None:
+        dead = before - self._pids()
+        if dead and os.environ.get(METRICS_DIR_ENV):
+            from engram.provider._metrics import mark_process_dead
+
+            for pid in dead:
+                mark_process_dead(pid)
+
+    def keep_subprocess_alive(self) -> None:
+        before = self._pids()
+        super().keep_subprocess_alive()
+        self._bury(before)
+
+    def restart_all(self) -> None:
+        before = self._pids()
+        super().restart_all()
+        self._bury(before)
+
+    def join_all(self) -> None:
+        before = self._pids()
+        super().join_all()
+        self.processes = []
+        self._bury(before)
+
+
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@contextmanager
+def metrics_environment(enabled: bool, workers: int) -> Iterator[None]:
+    """With metrics on and several workers, the directory prometheus-client aggregates them
+    through: ``$PROMETHEUS_MULTIPROC_DIR`` if the operator set one (kept; they empty it between
+    runs), else a fresh private one, removed on exit. One worker needs none."""
+    if not enabled or workers == 1 or os.environ.get(METRICS_DIR_ENV):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="engram-metrics-")
+    os.environ[METRICS_DIR_ENV] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop(METRICS_DIR_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def run(sock: socket.socket, workers: int, log_level: str) -> None:
@@ -137,6 +191,20 @@ def run(sock: socket.socket, workers: int, log_level: str) -> None:
     help="Seat manifest for the MCP tools at /mcp (default: $ENGRAM_OTE, else the nearest "
     ".engram/ote.toml upwards; without one /mcp is not served).",
 )
+@click.option(
+    "--metrics",
+    is_flag=True,
+    default=False,
+    help="Serve Prometheus metrics at GET /metrics to tokens with the metrics permission "
+    "(also ENGRAM_METRICS=1).",
+)
+@click.option(
+    "--otel",
+    is_flag=True,
+    default=False,
+    help="Trace requests with OpenTelemetry to the OTLP/HTTP collector the OTEL_* variables "
+    "name (needs engram[otel]; also ENGRAM_OTEL=1).",
+)
 def serve_command(
     host: str,
     port: int,
@@ -147,6 +215,8 @@ def serve_command(
     log_level: str,
     print_openapi: bool,
     ote: Path | None,
+    metrics: bool,
+    otel: bool,
 ) -> None:
     """Serve the Engram context provider (Tier 3) over HTTP."""
     if print_openapi:
@@ -162,12 +232,17 @@ def serve_command(
             os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
         if ote is not None:
             os.environ["ENGRAM_OTE"] = str(ote.resolve())
+        if otel:
+            os.environ["ENGRAM_OTEL"] = "1"
+        if metrics:
+            os.environ["ENGRAM_METRICS"] = "1"
         config = ProviderConfig.from_env(os.environ)
         seat = serve_seat(os.environ, Path.cwd())
         if seat is not None:
             load_seat(seat)  # refuse a bad manifest here, not in every worker
         with cli_store(database, creates=True) as store:
-            create_app(config, store, CLOCK)  # migrates once, before any worker starts
+            # Migrates once, before any worker starts; metrics and tracing are the workers'.
+            create_app(dataclasses.replace(config, metrics=False, otel=False), store, CLOCK)
             banner = [demo_text(*open_demo(store), config.base_url)] if demo else []
             shown = store.url
         click.echo(
@@ -180,9 +255,10 @@ def serve_command(
                 ]
             )
         )
-        run(sock, workers, log_level)
+        with metrics_environment(config.metrics, workers):
+            run(sock, workers, log_level)
     finally:
         sock.close()
 
 
-__all__ = ["listen", "log_config", "run", "serve_command"]
+__all__ = ["listen", "log_config", "metrics_environment", "run", "serve_command"]

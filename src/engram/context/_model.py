@@ -21,12 +21,15 @@ class Permission(StrEnum):
 
     ``memory`` is for agents that use the MCP memory tools at ``/mcp``: it grants nothing over
     the subject's beliefs (no reading, proposing, confirming, adding or deleting them).
+    ``metrics`` is for a Prometheus scraper: it reads the provider's ``/metrics`` (operational
+    counters, no subject data) and nothing else.
     """
 
     READ = "read"
     CORRECT = "correct"
     CONFIRM = "confirm"
     MEMORY = "memory"
+    METRICS = "metrics"
     ADMIN = "admin"
 
 

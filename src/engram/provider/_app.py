@@ -154,6 +154,7 @@ def create_app(
     routes: Sequence[BaseRoute] = (),
     protected: Sequence[Protected] = (),
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
+    tracer_provider: Any = None,
 ) -> Starlette:
     """The provider app over ``store`` (migrated here: it is a composition root); ``clock``
     defaults to the wall clock.
@@ -162,7 +163,8 @@ def create_app(
     provider's own routes: ``protected`` ones (``engram serve`` adds the MCP endpoint at
     ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
     authenticate themselves; all share the middleware (request id, limits, access log) and the
-    error handlers.
+    error handlers. ``tracer_provider`` (an OpenTelemetry ``TracerProvider``) replaces the one
+    built from the ``OTEL_*`` variables when ``config.otel`` is on.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -175,6 +177,17 @@ def create_app(
         token_limiter=_limiter(config, clock),
         cache=ContextCache(store, bound=config.change_bound.total_seconds()),
     )
+    gate = ConcurrencyGate(config.max_concurrent)
+    metrics_routes: list[tuple[str, str, ASGIApp]] = []
+    if config.metrics:
+        # Imported only here: without metrics prometheus-client is never loaded.
+        from engram.provider._metrics import MetricsEndpoint, ProviderMetrics
+
+        services.metrics = ProviderMetrics(store)
+        services.signer.on_signed = services.metrics.signed
+        services.metrics.watch(gate)
+        endpoint = AuthGuard(MetricsEndpoint(services.metrics), Permission.METRICS)
+        metrics_routes.append(("GET", "/metrics", endpoint))
     # The document is fixed for the app's life: encode it once, not per request.
     spec = canonicalize(openapi_document(config))
 
@@ -204,14 +217,24 @@ def create_app(
         ("POST", "/v1/beliefs", _guarded(write.post_belief, admin)),
         ("DELETE", "/v1/beliefs/{bid}", _guarded(write.delete_belief_route, admin)),
         ("GET", "/v1/beliefs/{bid}/history", _guarded(write.belief_history_route, read)),
+        *metrics_routes,
     ]
+    tracing: list[Middleware] = []
+    if config.otel:
+        # Imported only here: without tracing OpenTelemetry is never loaded.
+        from engram.provider._tracing import TracingMiddleware, tracer_provider_from_env
+
+        tracer = tracer_provider if tracer_provider is not None else tracer_provider_from_env()
+        tracing.append(Middleware(TracingMiddleware, tracer_provider=tracer))
     own_routes = [*_routes_by_path(table), *review_routes(services)]
     extra = [Route(path, AuthGuard(app, permission)) for path, app, permission in protected]
     app = Starlette(
         routes=[*own_routes, *extra, *routes],
         lifespan=lifespan,
         middleware=[
-            # Outermost, so every answer to an allowed origin (429 and 503 too) is readable.
+            # Tracing outermost: every answer, refusals included, is one span.
+            *tracing,
+            # Then CORS, so every answer to an allowed origin (429 and 503 too) is readable.
             *(
                 [Middleware(CorsMiddleware, origins=config.cors_origins)]
                 if config.cors_origins
@@ -219,9 +242,10 @@ def create_app(
             ),
             Middleware(
                 ProviderMiddleware,
-                gate=ConcurrencyGate(config.max_concurrent),
+                gate=gate,
                 limiter=_limiter(config, clock),
                 trusted_proxies=config.trusted_proxies,
+                metrics=services.metrics,
             ),
         ],
         exception_handlers={

@@ -62,6 +62,12 @@ class ProviderConfig:
     # Origins a browser runtime may call the context routes from (CORS); "*" for any. None by
     # default: no CORS headers at all (docs/spec/context-provider.md, "CORS").
     cors_origins: tuple[str, ...] = ()
+    # GET /metrics (Prometheus text, the ``metrics`` permission); off by default, when the
+    # route does not exist (404) and the hot path records nothing (docs/deployment.md).
+    metrics: bool = False
+    # OpenTelemetry tracing of every request (engram[otel]) to the collector the standard
+    # OTEL_* variables name; off by default (docs/deployment.md "Tracing").
+    otel: bool = False
 
     def __post_init__(self) -> None:
         if not self.issuer_name.strip():
@@ -139,7 +145,38 @@ class ProviderConfig:
             change_bound=_milliseconds(environ.get("ENGRAM_CHANGE_BOUND_MS"), d.change_bound),
             trusted_proxies=_proxies(environ.get("ENGRAM_TRUSTED_PROXIES", "")),
             cors_origins=tuple(environ.get("ENGRAM_CORS_ORIGINS", "").replace(",", " ").split()),
+            metrics=_flag("ENGRAM_METRICS", environ.get("ENGRAM_METRICS")),
+            otel=otel_wanted(environ),
         )
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def _flag(name: str, raw: str | None) -> bool:
+    if raw is None:
+        return False
+    value = raw.strip().lower()
+    if value in _TRUE | _FALSE:
+        return value in _TRUE
+    raise InvalidRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw!r}")
+
+
+# The OpenTelemetry SDK's own variables that name a trace collector.
+OTEL_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def otel_wanted(environ: Mapping[str, str]) -> bool:
+    """Tracing on: ``ENGRAM_OTEL=1``, or an OTLP endpoint configured the standard way; off
+    whatever else says when ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none``."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    if environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
+        return False
+    if _flag("ENGRAM_OTEL", environ.get("ENGRAM_OTEL")):
+        return True
+    return any(environ.get(name, "").strip() for name in OTEL_ENDPOINTS)
 
 
 def _milliseconds(raw: str | None, default: timedelta) -> timedelta:

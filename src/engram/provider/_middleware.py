@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,6 +28,9 @@ from engram.errors import CapacityError
 from engram.provider._auth import Network, client_address, header
 from engram.provider._limits import ConcurrencyGate, RateLimiter
 from engram.provider._wire import error_body
+
+if TYPE_CHECKING:  # prometheus-client is imported only when metrics are enabled
+    from engram.provider._metrics import ProviderMetrics
 
 ACCESS_LOG = logging.getLogger("engram.provider.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -42,11 +45,13 @@ class ProviderMiddleware:
         gate: ConcurrencyGate,
         limiter: RateLimiter,
         trusted_proxies: Sequence[Network] = (),
+        metrics: ProviderMetrics | None = None,
     ) -> None:
         self.app = app
         self.gate = gate
         self.limiter = limiter
         self.trusted_proxies = tuple(trusted_proxies)
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -79,6 +84,8 @@ class ProviderMiddleware:
                 self.limiter.peek(address)
             except CapacityError as e:
                 state["error_code"] = e.code
+                if self.metrics is not None:
+                    self.metrics.refused("address")
                 await _refuse(e, send_with_id)
             else:
                 try:
@@ -90,6 +97,8 @@ class ProviderMiddleware:
                 self.gate.leave()
         finally:
             _log(scope, state, status, started)
+            if self.metrics is not None:
+                self.metrics.observe(scope, status, time.perf_counter() - started)
 
 
 async def _refuse(error: CapacityError, send: Send) -> None:

@@ -129,6 +129,8 @@ class _ContextExport:
         query = scope["query_string"]
         export_scope = resolve_scope(QueryParams(query).get("scope") if query else None)
         signed = services.signer.cached(grant.subject_id, export_scope, version)
+        if services.metrics is not None:
+            services.metrics.export_cache(signed is not None)
         if signed is None:
             signed = await run_in_threadpool(
                 services.signer.export, grant.subject_id, export_scope, version

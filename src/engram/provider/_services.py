@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,12 +28,16 @@ from engram.context import (
 )
 from engram.core.canonical import JsonValue, canonicalize, digest_hex
 from engram.core.clock import Clock
+from engram.errors import RateLimited
 from engram.provider._config import ProviderConfig
 from engram.provider._limits import RateLimiter
 from engram.provider._signer import ExportSigner
 from engram.provider._wire import JSON
 from engram.store import Store, Tx
 from engram.store.idempotency import IdempotencyStore
+
+if TYPE_CHECKING:  # prometheus-client is imported only when metrics are enabled
+    from engram.provider._metrics import ProviderMetrics
 
 REPLAY_HEADER = "Idempotent-Replayed"
 P = ParamSpec("P")
@@ -51,6 +55,8 @@ class Services:
     token_limiter: RateLimiter
     # Token grants and subject state versions in memory, invalidated by the change feed.
     cache: ContextCache
+    # GET /metrics and what it counts; None (nothing recorded) unless config.metrics.
+    metrics: ProviderMetrics | None = None
 
     def authorize_now(
         self, raw: str, permission: Permission, state: dict[str, Any]
@@ -66,7 +72,12 @@ class Services:
     ) -> tuple[TokenGrant, int | None]:
         state["subject_id"] = grant.subject_id
         require_permission(grant, permission)
-        self.token_limiter.check(grant.token_id)
+        try:
+            self.token_limiter.check(grant.token_id)
+        except RateLimited:
+            if self.metrics is not None:
+                self.metrics.refused("token")
+            raise
         return grant, version
 
     async def authorize(

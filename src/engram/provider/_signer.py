@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -94,6 +96,8 @@ class ExportSigner:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, int], _Cached] = OrderedDict()
         self._active: tuple[KeyInfo, PrivateKey, datetime] | None = None
+        # Told (kind, seconds) after each document is built and signed (GET /metrics).
+        self.on_signed: Callable[[str, float], None] | None = None
         # A rotation or retirement anywhere drops the held active key at once (change feed).
         self._subscription = store.subscribe(self._changed, config.change_bound.total_seconds())
 
@@ -147,6 +151,7 @@ class ExportSigner:
         hit = self.cached(subject_id, scope, version)
         if hit is not None:
             return hit
+        started = time.perf_counter()
         now = self._clock.now()
         cache_key = (subject_id, scope.name, version)
         info, key = self.active_key()
@@ -164,6 +169,8 @@ class ExportSigner:
         body = self._sign(document, info, key, expires_at)
         # mtime=0: the same signed bytes always compress to the same gzip bytes.
         signed = SignedExport(body, gzip.compress(body, compresslevel=6, mtime=0))
+        if self.on_signed is not None:
+            self.on_signed("export", time.perf_counter() - started)
         refresh_at = expires_at - self._config.export_refresh_margin
         with self._lock:
             self._cache[cache_key] = _Cached(signed, refresh_at)
@@ -174,13 +181,17 @@ class ExportSigner:
 
     def diff(self, subject_id: str, scope: Scope, since: datetime) -> bytes:
         """The signed diff since ``since`` (not cached: it depends on ``since``)."""
+        started = time.perf_counter()
         info, key = self.active_key()
         now = self._clock.now()
         expires_at = now + self._config.export_ttl
         document = build_diff(
             self._store, subject_id, scope, since, self._issuer, now, expires_at, info.kid
         )
-        return self._sign(document, info, key, expires_at)
+        body = self._sign(document, info, key, expires_at)
+        if self.on_signed is not None:
+            self.on_signed("diff", time.perf_counter() - started)
+        return body
 
     def published_keys(self) -> list[dict[str, JsonValue]]:
         """The ``keys`` list of ``/.well-known/engram-keys`` (active key first created if none)."""

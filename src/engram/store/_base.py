@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from engram.store._changes import Change, Subscription
@@ -183,6 +183,25 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class PoolStats:
+    """How a store's connections are used now (``GET /metrics``): open ones taken by a
+    transaction, open ones idle, callers waiting for one, and the most it may open (0: no
+    bound, as for SQLite, which opens one per concurrently active thread)."""
+
+    in_use: int
+    idle: int
+    waiting: int
+    max_size: int
+
+
+@runtime_checkable
+class PoolReporting(Protocol):
+    """A store that can say how its connections are used (every backend of this package)."""
+
+    def pool_stats(self) -> PoolStats: ...
+
+
 def writing(store: Store, tx: Tx | None = None) -> AbstractContextManager[Tx]:
     """``tx`` itself when the caller holds a transaction (it commits), else a new one of
     ``store``: how a domain write joins its caller's transaction (an idempotent POST commits
@@ -199,6 +218,8 @@ __all__ = [
     "Dialect",
     "Migration",
     "Params",
+    "PoolReporting",
+    "PoolStats",
     "Row",
     "Store",
     "Tx",

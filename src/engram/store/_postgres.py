@@ -24,7 +24,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.errors import StoreError
 from engram.store import _changes, _migrate
-from engram.store._base import POSTGRES_DIALECT, Component, Dialect, Params, Row, Tx
+from engram.store._base import (
+    POSTGRES_DIALECT,
+    Component,
+    Dialect,
+    Params,
+    PoolStats,
+    Row,
+    Tx,
+)
 from engram.store._changes import (
     DEFAULT_BOUND_SECONDS,
     Change,
@@ -209,6 +217,17 @@ class PostgresStore:
 
     def _notifications(self) -> _Listener:
         return _Listener(self._url, self._secrets)
+
+    def pool_stats(self) -> PoolStats:
+        """psycopg_pool's own counters (``ConnectionPool.get_stats``)."""
+        stats = self._pool.get_stats()
+        size, available = stats.get("pool_size", 0), stats.get("pool_available", 0)
+        return PoolStats(
+            in_use=max(0, size - available),
+            idle=available,
+            waiting=stats.get("requests_waiting", 0),
+            max_size=stats.get("pool_max", 0),
+        )
 
     def close(self) -> None:
         self._feed.close()

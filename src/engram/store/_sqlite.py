@@ -33,6 +33,7 @@ from engram.store._base import (
     Component,
     Dialect,
     Params,
+    PoolStats,
     Row,
     Tx,
 )
@@ -285,6 +286,11 @@ class MemoryStore(_SqliteBase):
     def _checkin(self, conn: sqlite3.Connection, *, write: bool) -> None:  # noqa: ARG002
         self._lock.release()
 
+    def pool_stats(self) -> PoolStats:
+        """The one connection: in use while a transaction holds the lock."""
+        taken = int(self._lock.locked())
+        return PoolStats(in_use=taken, idle=1 - taken, waiting=0, max_size=1)
+
     def close(self) -> None:
         self._feed.close()
         with self._lock:
@@ -330,6 +336,7 @@ class SqliteStore(_SqliteBase):
         self._lock = threading.Lock()
         # Index 0: write connections, index 1: read-only ones (query_only set at open).
         self._idle: tuple[list[sqlite3.Connection], list[sqlite3.Connection]] = ([], [])
+        self._opened = 0  # connections open now, idle or taken (for pool_stats)
         self._closed = False
         try:
             _prepare_file(path)
@@ -361,6 +368,8 @@ class SqliteStore(_SqliteBase):
         except BaseException:
             conn.close()
             raise
+        with self._lock:
+            self._opened += 1
         return conn
 
     def _checkout(self, *, write: bool) -> sqlite3.Connection:
@@ -379,9 +388,16 @@ class SqliteStore(_SqliteBase):
     def _checkin(self, conn: sqlite3.Connection, *, write: bool) -> None:
         with self._lock:
             if self._closed:
+                self._opened -= 1
                 conn.close()
             else:
                 self._idle[not write].append(conn)
+
+    def pool_stats(self) -> PoolStats:
+        """Connections open (one per thread that has had a transaction) and idle now."""
+        with self._lock:
+            idle = len(self._idle[0]) + len(self._idle[1])
+            return PoolStats(in_use=self._opened - idle, idle=idle, waiting=0, max_size=0)
 
     def close(self) -> None:
         self._feed.close()
@@ -389,6 +405,7 @@ class SqliteStore(_SqliteBase):
             self._closed = True
             idle = [*self._idle[0], *self._idle[1]]
             self._idle = ([], [])
+            self._opened -= len(idle)
         for conn in idle:
             conn.close()
 
