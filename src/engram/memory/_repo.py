@@ -21,6 +21,15 @@ MEMORY_COLUMNS = (
 )
 
 
+def _json_column(text: str) -> Any:
+    # Most memories carry no provenance and many no entities (recall reads ten rows a query).
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return parse_strict(text)
+
+
 def to_memory(row: Row) -> Memory:
     return Memory(
         id=row["id"],
@@ -28,8 +37,8 @@ def to_memory(row: Row) -> Memory:
         ring_id=row["ring_id"],
         kind=row["kind"],
         text=row["text"],
-        entities=tuple(parse_strict(row["entities"])),
-        provenance=parse_strict(row["provenance"]),
+        entities=tuple(_json_column(row["entities"])),
+        provenance=_json_column(row["provenance"]),
         thread=row["thread"],
         seat_id=row["seat_id"],
         tokens=int(row["tokens"]),
@@ -68,10 +77,14 @@ def generation(tx: Tx) -> tuple[int, int]:
 
 def change_sequence(tx: Tx) -> tuple[str, int, int, int]:
     """(database instance id, rebuilt, appended, highest n): what the derived index checks."""
-    row = tx.one("SELECT instance, appended, rebuilt FROM memory_generation WHERE id = 1")
-    top = tx.scalar("SELECT MAX(n) FROM memory_items")
+    # One statement, not two: every recall asks (on PostgreSQL each is a network round trip).
+    row = tx.one(
+        "SELECT instance, appended, rebuilt, (SELECT MAX(n) FROM memory_items) AS top "
+        "FROM memory_generation WHERE id = 1"
+    )
     if row is None:
         return ("", 0, 0, 0)
+    top = row["top"]
     return (str(row["instance"]), int(row["rebuilt"]), int(row["appended"]), int(top or 0))
 
 
