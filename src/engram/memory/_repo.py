@@ -146,6 +146,41 @@ def insert_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
     add_counts(tx, deltas)
 
 
+def insert_new_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> set[str]:
+    """Insert the rows whose id is not stored yet (MEMORY_COLUMNS order, distinct ids), count
+    them, and return the ids inserted.
+
+    One ``INSERT ... ON CONFLICT DO NOTHING`` instead of looking every id up first: content ids
+    are random keys, and at 1M memories the look-up walked the id index a second time for
+    every row (a bulk import is almost always all new). Writers hold the generation row
+    (``bump``) first, so the rows above the highest ``n`` before the insert are this batch's.
+    """
+    if not rows:
+        return set()
+    before = int(tx.scalar("SELECT MAX(n) FROM memory_items") or 0)
+    tx.execute_many(
+        f"INSERT INTO memory_items ({MEMORY_COLUMNS}, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        [(*r, r[-1]) for r in rows],
+    )
+    added = int(tx.scalar("SELECT COUNT(*) FROM memory_items WHERE n > ?", (before,)) or 0)
+    if added == len(rows):
+        new = list(rows)
+        ids = {str(r[0]) for r in rows}
+    else:
+        ids = {
+            str(r["id"]) for r in tx.execute("SELECT id FROM memory_items WHERE n > ?", (before,))
+        }
+        new = [r for r in rows if r[0] in ids]
+    deltas: dict[tuple[str, str], int] = {}
+    for r in new:
+        key = (r[2], str(r[12]))  # ring_id, status
+        deltas[key] = deltas.get(key, 0) + 1
+    add_counts(tx, deltas)
+    return ids
+
+
 def insert_dense(
     tx: Tx, rows: Sequence[tuple[str, str, int, bytes]], ring_of: dict[str, str]
 ) -> None:
@@ -375,6 +410,7 @@ __all__ = [
     "index_rows_after",
     "insert_dense",
     "insert_memories",
+    "insert_new_memories",
     "json_text",
     "lock_memory",
     "mark_verified",
