@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json.encoder
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,8 @@ from engram.store import Store, Tx
 
 MAX_TEXT = 100_000
 BUSY_RETRY_SECONDS = 1
+# The C string encoder behind ``canonicalize`` (JSONEncoder with ensure_ascii=False).
+_encode_str = json.encoder.encode_basestring
 REFRESH_AT = 500
 BULK_CACHE_KIB = 262_144  # 256 MiB at most, for a bulk writer's connection only
 
@@ -137,7 +140,24 @@ def open_engine(
 
 
 def memory_id(ring_id: str, kind: str, text: str) -> str:
-    """The content address of a memory."""
+    """The content address of a memory: sha256 of the RFC 8785 bytes of {kind, ring_id, text}.
+
+    For three strings those bytes are the keys in this (sorted) order with each value written
+    by the same C string encoder ``canonicalize`` uses (tests/memory/test_memory_ids.py proves
+    them equal); building them directly skips the generic walk, a fifth of a bulk import's
+    time. Anything else (a lone surrogate, which UTF-8 cannot encode) takes ``canonicalize``
+    and its error.
+    """
+    if type(kind) is str and type(ring_id) is str and type(text) is str:
+        try:
+            data = (
+                f'{{"kind":{_encode_str(kind)},"ring_id":{_encode_str(ring_id)},'
+                f'"text":{_encode_str(text)}}}'
+            ).encode()
+        except UnicodeEncodeError:
+            pass
+        else:
+            return "mem:" + hashlib.sha256(data).hexdigest()
     digest = hashlib.sha256(canonicalize({"kind": kind, "ring_id": ring_id, "text": text}))
     return "mem:" + digest.hexdigest()
 
@@ -230,11 +250,9 @@ def _write(
             # 2 MB page cache and every insert misses it (record/s fell 28k -> 18k by 100k).
             tx.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
         _repo.bump(tx)
-        present = _repo.existing_ids(tx, [p.id for p in prepared])
-        fresh: dict[str, _Prepared] = {}
+        unique: dict[str, _Prepared] = {}
         for p in prepared:
-            if p.id not in present and p.id not in fresh:
-                fresh[p.id] = p
+            unique.setdefault(p.id, p)
         rows = [
             (
                 p.id,
@@ -254,9 +272,12 @@ def _write(
                 "local",
                 now,
             )
-            for p in fresh.values()
+            for p in unique.values()
         ]
-        _repo.insert_memories(tx, rows)
+        inserted = _repo.insert_new_memories(tx, rows)
+        fresh = {pid: p for pid, p in unique.items() if pid in inserted}
+        present = [pid for pid in unique if pid not in inserted]
+        rows = [r for r in rows if r[0] in inserted]
         _repo.insert_dense(
             tx,
             [r for r in dense_rows if r[0] in fresh],

@@ -162,12 +162,15 @@ class RowFile:
         return (self.docs, self.dims)
 
     def rows(self, docs: Sequence[int] | np.ndarray) -> np.ndarray:
-        out = np.zeros((len(docs), self.dims), dtype=np.float32)
         if self._all is not None:
             return np.asarray(self._all[np.asarray(docs, dtype=np.int64)], dtype=np.float32)
-        width = self._width
-        for i, d in enumerate(docs):
-            buf = os.pread(self._fd, width, int(d) * width)
+        width, fd, pread = self._width, self._fd, os.pread
+        bufs = [pread(fd, width, int(d) * width) for d in docs]
+        if all(len(b) == width for b in bufs):  # one copy into the array, not one per row
+            joined = np.frombuffer(b"".join(bufs), dtype="<f4").reshape(len(bufs), self.dims)
+            return joined.astype(np.float32)
+        out = np.zeros((len(docs), self.dims), dtype=np.float32)
+        for i, buf in enumerate(bufs):
             if len(buf) == width:
                 out[i] = np.frombuffer(buf, dtype="<f4")
         return out

@@ -21,6 +21,15 @@ MEMORY_COLUMNS = (
 )
 
 
+def _json_column(text: str) -> Any:
+    # Most memories carry no provenance and many no entities (recall reads ten rows a query).
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return parse_strict(text)
+
+
 def to_memory(row: Row) -> Memory:
     return Memory(
         id=row["id"],
@@ -28,8 +37,8 @@ def to_memory(row: Row) -> Memory:
         ring_id=row["ring_id"],
         kind=row["kind"],
         text=row["text"],
-        entities=tuple(parse_strict(row["entities"])),
-        provenance=parse_strict(row["provenance"]),
+        entities=tuple(_json_column(row["entities"])),
+        provenance=_json_column(row["provenance"]),
         thread=row["thread"],
         seat_id=row["seat_id"],
         tokens=int(row["tokens"]),
@@ -68,10 +77,14 @@ def generation(tx: Tx) -> tuple[int, int]:
 
 def change_sequence(tx: Tx) -> tuple[str, int, int, int]:
     """(database instance id, rebuilt, appended, highest n): what the derived index checks."""
-    row = tx.one("SELECT instance, appended, rebuilt FROM memory_generation WHERE id = 1")
-    top = tx.scalar("SELECT MAX(n) FROM memory_items")
+    # One statement, not two: every recall asks (on PostgreSQL each is a network round trip).
+    row = tx.one(
+        "SELECT instance, appended, rebuilt, (SELECT MAX(n) FROM memory_items) AS top "
+        "FROM memory_generation WHERE id = 1"
+    )
     if row is None:
         return ("", 0, 0, 0)
+    top = row["top"]
     return (str(row["instance"]), int(row["rebuilt"]), int(row["appended"]), int(top or 0))
 
 
@@ -131,6 +144,41 @@ def insert_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
         key = (r[2], str(r[12]))  # ring_id, status
         deltas[key] = deltas.get(key, 0) + 1
     add_counts(tx, deltas)
+
+
+def insert_new_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> set[str]:
+    """Insert the rows whose id is not stored yet (MEMORY_COLUMNS order, distinct ids), count
+    them, and return the ids inserted.
+
+    One ``INSERT ... ON CONFLICT DO NOTHING`` instead of looking every id up first: content ids
+    are random keys, and at 1M memories the look-up walked the id index a second time for
+    every row (a bulk import is almost always all new). Writers hold the generation row
+    (``bump``) first, so the rows above the highest ``n`` before the insert are this batch's.
+    """
+    if not rows:
+        return set()
+    before = int(tx.scalar("SELECT MAX(n) FROM memory_items") or 0)
+    tx.execute_many(
+        f"INSERT INTO memory_items ({MEMORY_COLUMNS}, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        [(*r, r[-1]) for r in rows],
+    )
+    added = int(tx.scalar("SELECT COUNT(*) FROM memory_items WHERE n > ?", (before,)) or 0)
+    if added == len(rows):
+        new = list(rows)
+        ids = {str(r[0]) for r in rows}
+    else:
+        ids = {
+            str(r["id"]) for r in tx.execute("SELECT id FROM memory_items WHERE n > ?", (before,))
+        }
+        new = [r for r in rows if r[0] in ids]
+    deltas: dict[tuple[str, str], int] = {}
+    for r in new:
+        key = (r[2], str(r[12]))  # ring_id, status
+        deltas[key] = deltas.get(key, 0) + 1
+    add_counts(tx, deltas)
+    return ids
 
 
 def insert_dense(
@@ -362,6 +410,7 @@ __all__ = [
     "index_rows_after",
     "insert_dense",
     "insert_memories",
+    "insert_new_memories",
     "json_text",
     "lock_memory",
     "mark_verified",
