@@ -146,8 +146,12 @@ def test_record_from_refuses_an_endless_line_in_bounded_memory(tmp_path: Path) -
 
     writer = threading.Thread(target=feed)
     writer.start()
-    _, err = proc.communicate(timeout=60)
+    # The writer ends when the command stops reading (broken pipe) or after 1 GiB. Only then
+    # may stdin close: communicate() closes it at once, and a command that has not yet read a
+    # starved writer's first megabyte would see a clean EOF instead of the long line.
     writer.join(timeout=60)
+    assert not writer.is_alive(), "the command neither read the line to its end nor stopped"
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, err
     line = _one_line_error(err)
     assert line == "error: invalid_request: -:1: line is longer than 1,048,576 bytes"
