@@ -12,10 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from engram.conformance import load_ledger
-from engram.conformance._harness_judge import RUNTIME_WITNESSED
-from engram.conformance._ledger import LEDGER_FILE, Ledger, validate_document
-from engram.conformance._provider_runner import PROVIDER_WITNESSED
+from engram.conformance import (
+    LEDGER_FILE,
+    PROVIDER_WITNESSED,
+    RUNTIME_WITNESSED,
+    Ledger,
+    load_ledger,
+    validate_document,
+)
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 

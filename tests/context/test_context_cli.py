@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.context import authenticate_token, propose_correction
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock

@@ -17,7 +17,7 @@ import click
 import pytest
 from docs_kit import REPO
 
-from engram.cli._app import COMMAND_MODULES, cli
+from engram.cli import COMMAND_MODULES, cli
 
 DOCS = REPO / "docs"
 # The pages written for the site; docs/spec/ and the guides belong to their areas' owners.

@@ -11,8 +11,7 @@ import httpx
 import pytest
 from review_kit import hidden
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.context import create_subject, ensure_schema
 from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app

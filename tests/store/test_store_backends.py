@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram.errors import StoreError
-from engram.store import database_url_from_env, open_store, redact_url
-from engram.store._sql import to_pyformat
+from engram.store import database_url_from_env, open_store, redact_url, to_pyformat
 
 
 def mode(path: Path) -> int:
