@@ -27,6 +27,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     return parse_strict(out)
 
 
+@pytest.mark.req("engram.cli.one-database-option")
 def test_a_subject_its_beliefs_and_a_token_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,6 +65,7 @@ def test_a_subject_its_beliefs_and_a_token_from_the_command_line(
     }
 
 
+@pytest.mark.req("engram.cli.one-database-option")
 def test_corrections_are_listed_and_decided_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +126,7 @@ def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
     assert {p.value for p in grant.permissions} == {"read", "correct", "confirm", "memory", "admin"}
 
 
+@pytest.mark.req("engram.cli.errors-one-line")
 def test_bad_input_fails_in_one_line_with_exit_code_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

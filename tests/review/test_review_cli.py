@@ -86,6 +86,7 @@ async def test_without_subject_the_only_subject_is_used(
     store.close()
 
 
+@pytest.mark.req("engram.review.one-time-link")
 async def test_bad_ttl_and_ambiguous_subject_are_refused_clearly(
     any_database_url: str, store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -59,6 +59,7 @@ def test_sqlite_runs_in_wal_with_foreign_keys_and_a_busy_timeout(tmp_path: Path)
     assert store.url == f"sqlite://{tmp_path / 'engram.db'}"
 
 
+@pytest.mark.req("engram.store.errors-wrapped")
 def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
     for url in ("memory://", f"sqlite://{tmp_path / 'engram.db'}"):
         store = open_store(url)
