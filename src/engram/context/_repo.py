@@ -18,7 +18,7 @@ from engram.context._model import (
     Subject,
     TokenInfo,
 )
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant, format_instant_precise, parse_instant
 from engram.errors import UserNotFound
 from engram.store import Row, Tx
@@ -160,7 +160,7 @@ def belief_rows(tx: Tx, subject_id: str) -> list[Row]:
     )
 
 
-def belief_row_wire(row: Row) -> dict[str, JsonValue]:
+def belief_row_wire(row: Row) -> JsonObject:
     """:meth:`Belief.to_wire` of a live belief row, straight from the row."""
     return {
         "id": row["id"],
