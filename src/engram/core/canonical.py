@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeAlias
 
 from engram.core import _jcs, _locate
@@ -31,20 +30,15 @@ Json: TypeAlias = JsonScalar | list["Json"] | dict[str, "Json"]
 """A JSON value as Python sees it, all the way down: dict, list, str, int, float, bool or None.
 
 Recursive, so mypy checks what crosses a boundary: a member is narrowed (``isinstance``) before
-it is used. What a parser returns and what a ``to_wire`` method builds."""
+it is used. What :func:`parse_object` returns and what a ``to_wire`` method builds."""
 JsonObject: TypeAlias = dict[str, Json]
 """A JSON object; the usual return type of ``to_wire``."""
 JsonArray: TypeAlias = list[Json]
-JsonLike: TypeAlias = JsonScalar | Sequence["JsonLike"] | Mapping[str, "JsonLike"]
-"""A JSON value read-only: ``Mapping`` and ``Sequence`` are covariant, so a ``dict[str, str]``
-passes where a ``dict[str, object]`` or a dataclass does not. :func:`canonicalize`,
-:func:`check_i_json` and :func:`digest_hex` take ``object`` on purpose: they are the run-time
-check, refusing whatever is not I-JSON, so the static one belongs where documents are built
-(``to_wire`` returning :data:`JsonObject`)."""
 JsonValue: TypeAlias = Any
 """Unchecked JSON, the old spelling: it is :data:`typing.Any`. Code moves to :data:`Json`,
-:data:`JsonObject` and :data:`JsonLike` package by package (the memory engine and the workflow
-package still use this one)."""
+:data:`JsonObject` package by package (the memory engine and the workflow package still
+use this one). :func:`canonicalize`, :func:`check_i_json` and :func:`digest_hex` take ``object``
+on purpose: they are the run-time check and refuse whatever is not I-JSON."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING = _jcs.MAX_NESTING
@@ -280,7 +274,6 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "Json",
     "JsonArray",
-    "JsonLike",
     "JsonObject",
     "JsonScalar",
     "JsonValue",

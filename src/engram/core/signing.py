@@ -13,18 +13,16 @@ Verification raises :class:`~engram.errors.VerificationError` subclasses; it nev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
 
-from engram.core.canonical import JsonLike, canonicalize
+from engram.core.canonical import JsonValue, canonicalize
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import CanonicalJsonError, InvalidRequest, SignatureInvalid
 
 SIGNATURE_FIELD = "signature"
-_Member = TypeVar("_Member", bound=JsonLike)
 
 
-def sign_json(value: JsonLike, key: PrivateKey) -> str:
+def sign_json(value: object, key: PrivateKey) -> str:
     """Base64url (unpadded) Ed25519 signature over ``canonicalize(value)``.
 
     Raises :class:`~engram.errors.CanonicalJsonError` if ``value`` is not I-JSON: we refuse to
@@ -33,7 +31,7 @@ def sign_json(value: JsonLike, key: PrivateKey) -> str:
     return b64url_encode(key.sign(canonicalize(value)))
 
 
-def verify_json(value: JsonLike, signature: str, key: PublicKey) -> None:
+def verify_json(value: object, signature: str, key: PublicKey) -> None:
     """Return if ``signature`` signs ``canonicalize(value)`` under ``key``; raise otherwise.
 
     Every failure is :class:`~engram.errors.SignatureInvalid`: a signature that is not unpadded
@@ -54,8 +52,8 @@ def verify_json(value: JsonLike, signature: str, key: PublicKey) -> None:
 
 
 def sign_document(
-    doc: Mapping[str, _Member], key: PrivateKey, field: str = SIGNATURE_FIELD
-) -> dict[str, _Member | str]:
+    doc: Mapping[str, object], key: PrivateKey, field: str = SIGNATURE_FIELD
+) -> dict[str, JsonValue]:
     """A copy of ``doc`` whose ``field`` is the signature over the document without ``field``.
 
     An existing ``field`` is replaced in place (member order is kept for human readers; it
@@ -63,13 +61,13 @@ def sign_document(
     """
     body = _without(doc, field)
     signature = sign_json(body, key)
-    signed: dict[str, _Member | str] = dict(doc)
+    signed: dict[str, JsonValue] = dict(doc)
     signed[field] = signature
     return signed
 
 
 def verify_document(
-    doc: Mapping[str, JsonLike], key: PublicKey, field: str = SIGNATURE_FIELD
+    doc: Mapping[str, object], key: PublicKey, field: str = SIGNATURE_FIELD
 ) -> None:
     """Verify a document made by :func:`sign_document`; raise SignatureInvalid on any failure."""
     if not isinstance(doc, Mapping):
@@ -80,7 +78,7 @@ def verify_document(
     verify_json(_without(doc, field), signature, key)
 
 
-def _without(doc: Mapping[str, JsonLike], field: str) -> dict[str, JsonLike]:
+def _without(doc: Mapping[str, object], field: str) -> dict[str, object]:
     return {name: member for name, member in doc.items() if name != field}
 
 
