@@ -182,6 +182,7 @@ def _stdio_exchange(
     finally:
         process.stdin.close()
         process.wait(timeout=60)
+        process.stdout.close()  # a pipe left to the garbage collector is a ResourceWarning
     return answers
 
 
