@@ -29,8 +29,7 @@ from engram.cartridge import (
     verify,
     write,
 )
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey, PublicKey, save_private_key
 from engram.memory import default_manifest_text, export_memories

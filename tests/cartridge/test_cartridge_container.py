@@ -29,9 +29,17 @@ from cartridge_kit import (
     write_package,
 )
 
-from engram.cartridge import APPLICATION_ID, USER_VERSION, Cartridge, install_skills, load_rom
-from engram.cartridge._paths import check_path
-from engram.cartridge._sqlar import Entry, decode, encode
+from engram.cartridge import (
+    APPLICATION_ID,
+    USER_VERSION,
+    Cartridge,
+    SqlarEntry,
+    check_path,
+    decode_sqlar,
+    encode_sqlar,
+    install_skills,
+    load_rom,
+)
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.trust import TrustState
@@ -196,9 +204,9 @@ def test_reads_an_archive_the_stock_cli_wrote(signed: Path, tmp_path: Path) -> N
     assert stored["save/big.md"][2][:2] == b"\x78\x9c"  # zlib, as compress() writes it
     for name, content in files.items():
         mode, sz, data = stored[name]
-        entry = Entry(name, mode, 0, sz, len(data))
-        assert decode(entry, data) == content
-        assert encode(content, compress=True) == data  # the choice the stock CLI makes
+        entry = SqlarEntry(name, mode, 0, sz, len(data))
+        assert decode_sqlar(entry, data) == content
+        assert encode_sqlar(content, compress=True) == data  # the choice the stock CLI makes
 
 
 @pytest.mark.req("engram.cartridge.sqlar-stock")
@@ -206,9 +214,9 @@ def test_raw_deflate_rows_as_the_reference_writes_them_are_read() -> None:
     content = b"deflate me " * 200
     packer = zlib.compressobj(6, zlib.DEFLATED, -15)
     raw = packer.compress(content) + packer.flush()
-    assert decode(Entry("rom/x.md", 0o644, 0, len(content), len(raw)), raw) == content
+    assert decode_sqlar(SqlarEntry("rom/x.md", 0o644, 0, len(content), len(raw)), raw) == content
     with pytest.raises(CartridgeFormatError, match="does not inflate to its recorded size"):
-        decode(Entry("rom/x.md", 0o644, 0, len(content) + 1, len(raw)), raw)
+        decode_sqlar(SqlarEntry("rom/x.md", 0o644, 0, len(content) + 1, len(raw)), raw)
 
 
 @pytest.mark.req("engram.cartridge.sqlar-stock")

@@ -15,8 +15,7 @@ import pytest
 from cartridge_kit import REFERENCE, SALT, Seat, build_sample, key_file
 
 from engram.cartridge import Cartridge, verify
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.core.canonical import canonicalize
 from engram.trust import TrustState
 

@@ -26,6 +26,7 @@ from engram.cartridge import (
     Host,
     HostTool,
     UntrustedCartridge,
+    accepts,
     activate,
     check_host,
     default_requirements,
@@ -33,9 +34,9 @@ from engram.cartridge import (
     load_rom,
     negotiate,
     package_contents,
+    preflight,
     write,
 )
-from engram.cartridge._harness import accepts, preflight
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError

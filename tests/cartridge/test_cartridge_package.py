@@ -25,15 +25,17 @@ from engram.cartridge import (
     ExportOptions,
     agent_card,
     build_capability,
+    build_package_spec,
+    capability_id,
     capability_problems,
     embed,
+    lance_schema,
     load_rom,
     package_contents,
     spec_report,
+    to_purl,
     write,
 )
-from engram.cartridge._capabilities import capability_id, to_purl
-from engram.cartridge._package import build_package_spec, lance_schema
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError

@@ -32,7 +32,7 @@ from engram.cartridge import (
     validate_record,
     write,
 )
-from engram.cli._memory import seat_engine
+from engram.cli import seat_engine
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.transfer import import_cartridge

@@ -19,8 +19,7 @@ import pytest
 from cartridge_kit import REFERENCE_BUILT, Seat, registry_for, rows
 
 from engram.cartridge import Cartridge, derive_skills, load_rom, spec_report, strip, verify
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.core.keys import PublicKey
 from engram.trust import TrustState
 

@@ -21,8 +21,14 @@ from cartridge_kit import (
     write_package,
 )
 
-from engram.cartridge import Cartridge, derive_skills, install_skills, load_rom, spec_report
-from engram.cartridge._skills import FRONTMATTER_KEYS
+from engram.cartridge import (
+    FRONTMATTER_KEYS,
+    Cartridge,
+    derive_skills,
+    install_skills,
+    load_rom,
+    spec_report,
+)
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.trust import TrustState

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.cartridge._sqlar import Entry, decode, encode
+from engram.cartridge import SqlarEntry, decode_sqlar, encode_sqlar
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "sqlar"
 
@@ -40,8 +40,10 @@ def test_reads_and_writes_rows_as_the_stock_cli_does() -> None:
             assert mode == 0o40755
             continue
         original = (VECTORS / "src" / name).read_bytes()
-        assert decode(Entry(name, mode, mtime, sz, len(data)), data) == original
-        assert encode(original, compress=True) == data  # the stock CLI's choice
-        assert encode(original) == original  # what engram writes: stored (docs/spec/acx.md §2)
+        assert decode_sqlar(SqlarEntry(name, mode, mtime, sz, len(data)), data) == original
+        assert encode_sqlar(original, compress=True) == data  # the stock CLI's choice
+        assert (
+            encode_sqlar(original) == original
+        )  # what engram writes: stored (docs/spec/acx.md §2)
         assert len(data) == want_len
         assert (data[:2] == b"\x78\x9c") == (enc == "zlib")

@@ -36,7 +36,7 @@ from engram.cartridge import (
     package_contents,
     write_save,
 )
-from engram.cli._memory import seat_engine
+from engram.cli import seat_engine
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError

@@ -11,9 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import cli
-from engram.cli._app import run_cli
-from engram.cli._common import token_option
+from engram.cli import cli, run_cli, token_option
 from engram.core.canonical import parse_strict
 
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]

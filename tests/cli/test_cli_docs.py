@@ -15,8 +15,7 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli._app import COMMAND_MODULES, cli
-from engram.cli._common import DATABASE_HELP, DATABASE_OPTS
+from engram.cli import COMMAND_MODULES, DATABASE_HELP, DATABASE_OPTS, cli
 
 REPO = Path(__file__).resolve().parents[2]
 CLI_DOC = REPO / "docs" / "spec" / "cli.md"

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 
 
 @pytest.mark.req("engram.cli.errors-one-line")

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, cli
+from engram.cli import COMMAND_HELP, COMMAND_MODULES, cli
 
 PROBE = """
 import sys

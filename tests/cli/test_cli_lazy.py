@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from engram.cli._app import COMMAND_MODULES, cli
+from engram.cli import COMMAND_MODULES, cli
 
 
 @pytest.mark.req("engram.cli.lazy-commands")

@@ -16,13 +16,13 @@ from engram.conformance import (
     Ledger,
     Outcome,
     ProviderRunOptions,
+    attestation_preimage,
     build_bundle,
     load_ledger,
     run_provider,
+    utf16_key,
     verify_bundle,
 )
-from engram.conformance._bundle import attestation_preimage
-from engram.conformance._results import utf16_key
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import FixedClock
 from engram.core.encoding import b64url_encode

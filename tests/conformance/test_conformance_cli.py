@@ -12,7 +12,7 @@ import pytest
 import uvicorn
 
 from engram.cli import cli
-from engram.cli._app import run_cli as _run_cli
+from engram.cli import run_cli as _run_cli
 from engram.context import seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock

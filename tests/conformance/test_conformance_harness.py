@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.conformance import Ledger, load_ledger
-from engram.conformance._harness_judge import RuntimeReport, run_runtime
+from engram.conformance import Ledger, RuntimeReport, load_ledger, run_runtime
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -18,11 +18,11 @@ from engram.context import (
     authenticate_token_with_state,
     create_subject,
     ensure_schema,
+    hash_token,
     issue_token,
     list_tokens,
     revoke_token,
 )
-from engram.context._tokens import hash_token
 from engram.core.clock import FixedClock
 from engram.errors import StoreError, Unauthorized
 from engram.store import Store, open_store

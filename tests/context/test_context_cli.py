@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.context import authenticate_token, propose_correction
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
@@ -28,6 +27,7 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
     return parse_strict(out)
 
 
+@pytest.mark.req("engram.cli.one-database-option")
 def test_a_subject_its_beliefs_and_a_token_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -65,6 +65,7 @@ def test_a_subject_its_beliefs_and_a_token_from_the_command_line(
     }
 
 
+@pytest.mark.req("engram.cli.one-database-option")
 def test_corrections_are_listed_and_decided_from_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -132,6 +133,7 @@ def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
     }
 
 
+@pytest.mark.req("engram.cli.errors-one-line")
 def test_bad_input_fails_in_one_line_with_exit_code_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -38,6 +38,7 @@ def clock() -> FixedClock:
     return FixedClock()
 
 
+@pytest.mark.req("engram.provider.state-persisted")
 def test_a_subject_holds_beliefs_until_one_is_deleted(any_store: Store, clock: FixedClock) -> None:
     subject = create_subject(any_store, clock, "Grace", "Europe/Paris")
     kept = add_belief(any_store, clock, subject.id, "preference", "Likes tea.", 0.7)

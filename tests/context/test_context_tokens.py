@@ -70,6 +70,7 @@ def test_admin_implies_every_permission_and_revoked_tokens_are_refused(any_store
         authenticate_token(any_store, clock, "eng_" + "A" * 43)
 
 
+@pytest.mark.req("engram.provider.token-permissions")
 @pytest.mark.parametrize(
     ("permissions", "ttl", "complaint"),
     [

@@ -20,6 +20,7 @@ JCS = Path(__file__).resolve().parent / "vectors" / "jcs"
 VECTOR_NAMES = sorted(p.stem for p in (JCS / "input").glob("*.json"))
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_the_vector_set_is_complete() -> None:
     assert VECTOR_NAMES == ["arrays", "french", "structures", "unicode", "values", "weird"]
 
@@ -43,6 +44,7 @@ def test_canonical_output_is_a_fixed_point(name: str) -> None:
     assert canonicalize(parse_strict(expected)) == expected
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_numbers_follow_ecmascript_formatting() -> None:
     assert canonicalize([1.0, -0.0, 0.5, 1e-7, 0.000001, 1e21, 123456789.25, -3, 1.5e300]) == (
         b"[1,0,0.5,1e-7,0.000001,1e+21,123456789.25,-3,1.5e+300]"
@@ -57,6 +59,7 @@ def test_canonicalize_refuses_integral_floats_it_would_write_as_unsafe_integers(
     assert _value_refusal([2.0**53]).reason == "integer_out_of_range"
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_members_sort_by_utf16_code_units_not_code_points() -> None:
     # U+E000 is above the surrogates U+D83D.. that spell U+1F600 in UTF-16, though below it
     # as a code point; RFC 8785 §3.2.3 sorts by UTF-16.
@@ -64,11 +67,13 @@ def test_members_sort_by_utf16_code_units_not_code_points() -> None:
     assert canonicalize(value) == '{"a":3,"\U0001f600":2,"\ue000":1}'.encode()
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_control_characters_use_short_escapes_where_rfc8785_has_them() -> None:
     value = '\b\t\n\f\r\x00\x1f"\\/\x7f\u2028'
     assert canonicalize(value) == b'"\\b\\t\\n\\f\\r\\u0000\\u001f\\"\\\\/\x7f\xe2\x80\xa8"'
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_python_subclasses_canonicalise_as_plain_json() -> None:
     class Colour(StrEnum):
         RED = "red"
@@ -80,6 +85,7 @@ def test_python_subclasses_canonicalise_as_plain_json() -> None:
     assert canonicalize(value) == b'{"b":["red",3],"red":1}'
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 def test_digest_hex_is_sha256_of_the_canonical_bytes() -> None:
     expected = hashlib.sha256(b'{"a":[true,null],"b":1}').hexdigest()
     assert digest_hex({"b": 1, "a": [True, None]}) == expected
@@ -107,6 +113,7 @@ def test_parse_refuses_duplicates_spelled_with_different_escapes() -> None:
     assert (error.reason, error.position) == ("duplicate_member", 9)
 
 
+@pytest.mark.req("engram.core.ijson-duplicate-members")
 def test_parse_accepts_the_same_name_in_sibling_objects() -> None:
     assert parse_strict('[{"a": 1}, {"a": 2}, {"b": {"a": 3}, "a": 4}]') == [
         {"a": 1},
@@ -141,6 +148,7 @@ def test_parse_refuses_a_raw_lone_surrogate_in_str_input() -> None:
     assert (value_error.reason, value_error.position) == ("lone_surrogate", 7)
 
 
+@pytest.mark.req("engram.core.ijson-lone-surrogate")
 def test_parse_accepts_an_escaped_surrogate_pair() -> None:
     assert parse_strict('"\\ud83d\\ude00"') == "\U0001f600"
     # An escaped backslash followed by "ud800" is text, not an escape.
@@ -272,6 +280,7 @@ def test_canonicalize_refuses_non_json_python_values(
     assert named in error.message
 
 
+@pytest.mark.req("engram.core.ijson-non-json-values")
 def test_canonicalize_refuses_cycles_and_excessive_nesting() -> None:
     cycle: list[object] = []
     cycle.append(cycle)

@@ -79,6 +79,7 @@ def _same(left: Any, right: Any) -> bool:
     return type(left) is type(right) and left == right
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 @given(I_JSON)
 @settings(max_examples=250, deadline=None)
 @example({"\ue000": 1, "\U0001f600": 2})
@@ -88,18 +89,21 @@ def test_fast_canonicaliser_writes_exactly_rfc8785_bytes(value: Any) -> None:
     assert canonicalize(value) == rfc8785.dumps(value)
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 @given(st.dictionaries(st.text(_CHARS, min_size=1, max_size=4), st.integers(0, 9), min_size=2))
 @settings(max_examples=300, deadline=None)
 def test_member_order_matches_rfc8785_for_mixed_unicode_keys(value: dict[str, int]) -> None:
     assert canonicalize(value) == rfc8785.dumps(value)
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 @given(_FLOATS)
 @settings(max_examples=300, deadline=None)
 def test_every_float_is_written_as_rfc8785_writes_it(number: float) -> None:
     assert canonicalize(number) == rfc8785.dumps(number)
 
 
+@pytest.mark.req("engram.core.ijson-integer-range")
 @given(st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not _signable_float(f)))
 def test_floats_written_as_unsafe_integers_are_refused(number: float) -> None:
     with pytest.raises(CanonicalJsonError) as caught:
@@ -107,12 +111,14 @@ def test_floats_written_as_unsafe_integers_are_refused(number: float) -> None:
     assert caught.value.reason == "integer_out_of_range"
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 @given(I_JSON)
 @settings(max_examples=200, deadline=None)
 def test_parse_strict_reads_back_what_canonicalize_wrote(value: Any) -> None:
     assert _same(parse_strict(canonicalize(value)), value)
 
 
+@pytest.mark.req("engram.core.jcs-vectors")
 @given(I_JSON)
 @settings(max_examples=200, deadline=None)
 def test_canonicalize_is_idempotent_on_its_own_output(value: Any) -> None:

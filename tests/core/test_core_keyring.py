@@ -27,6 +27,7 @@ def _key(created: datetime, kid: str | None = None) -> KeyInfo:
     return new_key_info(PrivateKey.generate().public_key(), created, LIFETIME, kid=kid)
 
 
+@pytest.mark.req("engram.core.key-id-spki-sha256")
 def test_a_new_key_is_named_by_its_key_id_unless_given_a_kid() -> None:
     public = PrivateKey.generate().public_key()
     assert new_key_info(public, T0, LIFETIME).kid == public.key_id
@@ -46,6 +47,7 @@ def test_the_active_key_is_the_newest_unretired_unexpired_one() -> None:
     assert active_key([old, new], T0 + DAY + LIFETIME) is None  # both expired
 
 
+@pytest.mark.req("engram.context.p3.key-fields")
 def test_to_wire_is_the_published_shape() -> None:
     info = _key(T0, "test-key-001")
     assert info.to_wire() == {
@@ -59,6 +61,7 @@ def test_to_wire_is_the_published_shape() -> None:
     assert retire(info, T0 + DAY).to_wire()["status"] == "retired"
 
 
+@pytest.mark.req("engram.core.keyring-retired-published")
 def test_retiring_keeps_the_first_retirement_instant() -> None:
     info = retire(_key(T0), T0 + DAY)
     assert retire(info, T0 + 2 * DAY).retired_at == T0 + DAY
@@ -84,6 +87,7 @@ def test_an_expired_key_stays_published_for_what_it_signed_just_before_expiry() 
     assert info.is_published(after_expiry)
 
 
+@pytest.mark.req("engram.core.keyring-retired-published")
 def test_a_retired_key_that_signed_nothing_is_withdrawn_at_once() -> None:
     info = retire(_key(T0), T0 + DAY)
     assert published_keys([info], T0 + DAY) == []
@@ -112,6 +116,7 @@ def test_rotation_plan_creates_before_expiry_and_retires_superseded_keys() -> No
     assert plan.withdrawn == (first,)
 
 
+@pytest.mark.req("engram.core.keyring-active-key")
 def test_rotation_plan_with_no_usable_key_asks_for_one() -> None:
     plan = plan_rotation([], T0)
     assert (plan.active, plan.create, plan.published) == (None, True, ())

@@ -71,12 +71,14 @@ def test_key_id_matches_openssl_der_output(tmp_path: Path) -> None:
     assert public.key_id == "ed25519:" + hashlib.sha256(der).hexdigest()
 
 
+@pytest.mark.req("engram.core.signature-over-jcs")
 def test_signatures_match_rfc8032_and_verify_with_cryptography_directly() -> None:
     key = _rfc8032_key()
     assert key.sign(b"") == RFC8032_SIGNATURE_OF_EMPTY
     Ed25519PublicKey.from_public_bytes(RFC8032_PUBLIC).verify(key.sign(b"abc"), b"abc")
 
 
+@pytest.mark.req("engram.runtime.distinct-errors")
 def test_verify_raises_on_a_wrong_signature_and_never_returns_a_bool() -> None:
     key = PrivateKey.generate()
     public = key.public_key()

@@ -123,6 +123,7 @@ def test_every_block_of_the_quick_start_runs(
     assert (work / "demo-repo" / ".engram" / "ote.toml").is_file()
 
 
+@pytest.mark.req("engram.docs.quickstart-runs")
 def test_the_blocks_not_run_say_why() -> None:
     text = PAGE.read_text(encoding="utf-8")
     for line in text.splitlines():

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry"))
 
 from registry_kit import NOW, Registry, make_registry
 
-from engram.registry._site import build_site
+from engram.registry import build_site
 
 
 def built_site(tmp: Path) -> tuple[Registry, Path]:

@@ -12,8 +12,7 @@ import pytest
 from exchange_kit import built_site
 from registry_kit import NOW, dump, make_registry
 
-from engram.registry import RegistryRefused
-from engram.registry._site import build_site
+from engram.registry import RegistryRefused, build_site
 
 
 def sha(data: bytes) -> str:

@@ -54,6 +54,7 @@ PACKAGED = Path(__file__).resolve().parents[2] / "src/engram/graph/schemas"
 KEY = PrivateKey.generate()
 
 
+@pytest.mark.req("engram.graph.schema")
 def test_packaged_schema_is_the_published_one() -> None:
     name = "agent-graph.schema.json"
     assert (PACKAGED / name).read_bytes() == (SCHEMAS / name).read_bytes()

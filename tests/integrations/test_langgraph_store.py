@@ -24,12 +24,11 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from engram.cli._db import discover_components
+from engram.cli import discover_components
 from engram.core.canonical import JsonValue
 from engram.core.clock import FixedClock
 from engram.errors import CanonicalJsonError
-from engram.integrations.langgraph import EngramStore, ring_id_for
-from engram.integrations.langgraph._context import manifest_text
+from engram.integrations.langgraph import EngramStore, manifest_text, ring_id_for
 from engram.memory import open_engine, parse_manifest, recall
 from engram.store import Store
 

@@ -156,6 +156,7 @@ def test_context_fetch_prints_a_prompt_built_from_a_peer_without_injection(
     assert "penicillin" not in run.stdout
 
 
+@pytest.mark.req("engram.runtime.interop-matrix")
 def test_the_peers_import_nothing_of_engram() -> None:
     for path in sorted(HERE.glob("peer*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -168,6 +169,7 @@ def test_the_peers_import_nothing_of_engram() -> None:
         assert not {m for m in imported if m == "engram" or m.startswith("engram.")}, path.name
 
 
+@pytest.mark.req("engram.runtime.interop-matrix")
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_the_hand_written_canonicaliser_agrees_with_the_package(
     fresh: dict[str, Peer], name: str

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from level_kit import VECTORS
 
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 from engram.core.keys import PrivateKey, save_private_key
 
 REFERENCE_ACX = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from level_kit import REFERENCE, ROM
 
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 from engram.core.keys import PrivateKey, save_private_key
 
 DID = "did:web:verifier.example.org"
@@ -194,3 +194,33 @@ def test_verify_on_the_references_credential_lists_its_departures(
     assert "FAIL ob3           $.credentialSubject.result[0].achievedLevel" in out
     assert "STATUS_RETRIEVAL_ERROR" in out
     assert "NOT VERIFIED" in out
+
+
+@pytest.mark.req("engram.cli.errors-one-line")
+@pytest.mark.parametrize(
+    ("status_list", "credential"),
+    [
+        (
+            '{"id": "x", "proof": "not an object"}',
+            '{"credentialStatus": {"statusListCredential": "x", "statusListIndex": 1}}',
+        ),
+        ('{"id": "x"}', '{"credentialStatus": "not an object"}'),
+        ('{"id": "x"}', '{"credentialStatus": ["a list"]}'),
+    ],
+)
+def test_revoke_refuses_members_of_the_wrong_type_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], status_list: str, credential: str
+) -> None:
+    # Found by typing parse_object's result (issue 14 point 5): a string where an object belongs
+    # used to escape as an AttributeError traceback.
+    key = PrivateKey.generate()
+    save_private_key(tmp_path / "v.pem", key)
+    (tmp_path / "status.json").write_text(status_list)
+    (tmp_path / "cred.json").write_text(credential)
+    args = ["cartridge", "level", "revoke", str(tmp_path / "status.json")]
+    args += ["--credential", str(tmp_path / "cred.json"), "--key", str(tmp_path / "v.pem")]
+    assert run_cli(cli, args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: "), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err

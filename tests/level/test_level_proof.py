@@ -13,13 +13,13 @@ from engram.core.keys import PrivateKey
 from engram.level import (
     ProofInvalid,
     add_proof,
+    base58btc_decode,
     did_key_resolver,
     hash_data,
     private_from_multikey,
     public_multikey,
     verify_proof,
 )
-from engram.level._multikey import base58btc_decode
 
 
 def _read(name: str) -> str:

@@ -15,11 +15,11 @@ from engram.core.canonical import canonicalize
 from engram.level import (
     LevelReport,
     envelope_file_name,
+    published_schema,
     registry_issuer_keys,
     static_resolver,
     verify_level,
 )
-from engram.level._ob3 import published_schema
 from engram.trust import load_trust_registry
 
 

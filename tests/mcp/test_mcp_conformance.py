@@ -18,7 +18,7 @@ import pytest
 from mcp_kit import LoopbackServer, write_seat
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.cli._mcp import provider_app_with_mcp
+from engram.cli import provider_app_with_mcp
 from engram.context import seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_kit import ENGRAM, HTTP_BASE, error_text, http_session, server_environment, write_seat
 from starlette.applications import Starlette
 
-from engram.cli._mcp import provider_app_with_mcp
+from engram.cli import provider_app_with_mcp
 from engram.context import DemoSubject, issue_token, seed_demo
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
@@ -182,6 +182,7 @@ def _stdio_exchange(
     finally:
         process.stdin.close()
         process.wait(timeout=60)
+        process.stdout.close()  # a pipe left to the garbage collector is a ResourceWarning
     return answers
 
 

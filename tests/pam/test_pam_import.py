@@ -32,8 +32,7 @@ from engram.errors import (
 )
 from engram.memory import MemoryEngine, export_memories, outcome, recall, record
 from engram.store import Store, open_store
-from engram.transfer import export_pam, import_pam
-from engram.transfer._pam_format import signature_block, signature_payload
+from engram.transfer import export_pam, import_pam, signature_block, signature_payload
 
 
 def sdk_dump(store: pam.MemoryStore) -> dict[str, dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from policy_kit import REFERENCE_V1_1, docs_v1, edited, reference, to_bytes
 
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 from engram.policy import (
     HostLimitsError,
     PolicyError,

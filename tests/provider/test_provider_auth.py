@@ -19,15 +19,13 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from engram.cli._mcp import provider_app_with_mcp
+from engram.cli import provider_app_with_mcp
 from engram.context import DemoSubject, Permission, ensure_schema, issue_token, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.errors import RateLimited
 from engram.memory import SeatSource, default_manifest_text
-from engram.provider import ProviderConfig, create_app
-from engram.provider._auth import parse_trusted_proxies
-from engram.provider._limits import RateLimiter
+from engram.provider import ProviderConfig, RateLimiter, create_app, parse_trusted_proxies
 from engram.store import Store
 
 BASE = "http://127.0.0.1:8420"

@@ -203,6 +203,7 @@ def served(tmp_path: Path, pages: tuple[str, str]) -> Iterator[tuple[str, str]]:
     yield base, demo.token
     server.should_exit = True
     thread.join(30)
+    sock.close()  # uvicorn does not close a socket it was handed
     store.close()
 
 

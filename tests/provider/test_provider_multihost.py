@@ -132,6 +132,9 @@ def cluster(any_database_url: str, tmp_path: Path) -> Iterator[Cluster]:
                 host.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 host.process.kill()
+                host.process.wait(timeout=20)
+            if host.process.stderr is not None:
+                host.process.stderr.close()  # the pipe, else a ResourceWarning when collected
 
 
 def _statements(export: httpx.Response) -> set[str]:

@@ -28,7 +28,7 @@ from engram.context import (
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.keys import PrivateKey
 from engram.core.signing import sign_document, verify_document
-from engram.provider._signer import signed_bytes
+from engram.provider import signed_bytes
 
 KEY = PrivateKey.generate()
 # Names around the UTF-16 / code-point disagreement: U+E000..U+FFFF sort after astral

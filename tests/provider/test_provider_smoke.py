@@ -123,6 +123,7 @@ def test_the_provider_checklist_run_with_curl_gives_the_printed_answers(served: 
     assert answers[4] == '"pending_user_confirmation"'
 
 
+@pytest.mark.req("engram.cli.demo-reused")
 @pytest.mark.slow
 def test_serve_demo_prints_the_url_the_token_file_and_a_curl_line(served: Served) -> None:
     text = "\n".join(served.banner)

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from registry_kit import NOW, PUBLISHER, Registry, dump, git, make_registry, signed_workflow
 
-from engram.registry._check import check_registry
-from engram.registry._history import history_problems
+from engram.registry import check_registry, history_problems
 
 
 def repository(tmp_path: Path) -> tuple[Path, Registry, str]:

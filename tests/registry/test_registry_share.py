@@ -20,9 +20,7 @@ from registry_kit import (
 
 from engram.core.keys import PrivateKey
 from engram.graph import check_graph, sign_graph
-from engram.registry import RegistryRefused, build_index
-from engram.registry._remix import remix_draft
-from engram.registry._share import share
+from engram.registry import RegistryRefused, build_index, remix_draft, share
 from engram.workflow import check_workflow, sign_workflow, verify_workflow
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import pytest
+
 import engram.provider.review as review
 
 
@@ -13,12 +15,14 @@ def _isort_order(name: str) -> tuple[int, str]:
     return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
+@pytest.mark.req("engram.package.public-api")
 def test_the_package_all_is_sorted_and_every_name_exists() -> None:
     assert list(review.__all__) == sorted(review.__all__, key=_isort_order)
     for name in review.__all__:
         assert hasattr(review, name), name
 
 
+@pytest.mark.req("engram.package.public-api")
 def test_every_private_module_has_a_sorted_all_of_real_names() -> None:
     modules = [m.name for m in pkgutil.iter_modules(review.__path__) if m.name.startswith("_")]
     assert modules

@@ -11,8 +11,7 @@ import httpx
 import pytest
 from review_kit import hidden
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.context import create_subject, ensure_schema
 from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app
@@ -87,6 +86,7 @@ async def test_without_subject_the_only_subject_is_used(
     store.close()
 
 
+@pytest.mark.req("engram.review.one-time-link")
 async def test_bad_ttl_and_ambiguous_subject_are_refused_clearly(
     any_database_url: str, store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -153,6 +153,7 @@ async def test_link_lifetimes_are_bounded_and_subjects_must_exist(kit: ReviewKit
         create_review_link(kit.store, kit.clock, "no-such-subject")
 
 
+@pytest.mark.req("engram.review.one-time-link")
 async def test_the_link_landing_page_shows_the_expiry_in_the_subjects_zone(
     kit: ReviewKit,
 ) -> None:

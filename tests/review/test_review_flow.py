@@ -123,6 +123,7 @@ async def test_the_history_page_lists_every_change_newest_first(kit: ReviewKit) 
     assert "version 1" in entries[1]
 
 
+@pytest.mark.req("engram.review.history")
 async def test_the_history_page_offers_the_corrections_waiting_for_that_belief(
     kit: ReviewKit,
 ) -> None:
@@ -179,6 +180,7 @@ async def test_deciding_twice_says_it_was_already_decided(kit: ReviewKit) -> Non
     )
 
 
+@pytest.mark.req("engram.review.pending-beside-current")
 async def test_the_dashboard_lists_every_live_belief(kit: ReviewKit) -> None:
     await kit.sign_in()
 

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 from runtime_harness import LoopbackServer, RealProvider
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
 

@@ -18,8 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from runtime_harness import LoopbackServer, RealProvider, RecordingLLM
 
-from engram.cli import cli
-from engram.cli._app import run_cli
+from engram.cli import cli, run_cli
 from engram.context import list_pending_corrections
 from engram.core.canonical import canonicalize, parse_strict
 from engram.runtime import EngramClient, verify_export

@@ -244,6 +244,7 @@ async def test_a_scoped_runtime_asks_for_its_scope_on_every_request(
     assert [r.url.params.get("scope") for r in reads] == ["professional", "professional"]
 
 
+@pytest.mark.req("engram.runtime.distinct-errors")
 async def test_an_unknown_scope_and_a_bad_token_are_the_providers_own_errors(
     provider: RealProvider,
 ) -> None:

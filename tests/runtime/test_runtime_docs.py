@@ -70,6 +70,7 @@ def test_the_five_line_example_runs_as_written(
     assert messages[1:] == [{"role": "user", "content": "What should I cook tonight?"}]
 
 
+@pytest.mark.req("engram.package.public-api")
 def test_the_public_api_is_sorted_and_complete() -> None:
     names = engram.runtime.__all__
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER_ONLY = ("starlette", "uvicorn", "psycopg", "mcp", "typer", "numpy")
+SERVER_ONLY = ("starlette", "uvicorn", "psycopg", "mcp", "rich", "numpy")
 
 PROBE = f"""
 import importlib.util, sys

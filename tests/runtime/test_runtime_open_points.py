@@ -26,10 +26,10 @@ from engram.runtime import (
     PublishedKey,
     RuntimeConfig,
     Verified,
+    parse_key_list,
     render_belief,
     verify_export,
 )
-from engram.runtime._verify import parse_key_list
 from engram.store import Store
 
 NOW = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -224,7 +224,7 @@ def test_every_documented_diff_shape_applies(members: dict[str, Any]) -> None:
     ],
 )
 def test_a_diff_shape_not_understood_is_never_applied(members: dict[str, Any]) -> None:
-    from engram.runtime._view import DiffNotApplicableError
+    from engram.runtime import DiffNotApplicableError
 
     with pytest.raises(DiffNotApplicableError, match="not understood"):
         _view().apply_diff(_diff(**members))
@@ -242,7 +242,7 @@ def test_a_diff_shape_not_understood_is_never_applied(members: dict[str, Any]) -
     ],
 )
 def test_since_is_compared_as_an_instant(since: str, applies: bool) -> None:
-    from engram.runtime._view import DiffNotApplicableError
+    from engram.runtime import DiffNotApplicableError
 
     diff = _diff(since=since, changes=[])
     if applies:
@@ -254,7 +254,7 @@ def test_since_is_compared_as_an_instant(since: str, applies: bool) -> None:
 
 @pytest.mark.req("engram.runtime.diff-base-checked")
 def test_a_diff_for_another_subject_scope_or_older_version_is_not_applied() -> None:
-    from engram.runtime._view import DiffNotApplicableError
+    from engram.runtime import DiffNotApplicableError
 
     view = _view()
     for diff in (

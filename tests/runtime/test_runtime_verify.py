@@ -118,6 +118,7 @@ def test_an_edited_member_or_a_foreign_signature_is_refused() -> None:
         verify(unsigned)
 
 
+@pytest.mark.req("engram.runtime.never-hold-unverified")
 def test_an_export_issued_beyond_the_skew_allowance_is_refused() -> None:
     early = NOW - timedelta(hours=2, seconds=61)  # issued_at 10:00 lies 61 s ahead of this clock
     early_but_forgiven = NOW - timedelta(hours=2, seconds=59)

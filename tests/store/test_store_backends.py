@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram.errors import StoreError
-from engram.store import database_url_from_env, open_store, redact_url
-from engram.store._sql import to_pyformat
+from engram.store import database_url_from_env, open_store, redact_url, to_pyformat
 
 
 def mode(path: Path) -> int:
@@ -60,6 +59,7 @@ def test_sqlite_runs_in_wal_with_foreign_keys_and_a_busy_timeout(tmp_path: Path)
     assert store.url == f"sqlite://{tmp_path / 'engram.db'}"
 
 
+@pytest.mark.req("engram.store.errors-wrapped")
 def test_a_closed_store_refuses_work(tmp_path: Path) -> None:
     for url in ("memory://", f"sqlite://{tmp_path / 'engram.db'}"):
         store = open_store(url)

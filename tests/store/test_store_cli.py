@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import cli
-from engram.cli._app import run_cli
-from engram.cli._db import discover_components
+from engram.cli import cli, discover_components, run_cli
 from engram.core.canonical import parse_strict
 from engram.core.clock import parse_instant
 from engram.core.keys import load_private_key

@@ -221,6 +221,7 @@ def test_foreign_keys_are_enforced(any_store: Store) -> None:
         tx.execute("INSERT INTO child (id, parent_id) VALUES (?, ?)", (1, 42))
 
 
+@pytest.mark.req("engram.store.portable-sql")
 def test_dialect_spells_types_for_its_backend(any_store: Store) -> None:
     dialect: Dialect = any_store.dialect
     if dialect.is_sqlite:

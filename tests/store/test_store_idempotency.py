@@ -59,6 +59,7 @@ def test_a_request_still_in_flight_is_a_conflict_and_abandon_frees_the_key(
     assert records.begin("s", "key-1", BODY_A, T0) is None
 
 
+@pytest.mark.req("engram.store.idempotency-replay")
 def test_complete_needs_a_claim_and_happens_once(records: IdempotencyStore) -> None:
     with pytest.raises(ResourceNotFound):
         records.complete("s", "never-begun", 200, b"")
@@ -88,6 +89,7 @@ def test_purge_deletes_only_old_records(records: IdempotencyStore) -> None:
         records.begin("s", "new", BODY_A, T0 + timedelta(hours=30))
 
 
+@pytest.mark.req("engram.store.idempotency-replay")
 @pytest.mark.parametrize("key", ["", "x" * 256, "line\nbreak"])
 def test_malformed_keys_are_bad_input(records: IdempotencyStore, key: str) -> None:
     with pytest.raises(InvalidRequest):

@@ -105,6 +105,7 @@ def test_a_retired_key_that_signed_nothing_is_withdrawn_at_once(keys: KeyStore) 
     assert keys.public_key(info.kid) == info.public_key
 
 
+@pytest.mark.req("engram.store.keys-persist")
 def test_unknown_kids_are_reported(keys: KeyStore) -> None:
     with pytest.raises(UnknownKeyId):
         keys.public_key("ed25519:nope")

@@ -64,6 +64,7 @@ def test_a_new_release_applies_only_its_new_steps(any_store: Store) -> None:
     assert applied == [("alpha", 2, "add alpha.name"), ("alpha", 3, "seed alpha")]
 
 
+@pytest.mark.req("engram.store.migrations-ordered")
 def test_a_fresh_database_has_no_versions(any_store: Store) -> None:
     assert any_store.schema_versions() == {}
     assert applied_migrations(any_store) == []
@@ -94,6 +95,7 @@ def test_a_failing_step_rolls_back_alone_and_keeps_earlier_steps(any_store: Stor
     assert any_store.migrate(fixed) == [("alpha", 2, "add alpha.name")]
 
 
+@pytest.mark.req("engram.store.migrations-ordered")
 @pytest.mark.parametrize(
     "versions",
     [[2], [1, 3], [2, 1], [1, 1]],
@@ -110,6 +112,7 @@ def test_malformed_version_sequences_are_refused_before_touching_the_database(
     assert memory_store.schema_versions() == {}
 
 
+@pytest.mark.req("engram.store.migrations-ordered")
 def test_the_same_component_twice_or_a_blank_name_is_refused(memory_store: Store) -> None:
     alpha = Component("alpha", [ALPHA_V1])
     with pytest.raises(StoreError, match="twice"):

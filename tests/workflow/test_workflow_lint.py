@@ -265,6 +265,7 @@ def test_the_publication_profile(member: str, value: str | None) -> None:
     assert lint_workflow(document, publish=True).rules == {"engram.workflow.publish-metadata"}
 
 
+@pytest.mark.req("engram.workflow.publish-metadata")
 def test_spdx_accepts_license_refs_and_expressions() -> None:
     for expression in (
         "LicenseRef-acx-proprietary",

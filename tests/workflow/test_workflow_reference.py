@@ -38,6 +38,7 @@ from engram.workflow import (
 PACKAGED = Path(__file__).resolve().parents[2] / "src/engram/workflow/schemas"
 
 
+@pytest.mark.req("engram.workflow.schema")
 def test_packaged_schemas_are_the_published_ones() -> None:
     for name in ("cal.schema.json", "cal-skillset.schema.json"):
         assert (PACKAGED / name).read_bytes() == (SCHEMAS / name).read_bytes()

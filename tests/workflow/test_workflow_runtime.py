@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from acx_json_kit import workflow
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 from engram.workflow import (
     ConditionError,
     StepBudget,

@@ -15,7 +15,13 @@ from engram.cartridge._agent import (
     set_memories,
 )
 from engram.cartridge._build import Built, Contents, Stripped, strip, write, write_save
-from engram.cartridge._capabilities import agent_card, build_capability, capability_problems
+from engram.cartridge._capabilities import (
+    agent_card,
+    build_capability,
+    capability_id,
+    capability_problems,
+    to_purl,
+)
 from engram.cartridge._container import Cartridge
 from engram.cartridge._embed import ENGINE, embed
 from engram.cartridge._errors import (
@@ -30,9 +36,11 @@ from engram.cartridge._harness import (
     REQUIRED_ROLES,
     Host,
     HostTool,
+    accepts,
     default_requirements,
     harness_problems,
     negotiate,
+    preflight,
 )
 from engram.cartridge._host import (
     COMPLIANCE_FILE,
@@ -42,12 +50,20 @@ from engram.cartridge._host import (
     RosterLine,
     activate,
     check_host,
+    harness_of,
     install_skills,
     require_state,
     roster,
 )
 from engram.cartridge._legacy import Upgraded, upgrade
-from engram.cartridge._package import SpecReport, engine_of, spec_report
+from engram.cartridge._package import (
+    SpecReport,
+    build_package_spec,
+    engine_of,
+    lance_schema,
+    spec_report,
+)
+from engram.cartridge._paths import check_path
 from engram.cartridge._records import (
     MergeResult,
     artifact_fingerprint,
@@ -60,7 +76,10 @@ from engram.cartridge._records import (
 )
 from engram.cartridge._rom import MemoryRow, Rom, load_rom
 from engram.cartridge._scrub import Finding, scan
-from engram.cartridge._skills import Skill, derive_skills
+from engram.cartridge._skills import FRONTMATTER_KEYS, Skill, derive_skills
+from engram.cartridge._sqlar import Entry as SqlarEntry
+from engram.cartridge._sqlar import decode as decode_sqlar
+from engram.cartridge._sqlar import encode as encode_sqlar
 from engram.cartridge._verify import TrustReport, verify, verify_rom
 
 __all__ = [
@@ -68,6 +87,7 @@ __all__ = [
     "COMPLIANCE_FILE",
     "DEFAULT_ACCEPT",
     "ENGINE",
+    "FRONTMATTER_KEYS",
     "HOST_SKILL_DIRS",
     "REQUIRED_ROLES",
     "SPEC_DDL",
@@ -91,31 +111,41 @@ __all__ = [
     "ScrubBlocked",
     "Skill",
     "SpecReport",
+    "SqlarEntry",
     "Stripped",
     "TrustReport",
     "UntrustedCartridge",
     "Upgraded",
+    "accepts",
     "activate",
     "agent_card",
     "artifact_fingerprint",
     "build_capability",
+    "build_package_spec",
     "canonical_repo_identity",
+    "capability_id",
     "capability_problems",
     "check_host",
+    "check_path",
     "codebase_fingerprint",
     "collect_skills",
+    "decode_sqlar",
     "default_requirements",
     "derive_skills",
     "embed",
+    "encode_sqlar",
     "engine_of",
     "export_record",
     "export_records",
+    "harness_of",
     "harness_problems",
     "install_skills",
+    "lance_schema",
     "load_rom",
     "merge_records",
     "negotiate",
     "package_contents",
+    "preflight",
     "record_problems",
     "require_state",
     "roster",
@@ -123,6 +153,7 @@ __all__ = [
     "set_memories",
     "spec_report",
     "strip",
+    "to_purl",
     "upgrade",
     "validate_record",
     "verify",

@@ -8,6 +8,46 @@ exit 2 for bad input, 1 otherwise; never a traceback (docs/spec/cli.md).
 
 from __future__ import annotations
 
-from engram.cli._app import cli, main
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["cli", "main"]
+from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, cli, main, run_cli
+
+if TYPE_CHECKING:
+    from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, token_option
+    from engram.cli._db import discover_components
+    from engram.cli._mcp import provider_app_with_mcp
+    from engram.cli._memory import seat_engine
+
+__all__ = [
+    "COMMAND_HELP",
+    "COMMAND_MODULES",
+    "DATABASE_HELP",
+    "DATABASE_OPTS",
+    "cli",
+    "discover_components",
+    "main",
+    "provider_app_with_mcp",
+    "run_cli",
+    "seat_engine",
+    "token_option",
+]
+
+
+# Command modules load only when their command runs (tests/cli/test_cli_lazy.py), so the hooks
+# tests and embedders use from them resolve on first access (PEP 562), not at import time.
+_LAZY = {
+    "DATABASE_HELP": "engram.cli._common",
+    "DATABASE_OPTS": "engram.cli._common",
+    "token_option": "engram.cli._common",
+    "discover_components": "engram.cli._db",
+    "provider_app_with_mcp": "engram.cli._mcp",
+    "seat_engine": "engram.cli._memory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -39,6 +39,8 @@ from engram.cartridge import (
     check_host,
     derive_skills,
     export_records,
+    harness_of,
+    harness_problems,
     install_skills,
     package_contents,
     require_state,
@@ -50,8 +52,6 @@ from engram.cartridge import (
     verify_rom,
     write,
 )
-from engram.cartridge._harness import harness_problems
-from engram.cartridge._host import harness_of
 from engram.cli._app import cli
 from engram.cli._common import database_option
 from engram.core.canonical import parse_strict

@@ -19,18 +19,21 @@ from rich.table import Table
 from engram.cli._app import cli
 from engram.cli._common import token_option
 from engram.conformance import (
+    BADGES,
     HostInfo,
     ProviderRunOptions,
     Requirement,
     Row,
+    badge,
     build_bundle,
     load_ledger,
     read_discovery,
     run_provider,
+    run_runtime,
+    tiers_of,
+    totals,
     verify_bundle,
 )
-from engram.conformance._harness_judge import run_runtime
-from engram.conformance._results import BADGES, badge, tiers_of, totals
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
 from engram.errors import EngramError, InvalidRequest

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -191,14 +192,17 @@ def revoke_command(
             )
             or {}
         )
+        # A member of the wrong type is bad input, not an AttributeError traceback.
+        if not isinstance(entry, dict):
+            raise InvalidRequest(f"{credential}: credentialStatus is not a JSON object")
         if entry.get("statusListCredential") != document.get("id"):
             raise InvalidRequest(
                 f"{credential} names another status list ({entry.get('statusListCredential')})"
             )
         index = int(str(entry.get("statusListIndex")))
     assert index is not None
-    proof = document.get("proof") or {}
-    method = proof.get("verificationMethod")
+    proof = document.get("proof")
+    method = proof.get("verificationMethod") if isinstance(proof, dict) else None
     if not isinstance(method, str):
         raise InvalidRequest(f"{status_list} is not a signed status list")
     key = load_private_key(key_path)
@@ -308,7 +312,7 @@ def prove_command(
 
 
 def _resolver(
-    issuer_key: str | None, did_document: Path | None, credential: dict[str, object]
+    issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
 ) -> KeyResolver:
     """Keys for the credential's verification method: given ones, then a DID document's."""
     proof = credential.get("proof")

@@ -17,11 +17,15 @@ from engram.cli._common import emit, json_option
 from engram.core.canonical import parse_object
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.registry import Problem, build_index
-from engram.registry._check import check_registry
-from engram.registry._layout import INDEX_FILE
-from engram.registry._remix import RELATIONS, remix_draft
-from engram.registry._site import build_site
+from engram.registry import (
+    INDEX_FILE,
+    RELATIONS,
+    Problem,
+    build_index,
+    build_site,
+    check_registry,
+    remix_draft,
+)
 from engram.trust import TrustRegistry, load_trust_registry
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)

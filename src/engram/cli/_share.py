@@ -13,7 +13,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import emit, json_option
-from engram.registry._share import share
+from engram.registry import share
 from engram.trust import load_trust_registry
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)

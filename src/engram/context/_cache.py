@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 from engram.context import _repo
 from engram.context._model import TokenGrant
-from engram.store import FLUSH, Change, Row, Store
+from engram.context._rows import TokenStateRow
+from engram.store import FLUSH, Change, Store
 
 DEFAULT_MAX_ENTRIES = 100_000
 
@@ -100,7 +101,7 @@ class ContextCache:
         self.hits += 1
         return token, self._versions[subject]
 
-    def remember(self, token_hash: str, row: Row, epoch: int, grant: TokenGrant) -> None:
+    def remember(self, token_hash: str, row: TokenStateRow, epoch: int, grant: TokenGrant) -> None:
         """Keep what :func:`engram.context._repo.token_and_state` returned at ``epoch``."""
         version = row["state_version"]
         with self._lock:

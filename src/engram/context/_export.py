@@ -17,7 +17,7 @@ from engram.context._corrections import NEW_BELIEF_CATEGORY
 from engram.context._injection import DEFAULT_BUDGET, InjectionItem, render_injection_items
 from engram.context._model import Belief, CorrectionStatus
 from engram.context._registry import Scope
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 from engram.errors import ExpiryTooLong, UserNotFound
 from engram.store import Store
@@ -36,7 +36,7 @@ class Issuer:
     name: str
     url: str
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {"name": self.name, "url": self.url}
 
 
@@ -62,7 +62,7 @@ def _head(
     issued_at: datetime,
     expires_at: datetime,
     kid: str,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     _check_window(issued_at, expires_at)
     return {
         "engram_version": ENGRAM_VERSION,
@@ -84,7 +84,7 @@ def build_export(
     expires_at: datetime,
     kid: str,
     injection_budget: int = DEFAULT_BUDGET,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """The full export envelope, every member except ``signature``.
 
     ``beliefs``: live beliefs the scope admits, oldest first. ``corrections``: pending ones and the
@@ -140,7 +140,7 @@ def build_diff(
     issued_at: datetime,
     expires_at: datetime,
     kid: str,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """Changes since ``since`` (exclusive): ``changes`` (beliefs created or updated, current
     values) and ``tombstones`` (beliefs deleted), both oldest first, for the beliefs the scope
     admits; ``until`` is the instant to pass as the next ``since``. Unsigned.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 
 
@@ -56,7 +56,7 @@ class Subject:
     last_updated: datetime
     state_version: int
 
-    def identity_wire(self) -> dict[str, JsonValue]:
+    def identity_wire(self) -> JsonObject:
         """The export's ``identity`` object."""
         return {
             "display_name": self.display_name,
@@ -65,7 +65,7 @@ class Subject:
             "last_updated": format_instant(self.last_updated),
         }
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {"id": self.id, **self.identity_wire(), "state_version": self.state_version}
 
 
@@ -86,7 +86,7 @@ class Belief:
     def is_deleted(self) -> bool:
         return self.deleted_at is not None
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "id": self.id,
             "category": self.category,
@@ -98,7 +98,7 @@ class Belief:
             "version": self.version,
         }
 
-    def tombstone_wire(self) -> dict[str, JsonValue]:
+    def tombstone_wire(self) -> JsonObject:
         assert self.deleted_at is not None
         return {
             "id": self.id,
@@ -122,7 +122,7 @@ class Correction:
     applied_belief_id: str | None = None
     reason: str = ""
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "id": self.id,
             "belief_id": self.belief_id,
@@ -151,7 +151,7 @@ class EvolutionEntry:
     correction_id: str | None = None
     runtime_id: str | None = None
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "belief_id": self.belief_id,
             "version": self.version,
@@ -189,11 +189,11 @@ class TokenInfo:
     revoked_at: datetime | None
     label: str
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "token_id": self.token_id,
             "subject_id": self.subject_id,
-            "permissions": sorted(p.value for p in self.permissions),
+            "permissions": [p.value for p in sorted(self.permissions, key=lambda p: p.value)],
             "created_at": format_instant(self.created_at),
             "expires_at": format_instant(self.expires_at),
             "revoked_at": None if self.revoked_at is None else format_instant(self.revoked_at),

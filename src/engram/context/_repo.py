@@ -7,6 +7,7 @@ transaction each. Rows become domain objects here.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from engram.context._model import (
     Belief,
@@ -18,10 +19,18 @@ from engram.context._model import (
     Subject,
     TokenInfo,
 )
-from engram.core.canonical import JsonValue
+from engram.context._rows import (
+    BeliefRow,
+    CorrectionRow,
+    EvolutionRow,
+    SubjectRow,
+    TokenRow,
+    TokenStateRow,
+)
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant, format_instant_precise, parse_instant
 from engram.errors import UserNotFound
-from engram.store import Row, Tx
+from engram.store import Tx
 
 
 def _t(value: datetime) -> str:
@@ -35,7 +44,7 @@ def _opt(text: str | None) -> datetime | None:
 # -- subjects ---------------------------------------------------------------------------------
 
 
-def _subject(row: Row) -> Subject:
+def _subject(row: SubjectRow) -> Subject:
     return Subject(
         id=row["id"],
         display_name=row["display_name"],
@@ -63,7 +72,7 @@ def insert_subject(tx: Tx, subject: Subject) -> None:
 
 def find_subject(tx: Tx, subject_id: str) -> Subject | None:
     row = tx.one("SELECT * FROM context_subjects WHERE id = ? AND erased_at IS NULL", (subject_id,))
-    return None if row is None else _subject(row)
+    return None if row is None else _subject(cast(SubjectRow, row))
 
 
 def require_subject(tx: Tx, subject_id: str) -> Subject:
@@ -77,7 +86,7 @@ def list_subjects(tx: Tx) -> list[Subject]:
     rows = tx.execute(
         "SELECT * FROM context_subjects WHERE erased_at IS NULL ORDER BY created_at, id"
     )
-    return [_subject(r) for r in rows]
+    return [_subject(cast(SubjectRow, r)) for r in rows]
 
 
 def state_version(tx: Tx, subject_id: str) -> int | None:
@@ -128,7 +137,7 @@ def erase_subject(tx: Tx, subject_id: str, now: datetime) -> None:
 # -- beliefs ----------------------------------------------------------------------------------
 
 
-def _belief(row: Row) -> Belief:
+def _belief(row: BeliefRow) -> Belief:
     return Belief(
         id=row["id"],
         subject_id=row["subject_id"],
@@ -152,15 +161,16 @@ def wire_instant(stored: str) -> str:
     return format_instant(parse_instant(stored))
 
 
-def belief_rows(tx: Tx, subject_id: str) -> list[Row]:
+def belief_rows(tx: Tx, subject_id: str) -> list[BeliefRow]:
     """Every belief row of the subject, live and deleted, oldest first."""
-    return tx.execute(
+    rows = tx.execute(
         "SELECT * FROM context_beliefs WHERE subject_id = ? ORDER BY created_at, id",
         (subject_id,),
     )
+    return cast(list[BeliefRow], rows)
 
 
-def belief_row_wire(row: Row) -> dict[str, JsonValue]:
+def belief_row_wire(row: BeliefRow) -> JsonObject:
     """:meth:`Belief.to_wire` of a live belief row, straight from the row."""
     return {
         "id": row["id"],
@@ -196,7 +206,7 @@ def find_belief(tx: Tx, subject_id: str, belief_id: str) -> Belief | None:
     row = tx.one(
         "SELECT * FROM context_beliefs WHERE subject_id = ? AND id = ?", (subject_id, belief_id)
     )
-    return None if row is None else _belief(row)
+    return None if row is None else _belief(cast(BeliefRow, row))
 
 
 def live_beliefs(tx: Tx, subject_id: str) -> list[Belief]:
@@ -205,7 +215,7 @@ def live_beliefs(tx: Tx, subject_id: str) -> list[Belief]:
         " ORDER BY created_at, id",
         (subject_id,),
     )
-    return [_belief(r) for r in rows]
+    return [_belief(cast(BeliefRow, r)) for r in rows]
 
 
 def beliefs_changed_since(tx: Tx, subject_id: str, since: datetime) -> list[Belief]:
@@ -214,7 +224,7 @@ def beliefs_changed_since(tx: Tx, subject_id: str, since: datetime) -> list[Beli
         " ORDER BY updated_at, id",
         (subject_id, _t(since)),
     )
-    return [_belief(r) for r in rows]
+    return [_belief(cast(BeliefRow, r)) for r in rows]
 
 
 def update_belief_statement(
@@ -248,7 +258,7 @@ def tombstone_belief(tx: Tx, b: Belief, now: datetime) -> None:
 # -- corrections ------------------------------------------------------------------------------
 
 
-def _correction(row: Row) -> Correction:
+def _correction(row: CorrectionRow) -> Correction:
     return Correction(
         id=row["id"],
         subject_id=row["subject_id"],
@@ -287,7 +297,7 @@ def find_correction(tx: Tx, subject_id: str, correction_id: str) -> Correction |
         "SELECT * FROM context_corrections WHERE subject_id = ? AND id = ?",
         (subject_id, correction_id),
     )
-    return None if row is None else _correction(row)
+    return None if row is None else _correction(cast(CorrectionRow, row))
 
 
 def list_corrections(
@@ -302,7 +312,7 @@ def list_corrections(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [_correction(r) for r in tx.execute(sql, params)]
+    return [_correction(cast(CorrectionRow, r)) for r in tx.execute(sql, params)]
 
 
 def recent_decisions(tx: Tx, subject_id: str, limit: int) -> list[Correction]:
@@ -314,7 +324,7 @@ def recent_decisions(tx: Tx, subject_id: str, limit: int) -> list[Correction]:
         " ORDER BY received_at DESC, id DESC LIMIT ?",
         (subject_id, CorrectionStatus.PENDING.value, limit),
     )
-    return [_correction(r) for r in rows]
+    return [_correction(cast(CorrectionRow, r)) for r in rows]
 
 
 def resolve_correction(
@@ -350,7 +360,7 @@ def reject_pending_for_belief(tx: Tx, subject_id: str, belief_id: str, now: date
 # -- evolution --------------------------------------------------------------------------------
 
 
-def _entry(row: Row) -> EvolutionEntry:
+def _entry(row: EvolutionRow) -> EvolutionEntry:
     return EvolutionEntry(
         seq=int(row["seq"]),
         belief_id=row["belief_id"],
@@ -406,13 +416,13 @@ def evolution(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [_entry(r) for r in tx.execute(sql, params)]
+    return [_entry(cast(EvolutionRow, r)) for r in tx.execute(sql, params)]
 
 
 # -- tokens -----------------------------------------------------------------------------------
 
 
-def _token(row: Row) -> TokenInfo:
+def _token(row: TokenRow) -> TokenInfo:
     return TokenInfo(
         token_id=row["token_id"],
         subject_id=row["subject_id"],
@@ -444,15 +454,16 @@ def insert_token(tx: Tx, token_hash: str, info: TokenInfo) -> None:
     )
 
 
-def token_and_state(tx: Tx, token_hash: str) -> Row | None:
+def token_and_state(tx: Tx, token_hash: str) -> TokenStateRow | None:
     """The columns authentication needs and the subject's state version (None if erased), in
     one query: this runs on every ``GET /v1/context``, so it parses nothing."""
-    return tx.one(
+    row = tx.one(
         "SELECT t.token_id, t.subject_id, t.permissions, t.expires_at, t.revoked_at,"
         " s.state_version FROM context_tokens t LEFT JOIN context_subjects s"
         " ON s.id = t.subject_id AND s.erased_at IS NULL WHERE t.token_hash = ?",
         (token_hash,),
     )
+    return None if row is None else cast(TokenStateRow, row)
 
 
 def tokens_for(tx: Tx, subject_id: str) -> list[TokenInfo]:
@@ -460,7 +471,7 @@ def tokens_for(tx: Tx, subject_id: str) -> list[TokenInfo]:
         "SELECT * FROM context_tokens WHERE subject_id = ? ORDER BY created_at, token_id",
         (subject_id,),
     )
-    return [_token(r) for r in rows]
+    return [_token(cast(TokenRow, r)) for r in rows]
 
 
 def revoke_token(tx: Tx, subject_id: str, token_id: str, now: datetime) -> bool:
@@ -486,4 +497,4 @@ def evolution_in_categories(
     tail = "ORDER BY e.seq DESC LIMIT ?"
     sql = f"{head} WHERE e.subject_id = ? AND b.category IN ({marks}) {tail}"
     rows = tx.execute(sql, [subject_id, *sorted(categories), limit])
-    return [_entry(r) for r in rows]
+    return [_entry(cast(EvolutionRow, r)) for r in rows]

@@ -14,6 +14,10 @@ Spec map: docs/spec/canonical-json.md and docs/spec/keys-and-signatures.md.
 
 from engram.core.canonical import (
     MAX_SAFE_INTEGER,
+    Json,
+    JsonArray,
+    JsonObject,
+    JsonScalar,
     JsonValue,
     canonicalize,
     check_i_json,
@@ -71,6 +75,10 @@ __all__ = [
     "PAYLOAD_TYPE_IN_TOTO",
     "Clock",
     "FixedClock",
+    "Json",
+    "JsonArray",
+    "JsonObject",
+    "JsonScalar",
     "JsonValue",
     "KeyInfo",
     "PrivateKey",

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import JsonArray, JsonObject, canonicalize, parse_strict
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import CanonicalJsonError, InvalidRequest, SignatureInvalid, UnknownKeyId
 
@@ -124,7 +124,7 @@ def verify_envelope(
 
 def in_toto_statement(
     subjects: Sequence[Mapping[str, Any]], predicate_type: str, predicate: Mapping[str, Any]
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """An in-toto Statement v1: ``{_type, subject, predicateType, predicate}``.
 
     Each subject is ``{"name": str, "digest": {algorithm: lowercase hex}}`` with at least one
@@ -132,12 +132,12 @@ def in_toto_statement(
     """
     if not subjects:
         raise InvalidRequest("an in-toto Statement needs at least one subject")
-    checked = [_subject(s) for s in subjects]
+    checked: JsonArray = [_subject(s) for s in subjects]
     if not isinstance(predicate_type, str) or not predicate_type:
         raise InvalidRequest("predicateType must be a non-empty string (a URI)")
     if not isinstance(predicate, Mapping):
         raise InvalidRequest("an in-toto predicate is a JSON object")
-    statement: dict[str, JsonValue] = {
+    statement: JsonObject = {
         "_type": IN_TOTO_STATEMENT_V1,
         "subject": checked,
         "predicateType": predicate_type,
@@ -147,7 +147,7 @@ def in_toto_statement(
     return statement
 
 
-def statement_subject(name: str, sha256_hex: str) -> dict[str, JsonValue]:
+def statement_subject(name: str, sha256_hex: str) -> JsonObject:
     """One Statement ``subject`` entry naming ``name`` by its SHA-256."""
     return _subject({"name": name, "digest": {"sha256": sha256_hex}})
 
@@ -172,7 +172,7 @@ def load_in_toto_statement(payload: bytes) -> dict[str, Any]:
     return statement
 
 
-def _subject(entry: Mapping[str, Any]) -> dict[str, JsonValue]:
+def _subject(entry: Mapping[str, Any]) -> JsonObject:
     if not isinstance(entry, Mapping):
         raise InvalidRequest("an in-toto subject is an object")
     name = entry.get("name")

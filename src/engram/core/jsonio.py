@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 
-from engram.core.canonical import JsonValue
 from engram.errors import CanonicalJsonError
 
 
-def dumps_text(value: JsonValue, *, indent: int | None = None, sort_keys: bool = True) -> str:
+def dumps_text(value: object, *, indent: int | None = None, sort_keys: bool = True) -> str:
     """JSON text of ``value``: compact when ``indent`` is None, else pretty with that indent.
 
     Non-ASCII characters are written as themselves (the text is meant to be UTF-8 encoded).

@@ -22,7 +22,7 @@ from engram.errors import CanonicalJsonError, InvalidRequest, SignatureInvalid
 SIGNATURE_FIELD = "signature"
 
 
-def sign_json(value: JsonValue, key: PrivateKey) -> str:
+def sign_json(value: object, key: PrivateKey) -> str:
     """Base64url (unpadded) Ed25519 signature over ``canonicalize(value)``.
 
     Raises :class:`~engram.errors.CanonicalJsonError` if ``value`` is not I-JSON: we refuse to
@@ -31,7 +31,7 @@ def sign_json(value: JsonValue, key: PrivateKey) -> str:
     return b64url_encode(key.sign(canonicalize(value)))
 
 
-def verify_json(value: JsonValue, signature: str, key: PublicKey) -> None:
+def verify_json(value: object, signature: str, key: PublicKey) -> None:
     """Return if ``signature`` signs ``canonicalize(value)`` under ``key``; raise otherwise.
 
     Every failure is :class:`~engram.errors.SignatureInvalid`: a signature that is not unpadded
@@ -52,7 +52,7 @@ def verify_json(value: JsonValue, signature: str, key: PublicKey) -> None:
 
 
 def sign_document(
-    doc: Mapping[str, JsonValue], key: PrivateKey, field: str = SIGNATURE_FIELD
+    doc: Mapping[str, object], key: PrivateKey, field: str = SIGNATURE_FIELD
 ) -> dict[str, JsonValue]:
     """A copy of ``doc`` whose ``field`` is the signature over the document without ``field``.
 
@@ -61,13 +61,13 @@ def sign_document(
     """
     body = _without(doc, field)
     signature = sign_json(body, key)
-    signed = dict(doc)
+    signed: dict[str, JsonValue] = dict(doc)
     signed[field] = signature
     return signed
 
 
 def verify_document(
-    doc: Mapping[str, JsonValue], key: PublicKey, field: str = SIGNATURE_FIELD
+    doc: Mapping[str, object], key: PublicKey, field: str = SIGNATURE_FIELD
 ) -> None:
     """Verify a document made by :func:`sign_document`; raise SignatureInvalid on any failure."""
     if not isinstance(doc, Mapping):
@@ -78,7 +78,7 @@ def verify_document(
     verify_json(_without(doc, field), signature, key)
 
 
-def _without(doc: Mapping[str, JsonValue], field: str) -> dict[str, JsonValue]:
+def _without(doc: Mapping[str, object], field: str) -> dict[str, object]:
     return {name: member for name, member in doc.items() if name != field}
 
 

@@ -31,6 +31,7 @@ from engram.level._evidence import (
 from engram.level._issue import DEFAULT_COOLDOWN, DEFAULT_DRAW, Issuance, Verifier, prove_level
 from engram.level._ledger import AttemptRow, Ledger
 from engram.level._multikey import (
+    base58btc_decode,
     digest_from_multibase,
     digest_multibase,
     private_from_multikey,
@@ -38,7 +39,7 @@ from engram.level._multikey import (
     public_from_multikey,
     public_multikey,
 )
-from engram.level._ob3 import Finding
+from engram.level._ob3 import Finding, published_schema
 from engram.level._proof import (
     CRYPTOSUITE,
     KeyResolver,
@@ -111,6 +112,7 @@ __all__ = [
     "VerifiedProof",
     "Verifier",
     "add_proof",
+    "base58btc_decode",
     "career_tier",
     "check_evidence",
     "check_status",
@@ -132,6 +134,7 @@ __all__ = [
     "prove_level",
     "public_from_multikey",
     "public_multikey",
+    "published_schema",
     "rate",
     "registry_issuer_keys",
     "seal_benchmark",

@@ -10,11 +10,14 @@ coordinate; :func:`build_site` writes the static Exchange.
 """
 
 from engram.registry._artifacts import LevelResolver, ResolvedLevel, lineage_problems
+from engram.registry._check import check_registry
+from engram.registry._history import history_problems
 from engram.registry._index import SCHEMA_VERSION, IndexBuild, build_index, index_bytes
 from engram.registry._layout import (
     AGENT,
     AGENT_GRAPH,
     ARTIFACT_TYPES,
+    INDEX_FILE,
     WORKFLOW,
     Coordinate,
     canonical_path,
@@ -22,12 +25,17 @@ from engram.registry._layout import (
 )
 from engram.registry._policy import policy_problems
 from engram.registry._problems import Problem, RegistryRefused
+from engram.registry._remix import RELATIONS, remix_draft
+from engram.registry._share import share
+from engram.registry._site import build_site
 from engram.registry._status import Ledger, load_ledger
 
 __all__ = [
     "AGENT",
     "AGENT_GRAPH",
     "ARTIFACT_TYPES",
+    "INDEX_FILE",
+    "RELATIONS",
     "SCHEMA_VERSION",
     "WORKFLOW",
     "Coordinate",
@@ -38,10 +46,15 @@ __all__ = [
     "RegistryRefused",
     "ResolvedLevel",
     "build_index",
+    "build_site",
     "canonical_path",
+    "check_registry",
+    "history_problems",
     "index_bytes",
     "lineage_problems",
     "load_ledger",
     "policy_problems",
+    "remix_draft",
     "semver_key",
+    "share",
 ]

@@ -17,8 +17,15 @@ from engram.runtime._client import AsyncEngramClient, EngramClient
 from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
 from engram.runtime._engine import Discovery, ProposedCorrection
 from engram.runtime._prompt import CONTEXT_HEADING, system_prompt_with_context, with_context
-from engram.runtime._verify import MAX_LIFETIME, PublishedKey, Verified, verify_signed
-from engram.runtime._view import ContextView, verify_export
+from engram.runtime._verify import (
+    MAX_LIFETIME,
+    PublishedKey,
+    Verified,
+    parse_document,
+    parse_key_list,
+    verify_signed,
+)
+from engram.runtime._view import ContextView, DiffNotApplicableError, verify_export
 
 __all__ = [
     "CONTEXT_HEADING",
@@ -28,6 +35,7 @@ __all__ = [
     "AsyncEngramClient",
     "Belief",
     "ContextView",
+    "DiffNotApplicableError",
     "Discovery",
     "EngramClient",
     "ProposedCorrection",
@@ -35,6 +43,8 @@ __all__ = [
     "RuntimeConfig",
     "Verified",
     "build_system_prompt",
+    "parse_document",
+    "parse_key_list",
     "render_belief",
     "system_prompt_with_context",
     "verify_export",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json
 from engram.core.clock import parse_instant
 from engram.core.context_wire import CATEGORY_MEMBERS, ID_MEMBERS, belief_id
 from engram.core.jsonio import dumps_text
@@ -58,7 +58,7 @@ class Belief:
     category: str | None
     confidence: float | None
     version: int | None
-    data: Mapping[str, JsonValue]
+    data: Mapping[str, Json]
 
     @property
     def statement(self) -> str:
@@ -66,7 +66,7 @@ class Belief:
         return self.text
 
     @classmethod
-    def from_wire(cls, value: JsonValue, what: str) -> Belief:
+    def from_wire(cls, value: Json, what: str) -> Belief:
         if not isinstance(value, dict):
             raise MalformedExport(f"{what} has a belief that is not an object")
         return cls(
@@ -98,12 +98,12 @@ class Belief:
         return _EARLIEST
 
 
-def render_belief(belief: Mapping[str, JsonValue]) -> str:
+def render_belief(belief: Mapping[str, Json]) -> str:
     """The text of one belief by the documented rule (module docstring), at most MAX_TEXT."""
     return _clip(" ".join(_render(belief).split()) or "(a belief with no readable content)")
 
 
-def _render(belief: Mapping[str, JsonValue]) -> str:
+def _render(belief: Mapping[str, Json]) -> str:
     for name in TEXT_MEMBERS:
         value = belief.get(name)
         if isinstance(value, str) and value.strip():
@@ -132,11 +132,11 @@ def _hidden(name: str) -> bool:
     )
 
 
-def _scalar(value: JsonValue) -> bool:
+def _scalar(value: Json) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool) and value != ""
 
 
-def _show(value: JsonValue) -> str:
+def _show(value: Json) -> str:
     if isinstance(value, str):
         return value
     try:
@@ -149,7 +149,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _category(belief: Mapping[str, JsonValue]) -> str | None:
+def _category(belief: Mapping[str, Json]) -> str | None:
     for name in CATEGORY_MEMBERS:
         value = belief.get(name)
         if isinstance(value, str) and value.strip():
@@ -157,13 +157,13 @@ def _category(belief: Mapping[str, JsonValue]) -> str | None:
     return None
 
 
-def _number(value: JsonValue) -> float | None:
+def _number(value: Json) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None
 
 
-def _version(belief: Mapping[str, JsonValue]) -> int | None:
+def _version(belief: Mapping[str, Json]) -> int | None:
     for name in VERSION_MEMBERS:
         value = belief.get(name)
         if isinstance(value, int) and not isinstance(value, bool):

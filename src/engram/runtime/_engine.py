@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from engram.core.canonical import JsonValue, canonicalize, parse_object
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_object
 from engram.core.clock import Clock, format_instant, parse_instant
 from engram.errors import (
     CapacityError,
@@ -67,7 +67,7 @@ class Discovery:
     """``/.well-known/engram`` as read: the protocol version and the endpoints it names."""
 
     engram_version: str
-    document: Mapping[str, JsonValue]
+    document: Mapping[str, Json]
     provider_url: str
 
     def endpoint(self, name: str, default: str) -> str:
@@ -117,7 +117,7 @@ class ProposedCorrection:
     status: str
     idempotency_key: str
     proposed_at: datetime
-    response: Mapping[str, JsonValue] = field(default_factory=dict)
+    response: Mapping[str, Json] = field(default_factory=dict)
 
 
 class Engine:
@@ -172,7 +172,7 @@ class Engine:
         )
         return self.keys
 
-    def _verify(self, document: dict[str, JsonValue], what: str) -> Op[Verified]:
+    def _verify(self, document: JsonObject, what: str) -> Op[Verified]:
         """Verify with the cached keys; an unknown kid (or one whose cached entry had expired)
         refetches the key list once, then fails.
 
@@ -190,7 +190,7 @@ class Engine:
         return self._verify_with(document, keys, what)
 
     def _verify_with(
-        self, document: dict[str, JsonValue], keys: Mapping[str, PublishedKey], what: str
+        self, document: JsonObject, keys: Mapping[str, PublishedKey], what: str
     ) -> Verified:
         return verify_signed(
             document,
@@ -334,7 +334,7 @@ class Engine:
             raise InvalidRequest("a correction needs a belief id and a non-empty new value")
         discovery = yield from self._discovered()
         now = self.clock.now()
-        body: dict[str, JsonValue] = {
+        body: JsonObject = {
             "belief_id": belief_id,
             "new_value": new_value,
             "runtime_id": self.config.runtime_id,

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.core.canonical import JsonValue, canonicalize, parse_object, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_object, parse_strict
 from engram.core.clock import format_instant, parse_instant
 from engram.core.encoding import b64url_decode
 from engram.core.keys import KEY_ID_PREFIX, SIGNATURE_BYTES, PublicKey
@@ -74,13 +74,13 @@ class PublishedKey:
 class Verified:
     """A signed document that passed every check; ``document`` still carries ``signature``."""
 
-    document: dict[str, JsonValue]
+    document: JsonObject
     kid: str
     issued_at: datetime
     expires_at: datetime
 
 
-def parse_document(body: bytes, what: str) -> dict[str, JsonValue]:
+def parse_document(body: bytes, what: str) -> JsonObject:
     """Parse a response body strictly (duplicates, NaN, lone surrogates refused)."""
     return parse_object(body, what=what, error=MalformedExport)
 
@@ -134,7 +134,7 @@ def parse_key_list(
     return keys
 
 
-def _published(kid: str, entry: Mapping[str, JsonValue], pinned: bool) -> PublishedKey:
+def _published(kid: str, entry: Mapping[str, Json], pinned: bool) -> PublishedKey:
     raw = entry.get("public_key")
     try:
         if not isinstance(raw, str):
@@ -158,7 +158,7 @@ def _content_addressed(kid: str) -> bool:
     )
 
 
-def _optional_instant(value: JsonValue) -> datetime | None:
+def _optional_instant(value: Json) -> datetime | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -166,7 +166,7 @@ def _optional_instant(value: JsonValue) -> datetime | None:
     return parse_instant(value)
 
 
-def check_version(document: Mapping[str, JsonValue], what: str) -> None:
+def check_version(document: Mapping[str, Json], what: str) -> None:
     """Step 2: refuse a protocol version this SDK cannot read (before trusting anything else)."""
     version = document.get("engram_version")
     if not isinstance(version, str):
@@ -178,7 +178,7 @@ def check_version(document: Mapping[str, JsonValue], what: str) -> None:
         )
 
 
-def kid_of(document: Mapping[str, JsonValue], what: str) -> str:
+def kid_of(document: Mapping[str, Json], what: str) -> str:
     """The envelope's ``kid``; a missing one is malformed, not merely unknown."""
     kid = document.get("kid")
     if not isinstance(kid, str) or not kid:
@@ -187,7 +187,7 @@ def kid_of(document: Mapping[str, JsonValue], what: str) -> str:
 
 
 def verify_signed(
-    document: dict[str, JsonValue],
+    document: JsonObject,
     keys: Mapping[str, PublishedKey],
     *,
     now: datetime,
@@ -233,7 +233,7 @@ def verify_signed(
     return Verified(document, kid, issued_at, expires_at)
 
 
-def _check_signature(document: dict[str, JsonValue], key: PublishedKey, what: str) -> None:
+def _check_signature(document: JsonObject, key: PublishedKey, what: str) -> None:
     """Step 5: every way this can fail means "do not use this document": SignatureInvalid."""
     prefix = f"{what} signature is invalid under kid {key.kid!r}"
     if key.public_key is None:
@@ -263,7 +263,7 @@ def check_fresh(expires_at: datetime, now: datetime, what: str = "export") -> No
         raise ExportExpired(f"{what} expired at {_fmt(expires_at)} (now {_fmt(now)})")
 
 
-def _instant(document: Mapping[str, JsonValue], name: str, what: str) -> datetime:
+def _instant(document: Mapping[str, Json], name: str, what: str) -> datetime:
     value = document.get(name)
     if value is None:
         raise MalformedExport(f"{what} has no {name}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonArray, canonicalize
 from engram.core.clock import parse_instant
 from engram.core.context_wire import DiffShapeError, is_sensitive, read_diff
 from engram.errors import InvalidRequest, MalformedExport, ScopeMismatch
@@ -49,7 +49,7 @@ class ContextView:
     ``/v1/context/diff?since=`` asks from.
     """
 
-    export: Mapping[str, JsonValue]
+    export: Mapping[str, Json]
     subject_id: str
     display_name: str
     timezone: str
@@ -60,7 +60,7 @@ class ContextView:
     cursor: str
     beliefs: tuple[Belief, ...]
     system_prompt_injection: str
-    corrections: tuple[Mapping[str, JsonValue], ...]
+    corrections: tuple[Mapping[str, Json], ...]
 
     @classmethod
     def from_export(
@@ -185,7 +185,7 @@ class ContextView:
         )
 
 
-def check_scope(labelled: JsonValue, asked: str | None, beliefs: list[JsonValue]) -> str:
+def check_scope(labelled: Json, asked: str | None, beliefs: JsonArray) -> str:
     """The export's scope, which must be the one asked for (no request means ``full``), and a
     ``professional`` export must hold no health or financial belief (Tier 3)."""
     wanted = asked if asked is not None else DEFAULT_SCOPE
@@ -201,7 +201,7 @@ def check_scope(labelled: JsonValue, asked: str | None, beliefs: list[JsonValue]
     return wanted
 
 
-def content_digest(document: Mapping[str, JsonValue]) -> str:
+def content_digest(document: Mapping[str, Json]) -> str:
     """What an export says, less how it was signed: equal for the same content signed twice."""
     content = {k: v for k, v in document.items() if k not in _SIGNING_MEMBERS}
     return hashlib.sha256(canonicalize(content)).hexdigest()
@@ -227,7 +227,7 @@ def verify_export(
     return ContextView.from_export(verified, scope, any_scope=scope is None)
 
 
-def _starts_by(since: JsonValue, cursor: str) -> bool:
+def _starts_by(since: Json, cursor: str) -> bool:
     """Whether a diff that starts at ``since`` covers everything after ``cursor``: the same
     instant, or an earlier one (a provider that rounds ``since`` down), compared as instants;
     cursors that are not instants (opaque tokens) must be equal."""
@@ -241,7 +241,7 @@ def _starts_by(since: JsonValue, cursor: str) -> bool:
         return False
 
 
-def _cursor(doc: Mapping[str, JsonValue]) -> str:
+def _cursor(doc: Mapping[str, Json]) -> str:
     # The provider names the point a later diff continues from; without one, the issue time
     # of the document is the only honest cursor.
     for name in ("cursor", "until", "issued_at"):
@@ -255,21 +255,21 @@ def _older(new: int | None, held: int | None) -> bool:
     return new is not None and held is not None and new < held
 
 
-def _object(doc: Mapping[str, JsonValue], name: str, what: str) -> dict[str, Any]:
+def _object(doc: Mapping[str, Json], name: str, what: str) -> dict[str, Any]:
     value = doc.get(name)
     if not isinstance(value, dict):
         raise MalformedExport(f"{what} has no {name} object")
     return value
 
 
-def _array(doc: Mapping[str, JsonValue], name: str, what: str) -> list[JsonValue]:
+def _array(doc: Mapping[str, Json], name: str, what: str) -> JsonArray:
     value = doc.get(name, [])
     if not isinstance(value, list):
         raise MalformedExport(f"{what} {name} is not an array")
     return value
 
 
-def _optional_array(doc: Mapping[str, JsonValue], name: str) -> list[JsonValue]:
+def _optional_array(doc: Mapping[str, Json], name: str) -> JsonArray:
     value = doc.get(name)
     return value if isinstance(value, list) else []
 

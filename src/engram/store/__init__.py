@@ -31,7 +31,7 @@ from engram.store._changes import (
 )
 from engram.store._migrate import AppliedMigration, applied_migrations
 from engram.store._open import database_url_from_env, engram_home, open_store
-from engram.store._sql import advisory_lock, redact_url
+from engram.store._sql import advisory_lock, redact_url, to_pyformat
 
 __all__ = [
     "CHANGES_COMPONENT",
@@ -59,5 +59,6 @@ __all__ = [
     "engram_home",
     "open_store",
     "redact_url",
+    "to_pyformat",
     "writing",
 ]

@@ -13,6 +13,7 @@ from engram.transfer._pam_export import PamExport, export_pam
 from engram.transfer._pam_format import check_document as check_pam_document
 from engram.transfer._pam_format import parse_instant as parse_pam_instant
 from engram.transfer._pam_format import read_public_key as read_pam_public_key
+from engram.transfer._pam_format import signature_block, signature_payload
 from engram.transfer._pam_format import verify_signature as verify_pam_signature
 from engram.transfer._pam_import import PamImport, import_pam
 from engram.transfer._pam_tables import PAM_COMPONENT
@@ -31,5 +32,7 @@ __all__ = [
     "parse_pam_instant",
     "read_pam_public_key",
     "ring_records",
+    "signature_block",
+    "signature_payload",
     "verify_pam_signature",
 ]

@@ -33,7 +33,7 @@ from engram.cartridge import (
     require_state,
     verify_rom,
 )
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError
 from engram.memory import (
     Memory,
@@ -79,7 +79,7 @@ class ImportSummary:
     quarantined: int
     ring_id: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_json(self) -> JsonObject:
         return {
             "trust": self.report.to_json(),
             "ringId": self.ring_id,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.memory import memory_id
 
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -30,7 +30,7 @@ class TransferRecord:
     def from_wire(cls, value: Mapping[str, Any]) -> TransferRecord:
         return cls(dict(value))
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return dict(self.members)
 
     @property
