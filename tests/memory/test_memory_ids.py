@@ -46,6 +46,7 @@ def test_memory_id_escapes_like_rfc8785(text: str) -> None:
     assert memory_id("repo:x", "fact", text) == _reference("repo:x", "fact", text)
 
 
+@pytest.mark.req("engram.memory.record-content-addressed")
 def test_a_lone_surrogate_is_refused_as_canonicalize_refuses_it() -> None:
     with pytest.raises(CanonicalJsonError):
         memory_id("repo:x", "fact", "broken \ud800 text")

@@ -221,6 +221,7 @@ def test_recall_refuses_an_empty_query_and_a_bad_k(engine: MemoryEngine) -> None
         recall(engine, "x", k=0)
 
 
+@pytest.mark.req("engram.memory.record-content-addressed")
 def test_results_serialise(make_engine: Callable[..., MemoryEngine]) -> None:
     engine = make_engine()
     result = record(engine, "serialise me", "fact", provenance={"source": "test"})

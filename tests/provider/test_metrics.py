@@ -182,6 +182,7 @@ def test_database_pool_use_is_reported(metered: Provider) -> None:
     assert _value(samples, "engram_http_requests_in_flight") == 1
 
 
+@pytest.mark.req("engram.provider.metrics-off-by-default")
 def test_the_environment_switches_metrics_on_and_refuses_nonsense() -> None:
     assert ProviderConfig.from_env({}).metrics is False
     assert ProviderConfig.from_env({"ENGRAM_METRICS": "1"}).metrics is True

@@ -164,6 +164,7 @@ def test_two_workers_aggregate_and_dead_workers_lose_their_gauges(
     assert not (_pids(served.directory, "gauge_livesum") & workers)
 
 
+@pytest.mark.req("engram.provider.metrics-multiprocess")
 def test_serve_makes_and_removes_a_private_directory_for_several_workers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
