@@ -15,6 +15,7 @@ BENCHMARKS = {
     "recall": "bench.bench_recall",
     "engines": "bench.bench_engines",
     "tamper": "bench.bench_tamper",
+    "tamper-acx": "bench.bench_tamper_acx",
 }
 
 

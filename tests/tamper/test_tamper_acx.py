@@ -1,0 +1,159 @@
+"""The tamper suite for the signed ACX JSON artifacts (issue 15, "Tests"): workflows, Agent
+Graphs, level credentials and their Bitstring Status Lists.
+
+Each artifact is a real signed document (the reference implementation's and engram's own, see
+acx_artifacts.py) mutated by the JSON kit: single bytes, duplicate members, reorderings,
+whitespace, re-spelled numbers, escapes, changed or removed members, 5,000-digit integers.
+The rule is "accepted => the meaning is identical" and nothing crashes. CI runs a bounded count
+(each test a few seconds); ``python -m bench tamper`` runs thousands per artifact.
+
+A second family re-signs each structural mutation with the signer's own key, so the signature
+holds and the semantic checks behind it are what is exercised: those may accept (the document
+is validly signed), but must answer, never crash.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from acx_artifacts import Level, issue_level, signed_json_artifacts
+from json_tamper import Mutation, TamperReport, mutations, run_tamper, structural_mutations
+
+from engram.core.canonical import parse_strict
+from engram.errors import CanonicalJsonError, EngramError
+
+WORKFLOW_MUTATIONS = 300
+GRAPH_MUTATIONS = 200
+LEVEL_MUTATIONS = 100
+STATUS_MUTATIONS = 1500
+RESIGNED = 150
+TIME_BUDGET = 6.0  # seconds per artifact: a safety stop on a loaded machine
+
+ARTIFACTS = {a.name: a for a in signed_json_artifacts()}
+
+
+@pytest.fixture(scope="module")
+def level(tmp_path_factory: pytest.TempPathFactory) -> Level:
+    return issue_level(tmp_path_factory.mktemp("level"))
+
+
+def _judged(
+    name: str,
+    original: bytes,
+    accept: Callable[[bytes], object],
+    candidates: Iterator[Mutation],
+    record: Callable[[str, object], None],
+) -> TamperReport:
+    report = run_tamper(name, original, accept, candidates, time_budget=TIME_BUDGET)
+    summary = report.summary()
+    print(summary)  # with -s; also kept in the JUnit XML as a property
+    record("tamper", summary)
+    report.assert_sound()
+    assert report.tried >= 40  # the time budget may stop a run early on a loaded machine
+    assert report.refused > report.tried // 2
+    assert report.accepted_same > 0  # reorderings, whitespace, escapes, re-spelled numbers
+    return report
+
+
+@pytest.mark.req("engram.workflow.tamper-suite")
+@pytest.mark.parametrize("name", ["workflow (reference)", "workflow (engram)"])
+def test_a_tampered_workflow_is_refused_unless_it_means_the_same(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    artifact = ARTIFACTS[name]
+    candidates = mutations(artifact.data, seed=21, count=WORKFLOW_MUTATIONS)
+    _judged(name, artifact.data, artifact.accept, candidates, record_property)
+
+
+@pytest.mark.req("engram.graph.tamper-suite")
+@pytest.mark.parametrize("name", ["graph (reference)", "graph (engram)"])
+def test_a_tampered_agent_graph_is_refused_unless_it_means_the_same(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    artifact = ARTIFACTS[name]
+    candidates = mutations(artifact.data, seed=22, count=GRAPH_MUTATIONS)
+    _judged(name, artifact.data, artifact.accept, candidates, record_property)
+
+
+@pytest.mark.req("engram.level.tamper-suite")
+def test_a_tampered_level_credential_is_refused_unless_it_means_the_same(
+    level: Level, record_property: Callable[[str, object], None]
+) -> None:
+    candidates = mutations(level.credential, seed=23, count=LEVEL_MUTATIONS)
+    _judged(
+        "level credential", level.credential, level.accept_credential, candidates, record_property
+    )
+
+
+@pytest.mark.req("engram.level.tamper-suite", "engram.level.status-fail-closed")
+def test_a_tampered_status_list_is_refused_unless_it_means_the_same(
+    level: Level, record_property: Callable[[str, object], None]
+) -> None:
+    candidates = mutations(level.status_list, seed=24, count=STATUS_MUTATIONS)
+    _judged("status list", level.status_list, level.accept_status_list, candidates, record_property)
+
+
+# -- re-signed mutations: the checks behind a valid signature answer, never crash --------------
+
+
+def resigned(
+    original: bytes, sign: Callable[[dict[str, Any]], bytes], seed: int, count: int
+) -> Iterator[Mutation]:
+    """Structural mutations of the document, each signed again by its own signer."""
+    for mutation in structural_mutations(original, random.Random(seed), count):
+        try:
+            document = parse_strict(mutation.data)
+        except CanonicalJsonError:
+            continue  # not a document any signer could sign
+        if not isinstance(document, dict):
+            continue
+        try:
+            yield Mutation("resigned", mutation.name, sign(document))
+        except EngramError:
+            continue  # the signer itself refuses it (not canonicalisable, not signable)
+
+
+def _never_crashes(
+    name: str,
+    original: bytes,
+    accept: Callable[[bytes], object],
+    candidates: Iterator[Mutation],
+    record: Callable[[str, object], None],
+) -> None:
+    # Accepting another meaning is fine here (each edit carries a valid signature by the
+    # signer); what must hold is that every edit is answered: accepted or refused, no crash.
+    report = run_tamper(name, original, accept, candidates, time_budget=TIME_BUDGET)
+    summary = report.summary()
+    print(summary)
+    record("tamper", summary)
+    assert not report.crashed, summary + "".join(f"\n{m.name}: {w}" for m, w in report.crashed[:5])
+    assert report.tried >= 20
+    assert report.refused > 0
+
+
+@pytest.mark.req("engram.workflow.tamper-suite", "engram.graph.tamper-suite")
+@pytest.mark.parametrize("name", ["workflow (engram)", "graph (engram)"])
+def test_a_re_signed_workflow_or_graph_edit_is_answered_never_crashed_on(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    artifact = ARTIFACTS[name]
+    assert artifact.resign is not None
+    candidates = resigned(artifact.data, artifact.resign, 31, RESIGNED)
+    _never_crashes(name + " re-signed", artifact.data, artifact.accept, candidates, record_property)
+
+
+@pytest.mark.req("engram.level.tamper-suite")
+def test_a_re_signed_level_or_status_list_edit_is_answered_never_crashed_on(
+    level: Level, record_property: Callable[[str, object], None]
+) -> None:
+    lists = resigned(level.status_list, level.resign, 32, RESIGNED)
+    _never_crashes(
+        "status list re-signed", level.status_list, level.accept_status_list, lists, record_property
+    )
+    credentials = resigned(level.credential, level.resign, 33, RESIGNED // 5)
+    _never_crashes(
+        "level re-signed", level.credential, level.accept_credential, credentials, record_property
+    )
