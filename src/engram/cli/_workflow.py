@@ -23,11 +23,12 @@ from rich.table import Table
 from rich.text import Text
 
 from engram.cli._app import cli
+from engram.cli._files import read_regular
 from engram.core.canonical import JsonValue
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
-from engram.trust import TrustRegistry, load_trust_registry
+from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
 from engram.workflow import (
     MAX_DOCUMENT_BYTES,
     ArtifactCheck,
@@ -53,16 +54,15 @@ DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def read_bytes(path: Path) -> bytes:
-    """At most the document limit, read without loading a huge file into memory first."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise DocumentError(f"{path} is larger than {MAX_DOCUMENT_BYTES} bytes")
-    return data
+    """At most the document limit of a regular file (a FIFO or a huge file is refused unread)."""
+    return read_regular(path, limit=MAX_DOCUMENT_BYTES, what="document", error=DocumentError)
 
 
 def read_registry(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
+    if path is None:
+        return None
+    data = read_regular(path, what="trust registry", error=TrustRegistryError)
+    return load_trust_registry(data)
 
 
 def own_keyids(paths: Iterable[Path]) -> frozenset[str]:
