@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from acx_artifacts import Level, issue_level, signed_json_artifacts
+from acx_artifacts import LIST_URL, Level, Refused, issue_level, signed_json_artifacts
 from json_tamper import Mutation, TamperReport, mutations, run_tamper, structural_mutations
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
+from engram.level import add_proof, set_entry, status_list_credential
 
 WORKFLOW_MUTATIONS = 300
 GRAPH_MUTATIONS = 200
@@ -157,3 +158,27 @@ def test_a_re_signed_level_or_status_list_edit_is_answered_never_crashed_on(
     _never_crashes(
         "level re-signed", level.credential, level.accept_credential, credentials, record_property
     )
+
+
+@pytest.mark.req("engram.level.status-fail-closed", "engram.level.tamper-suite")
+def test_a_suspension_entry_never_passes_for_a_clear_revocation_bit(level: Level) -> None:
+    """Found by the re-signed family: a credential whose entry is a suspension entry, on a
+    suspension list with its bit set, verified with "suspension bit ... is clear"."""
+    credential = parse_strict(level.credential)
+    entry = credential["credentialStatus"]
+    entry["statusPurpose"] = "suspension"
+    method = level.verifier.verification_method
+    suspended = add_proof(
+        status_list_credential(list_id=LIST_URL, issuer=level.verifier.did,
+                               valid_from="2026-07-01T00:00:00Z", purpose="suspension"),
+        level.verifier.key, verification_method=method, created="2026-07-01T00:00:00Z",
+    )  # fmt: skip
+    suspended = set_entry(suspended, int(entry["statusListIndex"]), level.verifier.key,
+                          verification_method=method, created="2026-07-02T00:00:00Z")  # fmt: skip
+    original = level.status_list
+    try:
+        level.status_list = canonicalize(suspended)
+        with pytest.raises(Refused, match="not revocation: the level is not revocable"):
+            level.accept_credential(level.resign(credential))
+    finally:
+        level.status_list = original

@@ -275,6 +275,19 @@ def _status(
             )
         )
         return None
+    purpose = entry.get("statusPurpose")
+    if purpose != "revocation":
+        # SPEC §10.1: the entry MUST be a revocation entry; one for another purpose leaves the
+        # level unrevocable (found by the tamper suite: a set suspension bit read as "clear").
+        findings.append(
+            Finding(
+                "status",
+                False,
+                "$.credentialStatus.statusPurpose",
+                f"statusPurpose {purpose!r} is not revocation: the level is not revocable",
+            )
+        )
+        return None
     if fetch is None:
         findings.append(
             Finding("status", None, "$.credentialStatus", "status list not dereferenced")
@@ -291,7 +304,8 @@ def _status(
     except StatusCheckError as e:
         findings.append(Finding("status", False, "$.credentialStatus", e.message))
         return None
-    if result.status and result.purpose == "revocation":
+    if result.status:
+        # A set bit is never "clear", whatever its purpose (revocation is the only one reached).
         findings.append(
             Finding(
                 "status",
