@@ -15,6 +15,7 @@ is validly signed), but must answer, never crash.
 from __future__ import annotations
 
 import random
+from base64 import b64decode
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,7 +25,7 @@ from json_tamper import Mutation, TamperReport, mutations, run_tamper, structura
 
 from engram.core.canonical import canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
-from engram.level import add_proof, set_entry, status_list_credential
+from engram.level import add_proof, envelope_file_name, set_entry, status_list_credential
 
 WORKFLOW_MUTATIONS = 300
 GRAPH_MUTATIONS = 200
@@ -182,3 +183,40 @@ def test_a_suspension_entry_never_passes_for_a_clear_revocation_bit(level: Level
             level.accept_credential(level.resign(credential))
     finally:
         level.status_list = original
+
+
+@pytest.mark.req("engram.level.evidence", "engram.level.tamper-suite")
+def test_another_signed_envelope_cannot_stand_in_for_the_one_the_evidence_names(
+    level: Level,
+) -> None:
+    """Found by the re-signed family: evidence entries name their trajectory and envelope by
+    digest, but any of the issuer's envelopes with the same outcome replayed to the same rating."""
+    credential = parse_strict(level.credential)
+    links = [envelope_file_name(e["acx:dsseEnvelope"]) or "" for e in credential["evidence"]]
+    outcomes = [_outcome(level.envelopes[name]) for name in links]
+    # Two trajectories with the same difficulty and result: swapping them keeps the replay.
+    first, twin = next(
+        (i, j) for i in range(len(links)) for j in range(i + 1, len(links))
+        if outcomes[i] == outcomes[j]
+    )  # fmt: skip
+    swapped = dict(level.envelopes)
+    swapped[links[first]], swapped[links[twin]] = swapped[links[twin]], swapped[links[first]]
+    original = level.envelopes
+    try:
+        level.envelopes = swapped
+        with pytest.raises(Refused, match="is not the digest of the trajectory"):
+            level.accept_credential(level.credential)
+        level.envelopes = original
+        # Signed by the issuer, an entry whose digest names another trajectory is refused too.
+        credential["evidence"][first]["acx:digestMultibase"] = credential["evidence"][twin][
+            "acx:digestMultibase"
+        ]
+        with pytest.raises(Refused, match="acx:digestMultibase is not the digest"):
+            level.accept_credential(level.resign(credential))
+    finally:
+        level.envelopes = original
+
+
+def _outcome(envelope: bytes) -> tuple[object, object]:
+    statement = parse_strict(b64decode(parse_strict(envelope)["payload"]))
+    return statement["predicate"]["difficulty"], statement["predicate"]["passed"]

@@ -139,7 +139,7 @@ def _reports(
     issuer = _issuer_id(document)
     proof = document.get("proof")
     method = proof.get("verificationMethod") if isinstance(proof, dict) else None
-    if not isinstance(issuer, str) or not isinstance(method, str):
+    if not isinstance(issuer, str) or not isinstance(proof, dict) or not isinstance(method, str):
         return
     keyids = registry_issuer_keys(
         issuers, issuer_id=issuer, signed_at=_created(proof, now), now=now
