@@ -16,6 +16,7 @@ BENCHMARKS = {
     "engines": "bench.bench_engines",
     "tamper": "bench.bench_tamper",
     "metrics": "bench.bench_metrics",
+    "tamper-acx": "bench.bench_tamper_acx",
 }
 
 

@@ -24,6 +24,7 @@ import click
 import httpx
 
 from engram.cli._acx_input import read_verified
+from engram.cli._files import read_regular
 from engram.core.canonical import canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.jsonio import dumps_text
@@ -55,10 +56,11 @@ from engram.level import (
     verify_level,
     verify_proof,
 )
-from engram.trust import load_trust_registry
+from engram.trust import TrustRegistryError, load_trust_registry
 
 CLOCK = SystemClock()
 MAX_FETCH_BYTES = 1 << 24
+MAX_CREDENTIAL_BYTES = 1 << 24
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
 
@@ -125,15 +127,14 @@ def fetch(location: str) -> bytes:
     path = Path(location.removeprefix("file://"))
     if re.match(r"^[a-z][a-z0-9+.-]*://", location) and not location.startswith("file://"):
         raise RemoteError(f"{location}: only http(s) and file URLs are dereferenced")
-    if path.stat().st_size > MAX_FETCH_BYTES:
-        raise RemoteError(f"{location}: more than {MAX_FETCH_BYTES} bytes")
-    return path.read_bytes()
+    # A FIFO or a huge file is refused unread (the status check fails closed on the error).
+    return read_regular(path, limit=MAX_FETCH_BYTES, what="file")
 
 
 def _public_key(text: str) -> PublicKey:
     if text.startswith("z6Mk"):
         return public_from_multikey(text)
-    data = Path(text).read_bytes()
+    data = read_regular(Path(text), limit=MAX_FETCH_BYTES, what="issuer key")
     if b"PRIVATE KEY" in data:
         raise InvalidRequest(f"{text}: give the issuer's public key, not a private key")
     return PublicKey.from_pem(data)
@@ -182,14 +183,17 @@ def revoke_command(
     status_list: Path, index: int | None, credential: Path | None, key_path: Path, out: Path | None
 ) -> None:
     """Set a revocation bit (irreversibly) and re-sign the list."""
-    document = parse_object(status_list.read_bytes(), what=str(status_list), error=InvalidRequest)
+    data = read_regular(status_list, limit=MAX_FETCH_BYTES, what="status list")
+    document = parse_object(data, what=str(status_list), error=InvalidRequest)
     if (index is None) == (credential is None):
         raise click.UsageError("give exactly one of --index and --credential")
     if credential is not None:
         entry = (
-            parse_object(credential.read_bytes(), what=str(credential), error=InvalidRequest).get(
-                "credentialStatus"
-            )
+            parse_object(
+                read_regular(credential, what="credential"),
+                what=str(credential),
+                error=InvalidRequest,
+            ).get("credentialStatus")
             or {}
         )
         # A member of the wrong type is bad input, not an AttributeError traceback.
@@ -322,9 +326,8 @@ def _resolver(
         known[method] = _public_key(issuer_key)
     fallback = static_resolver({})  # did:key, else "not known to this verifier"
     if did_document is not None:
-        document = parse_object(
-            did_document.read_bytes(), what=str(did_document), error=InvalidRequest
-        )
+        data = read_regular(did_document, limit=MAX_FETCH_BYTES, what="DID document")
+        document = parse_object(data, what=str(did_document), error=InvalidRequest)
         fallback = did_document_resolver(document)
 
     def resolve(vm: str) -> PublicKey:
@@ -350,7 +353,9 @@ def _published(
         except InvalidRequest:
             signed_at = now
         keys |= registry_issuer_keys(
-            load_trust_registry(registry.read_bytes()),
+            load_trust_registry(
+                read_regular(registry, what="trust registry", error=TrustRegistryError)
+            ),
             issuer_id=str(issuer_id),
             signed_at=signed_at,
             now=now,
@@ -364,7 +369,9 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
             return None
         name = envelope_file_name(link)
         path = folder / name if name else None
-        return path.read_bytes() if path is not None and path.is_file() else None
+        if path is None or not path.is_file():
+            return None
+        return read_regular(path, limit=MAX_FETCH_BYTES, what="evidence")
 
     return lookup
 
@@ -395,7 +402,7 @@ def verify_command(
     evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
-    data = credential.read_bytes()
+    data = read_regular(credential, limit=MAX_CREDENTIAL_BYTES, what="credential")
     try:
         document = parse_object(data, what=str(credential), error=InvalidRequest)
     except InvalidRequest:

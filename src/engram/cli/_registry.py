@@ -14,6 +14,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import emit, json_option
+from engram.cli._files import read_regular
 from engram.core.canonical import parse_object
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
@@ -26,7 +27,7 @@ from engram.registry import (
     check_registry,
     remix_draft,
 )
-from engram.trust import TrustRegistry, load_trust_registry
+from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -40,7 +41,9 @@ trust_option = click.option(
 
 
 def _trust(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
+    if path is None:
+        return None
+    return load_trust_registry(read_regular(path, what="trust registry", error=TrustRegistryError))
 
 
 def _now() -> datetime:
@@ -162,7 +165,9 @@ def remix_command(
     """An unsigned remix draft of a signed workflow or Agent Graph, its parent pinned in lineage."""
     if out.exists():
         raise InvalidRequest(f"{out} exists; give a new file")
-    document = parse_object(file.read_bytes(), what=str(file), error=InvalidRequest)
+    document = parse_object(
+        read_regular(file, what="document"), what=str(file), error=InvalidRequest
+    )
     draft = remix_draft(
         document,
         new_id=new_id,

@@ -23,22 +23,28 @@ from rich.table import Table
 from rich.text import Text
 
 from engram.cli._app import cli
+from engram.cli._files import read_regular
+from engram.cli._level import fetch
 from engram.core.canonical import JsonValue
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
-from engram.trust import TrustRegistry, load_trust_registry
+from engram.level import envelope_file_name
+from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
 from engram.workflow import (
     MAX_DOCUMENT_BYTES,
     ArtifactCheck,
     CartridgeOffer,
     DocumentError,
+    LevelCredential,
+    LevelOutcome,
     LintReport,
     Verification,
     check_workflow,
     find_cartridges,
     lint_workflow,
     load_workflow,
+    prove_levels,
     read_cartridge_offer,
     read_offers,
     ready,
@@ -49,20 +55,20 @@ from engram.workflow import (
 )
 
 FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+MAX_CREDENTIAL_BYTES = 1 << 24
 DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def read_bytes(path: Path) -> bytes:
-    """At most the document limit, read without loading a huge file into memory first."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise DocumentError(f"{path} is larger than {MAX_DOCUMENT_BYTES} bytes")
-    return data
+    """At most the document limit of a regular file (a FIFO or a huge file is refused unread)."""
+    return read_regular(path, limit=MAX_DOCUMENT_BYTES, what="document", error=DocumentError)
 
 
 def read_registry(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
+    if path is None:
+        return None
+    data = read_regular(path, what="trust registry", error=TrustRegistryError)
+    return load_trust_registry(data)
 
 
 def own_keyids(paths: Iterable[Path]) -> frozenset[str]:
@@ -219,9 +225,30 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 @click.argument("file", type=FILE)
 @click.option("--cartridges", type=DIRECTORY, help="Folder searched for *.acx cartridges.")
 @click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@click.option(
+    "--credentials",
+    type=DIRECTORY,
+    help="Folder of level credentials (*.json) and their evidence (*.dsse.json).",
+)
+@click.option(
+    "--issuers", type=FILE, help="Trust registry of level issuers (needed with --credentials)."
+)
+@click.option(
+    "--status-list", help="The credentials' status list (file or URL); default: each one's URL."
+)
 @click.option("--json", "as_json", is_flag=True)
-def ready_cmd(file: Path, cartridges: Path | None, registry: Path | None, as_json: bool) -> None:
-    """Verify the signature, then staff every participant from --cartridges; exit 1 if not ready."""
+def ready_cmd(
+    file: Path, cartridges: Path | None, registry: Path | None, credentials: Path | None,
+    issuers: Path | None, status_list: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Verify the signature, then staff every participant from --cartridges; exit 1 if not ready.
+
+    A slot's minLevel is met only by a level a credential in --credentials proves: verified
+    under a key --issuers publishes, bound to that cartridge's ROM, status bit read and clear,
+    evidence replayed.
+    """
+    if credentials is not None and issuers is None:
+        raise click.UsageError("--credentials needs --issuers (the level issuers' trust registry)")
     document = load_workflow(read_bytes(file), what=str(file))
     trust, now = read_registry(registry), SystemClock().now()
     verification = verify_workflow(document, registry=trust, now=now)
@@ -233,13 +260,54 @@ def ready_cmd(file: Path, cartridges: Path | None, registry: Path | None, as_jso
     offers, unreadable = (
         read_offers(find_cartridges(cartridges), reader) if cartridges else ([], [])
     )
-    report = ready(document, offers, verification=verification, unreadable=unreadable)
+    outcomes: list[LevelOutcome] = []
+    if credentials is not None and issuers is not None:
+        issuer_registry = read_registry(issuers)
+        assert issuer_registry is not None
+        offers, outcomes = prove_levels(
+            offers,
+            level_credentials(credentials),
+            issuers=issuer_registry,
+            now=now,
+            status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
+        )
+    report = ready(
+        document, offers, verification=verification, unreadable=unreadable, levels=outcomes
+    )
     if as_json:
         emit_json(report.to_json())
     else:
         _print_ready(report, file, cartridges)
     if not report.ready:
         raise click.exceptions.Exit(1)
+
+
+MAX_CREDENTIALS = 10_000
+
+
+def level_credentials(folder: Path) -> list[LevelCredential]:
+    """Each ``*.json`` under ``folder`` but ``*.dsse.json`` (evidence), sorted, bounded, read
+    through :func:`read_regular`; evidence is looked up beside each credential."""
+    found: list[LevelCredential] = []
+    for path in sorted(folder.rglob("*.json")):
+        if path.name.endswith(".dsse.json") or path.is_symlink() or not path.is_file():
+            continue
+        if len(found) >= MAX_CREDENTIALS:
+            raise DocumentError(f"more than {MAX_CREDENTIALS} credentials under {folder}")
+        data = read_regular(path, limit=MAX_CREDENTIAL_BYTES, what="credential")
+        found.append(LevelCredential(str(path), data, _evidence_beside(path.parent)))
+    return found
+
+
+def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
+    def lookup(link: str) -> bytes | None:
+        name = envelope_file_name(link)
+        path = folder / name if name else None
+        if path is None or not path.is_file():
+            return None
+        return read_regular(path, limit=MAX_CREDENTIAL_BYTES, what="evidence")
+
+    return lookup
 
 
 def _print_ready(report: Any, file: Path, cartridges: Path | None) -> None:
@@ -268,6 +336,14 @@ def _print_ready(report: Any, file: Path, cartridges: Path | None) -> None:
             hint = f"{check.get('type', '')} {check.get('hint', '')}".strip()
             table.add_row("□" if item["required"] else "·", item["id"], item["kind"], hint,
                           item["description"])  # fmt: skip
+        out.print(table)
+    if report.levels:
+        table = Table(title="level credentials", title_justify="left")
+        for column in ("credential", "cartridge", "level", "why"):
+            table.add_column(column, overflow="fold")
+        for o in report.levels:
+            level = f"{o.level.acx_level} {o.level.career_tier or ''}".strip() if o.level else "—"
+            table.add_row(o.source, o.cartridge or "—", level, o.reason)
         out.print(table)
     for line in report.approvals:
         out.print(Text.assemble(("approval", "yellow"), " ", line))

@@ -23,17 +23,19 @@ bytes (strict I-JSON) and checked, in this order, each check a :class:`Finding`:
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.level._errors import ProofInvalid, StatusCheckError
-from engram.level._evidence import check_evidence
+from engram.level._evidence import check_evidence, envelope_file_name, ni_uri
+from engram.level._multikey import digest_from_multibase
 from engram.level._ob3 import Finding, schema_departures, standard_departures
 from engram.level._proof import KeyResolver, VerifiedProof, verify_proof
 from engram.level._rating import Game, Gate, career_tier, level_for, rate
@@ -275,6 +277,19 @@ def _status(
             )
         )
         return None
+    purpose = entry.get("statusPurpose")
+    if purpose != "revocation":
+        # SPEC §10.1: the entry MUST be a revocation entry; one for another purpose leaves the
+        # level unrevocable (found by the tamper suite: a set suspension bit read as "clear").
+        findings.append(
+            Finding(
+                "status",
+                False,
+                "$.credentialStatus.statusPurpose",
+                f"statusPurpose {purpose!r} is not revocation: the level is not revocable",
+            )
+        )
+        return None
     if fetch is None:
         findings.append(
             Finding("status", None, "$.credentialStatus", "status list not dereferenced")
@@ -291,7 +306,8 @@ def _status(
     except StatusCheckError as e:
         findings.append(Finding("status", False, "$.credentialStatus", e.message))
         return None
-    if result.status and result.purpose == "revocation":
+    if result.status:
+        # A set bit is never "clear", whatever its purpose (revocation is the only one reached).
         findings.append(
             Finding(
                 "status",
@@ -322,6 +338,42 @@ def _validity(credential: Mapping[str, Any], now: datetime) -> list[Finding]:
         if (later and now > moment) or (not later and now < moment):
             out.append(Finding("validity", False, f"$.{name}", f"not valid now ({name} {value})"))
     return out
+
+
+def _content_address_mismatch(
+    item: Any, link: Any, envelope: Any, trajectory_sha256: str
+) -> str | None:
+    """Why the envelope read is not the one the evidence entry names by digest, else None.
+
+    The entry names its trajectory by digest twice (``id`` as ``ni:///sha-256;...`` and
+    ``acx:digestMultibase``) and its envelope by the link (an ``ni:`` name or a
+    ``<hex>.dsse.json`` URL); each name given must be the digest of what was read, so another
+    of the issuer's signed envelopes cannot stand in for the one the credential links (found
+    by the tamper suite, issue 15). The envelope's digest is over its RFC 8785 bytes.
+    """
+    trajectory = bytes.fromhex(trajectory_sha256)
+    names = [item.get("acx:digestMultibase")] if isinstance(item, Mapping) else []
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        try:
+            named = digest_from_multibase(name)
+        except EngramError:
+            return "acx:digestMultibase is not a readable digest"
+        if named != trajectory:
+            return "acx:digestMultibase is not the digest of the trajectory the envelope carries"
+    ident = item.get("id") if isinstance(item, Mapping) else None
+    if isinstance(ident, str) and ident.startswith(_NI) and ident != ni_uri(trajectory):
+        return "the evidence id is not the ni: name of the trajectory the envelope carries"
+    if isinstance(link, str):
+        envelope_hex = hashlib.sha256(canonicalize(envelope)).hexdigest()
+        file_name = envelope_file_name(link)
+        if file_name is not None and file_name != f"{envelope_hex}.dsse.json":
+            return "the envelope read is not the one acx:dsseEnvelope names by digest"
+    return None
+
+
+_NI = "ni:///sha-256;"
 
 
 def _evidence(
@@ -360,6 +412,10 @@ def _evidence(
         except (EngramError, ValueError, KeyError, TypeError) as e:
             message = e.message if isinstance(e, EngramError) else str(e)
             out.append(Finding("evidence", False, path, f"evidence does not verify: {message}"))
+            continue
+        mismatch = _content_address_mismatch(item, link, envelope, checked.trajectory_sha256)
+        if mismatch is not None:
+            out.append(Finding("evidence", False, path, mismatch))
             continue
         if checked.rom_digest != result.get(
             "acx:cartridgeRomDigest"

@@ -38,7 +38,14 @@ from engram.registry._layout import (
 )
 from engram.registry._problems import Problem
 from engram.trust import TrustRegistry, TrustState
-from engram.workflow import PUBLISHER_ID, ArtifactCheck, Verification, check_workflow, load_document
+from engram.workflow import (
+    MAX_DOCUMENT_BYTES,
+    PUBLISHER_ID,
+    ArtifactCheck,
+    Verification,
+    check_workflow,
+    load_document,
+)
 
 LevelResolver = Callable[[bytes, str], "ResolvedLevel | None"]
 """(credential bytes, ROM digest) -> a proven level, or None when it cannot be resolved here."""
@@ -385,7 +392,11 @@ def lineage_entries(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
 
 def _document(path: Path, shown: str) -> tuple[dict[str, Any] | None, Problem | None]:
     try:
-        return load_document(path.read_bytes(), what=shown), None
+        # Read one byte past the document limit, never the whole file: a huge file in the
+        # registry is a finding, not a MemoryError (issue 15).
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+        return load_document(data, what=shown), None
     except (EngramError, OSError) as e:
         return None, Problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
 

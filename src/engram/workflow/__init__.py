@@ -6,7 +6,8 @@ Required Available Context, the ``acx.workflow-signature/1`` digest and signatur
 check portable validity with :func:`lint_workflow` (``publish=True`` for the publication
 profile), sign with :func:`sign_workflow`, verify with :func:`verify_workflow` /
 :func:`check_workflow`, and staff from a roster with :func:`ready` over :class:`CartridgeOffer`
-values (:func:`find_cartridges` + :func:`read_cartridge_offer`). Nothing here executes a task;
+values (:func:`find_cartridges` + :func:`read_cartridge_offer`), their levels proven by verified
+credentials with :func:`prove_levels`. Nothing here executes a task;
 :func:`evaluate_condition`, :func:`next_nodes` and :class:`StepBudget` give a host the closed
 condition semantics and the ``maxSteps`` bound.
 
@@ -52,11 +53,13 @@ from engram.workflow._ready import (
     Capability,
     CartridgeOffer,
     Gap,
+    LevelOutcome,
     ProvenLevel,
     ReadyReport,
     Staffing,
     ready,
 )
+from engram.workflow._ready_levels import LevelCredential, prove_levels
 from engram.workflow._secrets import is_private_key_name, private_keys
 from engram.workflow._signature import (
     PUBLISHER_ID,
@@ -104,6 +107,8 @@ __all__ = [
     "DocumentError",
     "Gap",
     "Issue",
+    "LevelCredential",
+    "LevelOutcome",
     "LintReport",
     "Linter",
     "OfferReader",
@@ -131,6 +136,7 @@ __all__ = [
     "packaged_schema",
     "private_keys",
     "profile_issues",
+    "prove_levels",
     "read_cartridge_offer",
     "read_offers",
     "ready",

@@ -8,9 +8,8 @@ a credential proves it); docs/spec/acx-workflows.md §"Readiness" and §"Reading
 :func:`find_cartridges` walks a folder for ``*.acx`` files without following symbolic links out
 of it. :func:`read_cartridge_offer` is the one place that turns a cartridge into a
 :class:`CartridgeOffer`; it reads through ``engram.cartridge`` (open read-only, verify the ROM
-from live bytes, then read only verified ROM content). Proven levels arrive with a level
-credential verifier (issue 18); until then a slot with ``minLevel`` reports that no cartridge
-offers a proven level.
+from live bytes, then read only verified ROM content). Proven levels are not read from a
+cartridge: ``prove_levels`` (``_ready_levels``) adds them from level credentials it verifies.
 """
 
 from __future__ import annotations
@@ -88,7 +87,7 @@ def read_cartridge_offer(
     ``rom/skills/``, the capability records, and the CalSkillSet ``acx.cal_skillset`` points at
     (validated against ``cal-skillset.schema.json``). A tampered cartridge is returned with its
     state and nothing else, so ``ready`` never staffs it. No level is offered: a level counts
-    only when a verified level credential proves it, and no verifier for those is wired yet.
+    only when a verified level credential proves it (``prove_levels``).
     """
     with Cartridge.open(path) as cartridge:
         report, rom = verify_rom(cartridge, registry=registry, local_keyids=local_keyids, now=now)
@@ -99,6 +98,7 @@ def read_cartridge_offer(
         artifact_version=report.artifact_version,
         rom_digest=report.manifest_hash,
         trust=report.state,
+        publisher_keyids=frozenset({report.keyid} if report.keyid else ()),
     )
     if report.state is TrustState.TAMPERED:
         return base

@@ -78,6 +78,9 @@ class CartridgeOffer:
     capabilities: tuple[Capability, ...] = ()
     level: ProvenLevel | None = None
     processes: frozenset[str] = frozenset()
+    publisher_keyids: frozenset[str] = frozenset()
+    """The key(s) the cartridge's ROM signature verified under: a level its own publisher's key
+    issued is self-issued and never counts."""
 
     @property
     def task_types(self) -> frozenset[str]:
@@ -97,6 +100,31 @@ class CartridgeOffer:
             "provenLevel": None
             if self.level is None
             else {"acxLevel": self.level.acx_level, "careerTier": self.level.career_tier},
+        }
+
+
+@dataclass(frozen=True)
+class LevelOutcome:
+    """What one credential proved: a level for one cartridge, or why it counts for none."""
+
+    source: str
+    cartridge: str | None
+    level: ProvenLevel | None
+    reason: str
+
+    @property
+    def counts(self) -> bool:
+        return self.level is not None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "credential": self.source,
+            "cartridge": self.cartridge,
+            "counts": self.counts,
+            "provenLevel": None
+            if self.level is None
+            else {"acxLevel": self.level.acx_level, "careerTier": self.level.career_tier},
+            "reason": self.reason,
         }
 
 
@@ -148,6 +176,8 @@ class ReadyReport:
     warnings: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = ()
     refused: str | None = None
+    levels: tuple[LevelOutcome, ...] = ()
+    """What each level credential given proved (``prove_levels``), counted or not."""
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -173,6 +203,7 @@ class ReadyReport:
             "approvals": list(self.approvals),
             "warnings": list(self.warnings),
             "unreadable": list(self.unreadable),
+            "levels": [o.to_json() for o in self.levels],
             "missing": list(self.missing),
         }
 
@@ -183,14 +214,21 @@ def ready(
     *,
     verification: Verification,
     unreadable: Sequence[str] = (),
+    levels: Sequence[LevelOutcome] = (),
 ) -> ReadyReport:
     """Staff ``document`` from ``offers`` once its signature and structure have been checked.
 
     ``verification`` is the workflow's own signature verdict, taken before this call: a
-    tampered workflow is refused here and no participant is resolved.
+    tampered workflow is refused here and no participant is resolved. ``levels`` are the
+    outcomes of ``prove_levels`` (which filled the offers' proven levels), shown in the report.
     """
     lint = lint_workflow(document)
-    base = {"verification": verification, "lint": lint, "unreadable": tuple(unreadable)}
+    base = {
+        "verification": verification,
+        "lint": lint,
+        "unreadable": tuple(unreadable),
+        "levels": tuple(levels),
+    }
     if verification.tampered:
         reason = f"the workflow's signature is tampered ({verification.reason}); no slot resolved"
         return ReadyReport(**base, refused=reason)  # type: ignore[arg-type]
@@ -351,6 +389,7 @@ __all__ = [
     "Capability",
     "CartridgeOffer",
     "Gap",
+    "LevelOutcome",
     "ProvenLevel",
     "ReadyReport",
     "Staffing",
