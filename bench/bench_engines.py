@@ -23,8 +23,7 @@ import numpy as np
 import tantivy
 
 from engram.core.canonical import parse_strict
-from engram.memory._index import TEXT_SCHEMA, matvec
-from engram.memory._text import local_vector, terms
+from engram.memory.internals import TEXT_SCHEMA, local_vector, matvec, terms
 
 
 def _times(run: Callable[[str], object], qs: list[str]) -> tuple[float, float]:

@@ -41,7 +41,7 @@ from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
 from engram.memory import RecordInput, Tuning, open_engine, parse_manifest, recall, record_many
-from engram.memory._recall import fused_ranking
+from engram.memory.internals import fused_ranking
 from engram.store import open_store
 
 KS = (5, 10)
@@ -147,7 +147,7 @@ def _conversation(
     store = open_store("memory://")
     embedder = None
     if dense:
-        from engram.memory._minilm import MiniLMEmbedder
+        from engram.memory.internals import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
     provider = "minilm-l6-v2" if dense else "local-hash-128"

@@ -124,7 +124,7 @@ def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any
     texts = corpus(n)
     embedder = None
     if dense:
-        from engram.memory._minilm import MiniLMEmbedder
+        from engram.memory.internals import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
     store = open_store(f"sqlite://{folder / 'engram.db'}")
@@ -253,7 +253,7 @@ def _warm(folder: Path, dense: bool, n_queries: int, loaded: bool) -> dict[str, 
     qs = parse_strict((folder / "queries.json").read_bytes())[:n_queries]
     embedder = None
     if dense:
-        from engram.memory._minilm import MiniLMEmbedder
+        from engram.memory.internals import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
     store = open_store(f"sqlite://{folder / 'engram.db'}")

@@ -87,3 +87,59 @@ def test_public_module_all_is_sorted_and_resolvable(name: str) -> None:
     assert exported == sorted(exported, key=_ruf022_key), f"{name}.__all__ is not sorted"
     unresolved = [n for n in exported if not hasattr(module, n)]
     assert not unresolved, f"{name}.__all__ names what it does not have: {unresolved}"
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _private_imports_across_packages(repo: Path = REPO) -> list[str]:
+    """``file:line module`` of each import of ``engram.<pkg>._<private>`` outside ``<pkg>``."""
+    found: list[str] = []
+    for root in (repo / "src" / "engram", repo / "tests", repo / "bench", repo / "docs" / "hooks"):
+        for file in sorted(root.rglob("*.py")):
+            if "node_modules" in file.parts:
+                continue
+            relative = file.relative_to(repo)
+            home = relative.parts[2] if relative.parts[:2] == ("src", "engram") else None
+            tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    modules = [node.module]
+                elif isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                else:
+                    continue
+                for module in modules:
+                    parts = module.split(".")
+                    if len(parts) < 3 or parts[0] != "engram" or not parts[2].startswith("_"):
+                        continue
+                    if parts[1] != home:
+                        found.append(f"{relative.as_posix()}:{node.lineno} {module}")
+    return found
+
+
+@pytest.mark.req("engram.package.public-api")
+def test_nothing_outside_a_package_imports_its_private_modules() -> None:
+    # Tests, benchmarks and other packages use each package's public names (its __all__, or a
+    # named hooks module such as engram.memory.internals), so a package can rearrange its
+    # private modules without breaking code that is not its own.
+    assert _private_imports_across_packages() == []
+
+
+@pytest.mark.req("engram.package.public-api")
+def test_the_private_import_scan_finds_what_it_must(tmp_path: Path) -> None:
+    files = {
+        "src/engram/memory/x.py": "from engram.memory._text import words\n",  # its own: fine
+        "src/engram/cli/y.py": "from engram.memory._text import words\n",
+        "tests/t.py": "import engram.cli._app\nfrom engram.memory import recall\n",
+        "bench/b.py": "def f() -> None:\n    from engram.provider._metrics import m\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "docs" / "hooks").mkdir(parents=True)
+    assert _private_imports_across_packages(tmp_path) == [
+        "src/engram/cli/y.py:1 engram.memory._text",
+        "tests/t.py:1 engram.cli._app",
+        "bench/b.py:2 engram.provider._metrics",
+    ]

@@ -19,7 +19,7 @@ from engram.cli import COMMAND_HELP, COMMAND_MODULES, cli
 
 PROBE = """
 import sys
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 {before}
 code = run_cli(cli, ["--help"])
 loaded = sorted(m for m in sys.modules if m.startswith("engram.cli._") and m != "engram.cli._app")

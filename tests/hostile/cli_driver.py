@@ -28,7 +28,7 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> None:
-    from engram.cli._app import cli, run_cli
+    from engram.cli import cli, run_cli
 
     runs = json.loads(Path(sys.argv[1]).read_text())
     seconds = int(sys.argv[2])

@@ -30,8 +30,7 @@ from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock, SystemClock
 from engram.errors import CanonicalJsonError, MalformedExport
 from engram.provider import ProviderConfig, create_app
-from engram.runtime import EngramClient, RuntimeConfig, verify_export
-from engram.runtime._verify import parse_key_list
+from engram.runtime import EngramClient, RuntimeConfig, parse_key_list, verify_export
 from engram.store import open_store
 
 HUGE = "9" * 5000
@@ -97,6 +96,7 @@ def _served(routes: dict[str, bytes]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture
@@ -209,6 +209,7 @@ def demo_provider(tmp_path: Path) -> Iterator[tuple[str, str]]:
     yield url, demo.token
     server.should_exit = True
     thread.join(timeout=10)
+    sock.close()
     store.close()
 
 
@@ -252,6 +253,8 @@ def test_the_mcp_server_survives_a_message_with_one(tmp_path: Path, seat: Path) 
     process.wait(timeout=60)
     assert process.stderr is not None
     err = process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
     assert answer["id"] == 2
     assert "result" in answer
     assert "Traceback" not in err

@@ -21,7 +21,7 @@ from engram.memory import (
     remote_stages,
     status,
 )
-from engram.memory._minilm import DIMS, ENGINE
+from engram.memory.internals import DIMS, ENGINE
 from engram.store import Store
 
 TEXTS = [

@@ -21,7 +21,7 @@ from engram.memory import (
     recall,
     record,
 )
-from engram.memory._text import local_vector
+from engram.memory.internals import local_vector
 from engram.store import Store, open_store
 
 

@@ -27,7 +27,7 @@ from engram.memory import (
     record,
     record_many,
 )
-from engram.memory._index import TEXT_SCHEMA
+from engram.memory.internals import TEXT_SCHEMA
 from engram.store import Store, open_store
 
 # A child process that opens the same store and records, or recalls and prints the top text.
@@ -218,7 +218,7 @@ def test_a_ring_move_rebuilds_the_index(any_store: Store, tmp_path: Path) -> Non
     spec_text = manifest_text().replace('ring_id = "canon:shared"', 'ring_id = "canon:fleet"')
     legacy = parse_manifest(spec_text, "legacy", tmp_path)
     from engram.memory import import_memories
-    from engram.memory._engine import memory_id
+    from engram.memory.internals import memory_id
 
     text = "every deploy is announced in the channel"
     import_memories(

@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from engram.memory._text import local_vector, local_vectors, vector_to_blob
+from engram.memory.internals import local_vector, local_vectors, vector_to_blob
 
 # text -> (sha256 of the little-endian float32 blob, the first three non-zero components)
 PINNED: dict[str, tuple[str, list[tuple[int, str]]]] = {

@@ -275,7 +275,7 @@ def test_default_ote_prints_a_manifest_that_ote_check_accepts(tmp_path: Path) ->
 def test_ote_check_refuses_an_invalid_file_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "ote.toml"
     path.write_text(default_manifest_text().replace("credible_z = 1.96", "credible_z = -1"))
-    from engram.cli._app import run_cli
+    from engram.cli import run_cli
 
     code = run_cli(cli, ["ote", "check", str(path)])
     assert code == 2

@@ -27,7 +27,7 @@ from engram.memory import (
     remote_stages,
     status,
 )
-from engram.memory._text import words
+from engram.memory.internals import words
 
 DIMS = 16
 TOPICS = {"cat": 0, "kitten": 0, "feline": 0, "dog": 1, "puppy": 1, "database": 2, "sql": 2}

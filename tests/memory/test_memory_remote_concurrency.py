@@ -30,7 +30,7 @@ from engram.memory import (
     record_many,
     remote_stages,
 )
-from engram.memory._text import words
+from engram.memory.internals import words
 from engram.store import Store
 
 DIMS = 8

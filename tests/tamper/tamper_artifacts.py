@@ -21,6 +21,7 @@ import httpx
 from starlette.testclient import TestClient
 
 from engram.conformance import (
+    UNSIGNED,
     HostInfo,
     Outcome,
     ProviderRunOptions,
@@ -29,7 +30,6 @@ from engram.conformance import (
     run_provider,
     verify_bundle,
 )
-from engram.conformance._bundle_schema import UNSIGNED
 from engram.context import add_belief, delete_belief, seed_demo
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import FixedClock, format_instant
@@ -37,8 +37,13 @@ from engram.core.context_wire import read_diff
 from engram.core.encoding import b64url_decode
 from engram.core.jsonio import dumps_text
 from engram.provider import ProviderConfig, create_app
-from engram.runtime import PublishedKey, verify_export, verify_signed
-from engram.runtime._verify import parse_document, parse_key_list
+from engram.runtime import (
+    PublishedKey,
+    parse_document,
+    parse_key_list,
+    verify_export,
+    verify_signed,
+)
 from engram.store import open_store
 from engram.store.keys import KeyStore
 

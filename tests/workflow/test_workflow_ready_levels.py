@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from acx_json_kit import NOW, REFERENCE_CAL, REFERENCE_CARTRIDGE
-from engram.cli._app import cli, run_cli
+from engram.cli import cli, run_cli
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey, save_private_key
 from engram.level import (

@@ -103,7 +103,7 @@ class _Supervisor(Multiprocess):
     def _bury(self, before: set[int]) -> None:
         dead = before - self._pids()
         if dead and os.environ.get(METRICS_DIR_ENV):
-            from engram.provider._metrics import mark_process_dead
+            from engram.provider import mark_process_dead
 
             for pid in dead:
                 mark_process_dead(pid)

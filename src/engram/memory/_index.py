@@ -34,6 +34,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,10 +265,13 @@ class RetrievalIndex:
     """The index of one store, shared by every process that opens it (see the module doc)."""
 
     def __init__(self, folder: Path | None, dense_engine: str | None = None) -> None:
-        self._owned: tempfile.TemporaryDirectory[str] | None = None
         if folder is None:
-            self._owned = tempfile.TemporaryDirectory(prefix="engram-index-")
-            folder = Path(self._owned.name)
+            # A store with no folder of its own (memory://) gets a private index folder that
+            # goes with this object. weakref.finalize rather than TemporaryDirectory: the latter
+            # warns (ResourceWarning) whenever the garbage collector is what cleans it up, which
+            # is this object's normal end.
+            folder = Path(tempfile.mkdtemp(prefix="engram-index-"))
+            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         self.folder = folder
         self.dense_engine = dense_engine
         self.view: View | None = None
