@@ -84,6 +84,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        process.stdout.close()
 
 
 def _pids(directory: Path, kind: str) -> set[int]:

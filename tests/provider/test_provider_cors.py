@@ -185,6 +185,7 @@ def pages() -> Iterator[tuple[str, str]]:
     yield tuple(f"http://127.0.0.1:{s.server_address[1]}" for s in servers)  # type: ignore[misc]
     for server in servers:
         server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture

@@ -95,6 +95,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        process.stdout.close()
 
 
 def _run(command: str, served: Served) -> str:
