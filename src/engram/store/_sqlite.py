@@ -20,6 +20,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -96,10 +97,31 @@ def _configure(conn: sqlite3.Connection, *, wal: bool) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal:
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        mode = _switch_to_wal(conn)
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreError(f"sqlite: could not switch the database to WAL (got {mode!r})")
         conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> Any:
+    """``PRAGMA journal_mode = WAL``, retried while another process holds the lock.
+
+    The first switch of a new file to WAL needs an exclusive lock, and SQLite can answer
+    SQLITE_BUSY at once there without calling the busy handler (several processes opening one
+    new database together, as ``engram serve --workers`` does). So the busy timeout is applied
+    here by hand: retry with a short sleep until it has passed, then let the error through.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as e:
+            message = str(e).lower()
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def _params(params: Params) -> Params:
