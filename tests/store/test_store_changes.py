@@ -5,6 +5,7 @@ subscriber is told when memory can no longer be trusted."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engram.errors import StoreError
-from engram.store import CHANGES_COMPONENT, FLUSH, Change, Store, open_store
+from engram.store import (
+    CHANGES_COMPONENT,
+    FLUSH,
+    Change,
+    ChangeFeed,
+    Store,
+    Subscription,
+    open_store,
+)
 
 BOUND = 1.0
 
@@ -200,3 +209,47 @@ def test_a_topic_that_could_be_confused_with_a_flush_is_refused(any_store: Store
     any_store.migrate(CHANGES_COMPONENT)
     with pytest.raises(StoreError, match="not a change topic"), any_store.transaction() as tx:
         tx.record_change(FLUSH, "")
+
+
+class _StaleReadTx:
+    """A read transaction whose counter is read before a notification moves the feed on."""
+
+    def __init__(self, feed_box: list[object], counter: int) -> None:
+        self._feed_box = feed_box
+        self._counter = counter
+
+    def scalar(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        feed = self._feed_box[0]
+        assert isinstance(feed, ChangeFeed)
+        # The listener delivers the next change while this poll is between its statements.
+        feed.notified(Change(self._counter + 1, "subject", "notified-meanwhile"))
+        return self._counter
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
+        return []
+
+
+@pytest.mark.req("engram.store.change-feed-order")
+def test_a_poll_that_read_the_counter_before_a_notification_is_not_a_flush() -> None:
+    """Seen once in CI on PostgreSQL: the poll read counter N, the listener then delivered
+    N+1, and the poll took "counter behind position" for a replaced database and flushed."""
+    counter = {"value": 7}
+    box: list[object] = []
+
+    @contextlib.contextmanager
+    def read() -> Iterator[_StaleReadTx]:
+        yield _StaleReadTx(box, counter["value"])
+
+    feed = ChangeFeed(read, remote=True)  # type: ignore[arg-type]  # a stand-in Tx
+    box.append(feed)
+    inbox = Inbox()
+    feed._subscriptions.append(Subscription(feed, inbox, BOUND))  # no poller thread
+    feed._last_seq = 7
+    assert feed.poll()
+    assert [c.topic for c in inbox.changes] == ["subject"]  # delivered, and nothing flushed
+    assert feed._last_seq == 8
+    counter["value"] = 3  # now the database really is behind where the feed was
+    feed._last_seq = 8
+    box[0] = feed
+    assert feed.poll()
+    assert inbox.changes[-1].topic == FLUSH

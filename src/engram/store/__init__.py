@@ -27,6 +27,7 @@ from engram.store._changes import (
     DEFAULT_BOUND_SECONDS,
     FLUSH,
     Change,
+    ChangeFeed,
     Subscription,
 )
 from engram.store._migrate import AppliedMigration, applied_migrations
@@ -43,6 +44,7 @@ __all__ = [
     "AppliedMigration",
     "BackendName",
     "Change",
+    "ChangeFeed",
     "Component",
     "Dialect",
     "Migration",

@@ -247,11 +247,13 @@ class ChangeFeed:
     def poll(self) -> bool:
         """Read the changes after the last one seen and deliver them; True on success."""
         started = time.monotonic()
+        # The position is read before the counter: a notification delivered between the two
+        # reads would otherwise put the position ahead of the counter this poll saw.
+        with self._lock:
+            last = self._last_seq
         try:
             with self._read() as tx:
                 counter = int(tx.scalar("SELECT seq FROM engram_change_counter WHERE id = 1"))
-                with self._lock:
-                    last = self._last_seq
                 rows = []
                 if last is not None and counter > last:
                     rows = tx.execute(
@@ -263,15 +265,19 @@ class ChangeFeed:
             LOG.warning("change feed poll failed (memory is trusted for at most the bound): %s", e)
             return False
         with self._lock:
-            if self._last_seq is None:
-                self._last_seq = counter  # the first poll: the position from which to follow
-            elif counter < self._last_seq:
+            if last is None:
+                if self._last_seq is None:
+                    self._last_seq = counter  # the first poll: the position to follow from
+                # else a concurrent first poll already set it; this one read no rows.
+            elif counter < last:
                 # The database was replaced (restored, recreated): trust nothing held before.
+                # Compared with the position this poll started from, never with the current
+                # one: notifications may have moved that past the counter we read meanwhile.
                 self._deliver(Change(counter, FLUSH, ""))
                 self._last_seq = counter
-            elif counter > self._last_seq:
+            elif self._last_seq is not None and counter > self._last_seq:
                 # Rows were read after ``last``; notifications may have delivered some since.
-                contiguous = last is not None and bool(rows) and int(rows[0]["seq"]) == last + 1
+                contiguous = bool(rows) and int(rows[0]["seq"]) == last + 1
                 complete = contiguous and int(rows[-1]["seq"]) >= counter
                 if contiguous:
                     for row in rows:
