@@ -71,6 +71,7 @@ from engram.context._tokens import (
     require_permission,
     revoke_token,
 )
+from engram.context._validate import confidence as check_confidence
 
 __all__ = [
     "CATEGORIES",
@@ -102,6 +103,7 @@ __all__ = [
     "belief_history",
     "build_diff",
     "build_export",
+    "check_confidence",
     "confirm_correction",
     "create_subject",
     "delete_belief",

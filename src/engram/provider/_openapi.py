@@ -16,7 +16,7 @@ permission each operation needs. Request-body examples show both POSTs.
 from __future__ import annotations
 
 from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus, Permission
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.provider._config import ProviderConfig
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -27,18 +27,18 @@ _CONTROLS = "\\u0000-\\u0008\\u000a-\\u001f"
 _SPACES = "\\u0000-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 _TEXT_PATTERN = f"^[^{_CONTROLS}]*[^{_SPACES}][^{_CONTROLS}]*$"
 
-_INSTANT: dict[str, JsonValue] = {"type": "string", "format": "date-time"}
-_NULLABLE_INSTANT: dict[str, JsonValue] = {"type": ["string", "null"], "format": "date-time"}
-_STR: dict[str, JsonValue] = {"type": "string"}
-_NULLABLE_STR: dict[str, JsonValue] = {"type": ["string", "null"]}
+_INSTANT: JsonObject = {"type": "string", "format": "date-time"}
+_NULLABLE_INSTANT: JsonObject = {"type": ["string", "null"], "format": "date-time"}
+_STR: JsonObject = {"type": "string"}
+_NULLABLE_STR: JsonObject = {"type": ["string", "null"]}
 
 
-def _ref(name: str) -> dict[str, JsonValue]:
+def _ref(name: str) -> JsonObject:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _text(max_length: int, description: str = "") -> dict[str, JsonValue]:
-    schema: dict[str, JsonValue] = {
+def _text(max_length: int, description: str = "") -> JsonObject:
+    schema: JsonObject = {
         "type": "string",
         "minLength": 1,
         "maxLength": max_length,
@@ -52,28 +52,25 @@ def _text(max_length: int, description: str = "") -> dict[str, JsonValue]:
     return schema
 
 
-def _nullable(schema: dict[str, JsonValue]) -> dict[str, JsonValue]:
+def _nullable(schema: JsonObject) -> JsonObject:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def _obj(props: dict[str, JsonValue], required: list[str] | None = None) -> dict[str, JsonValue]:
-    return {
-        "type": "object",
-        "properties": props,
-        "required": sorted(props) if required is None else required,
-    }
+def _obj(props: JsonObject, required: list[str] | None = None) -> JsonObject:
+    names: list[Json] = [*(sorted(props) if required is None else required)]
+    return {"type": "object", "properties": props, "required": names}
 
 
-def _schemas() -> dict[str, JsonValue]:
+def _schemas() -> JsonObject:
     issuer = _obj({"name": _STR, "url": _STR})
-    envelope_head: dict[str, JsonValue] = {
+    envelope_head: JsonObject = {
         "engram_version": {"type": "string", "const": ENGRAM_VERSION},
         "issued_at": _INSTANT,
         "expires_at": _INSTANT,
         "kid": _STR,
         "issuer": issuer,
         "subject": _obj({"id": _STR, "display_name": _STR}),
-        "scope": {"type": "string", "enum": sorted(SCOPES)},
+        "scope": {"type": "string", "enum": [*sorted(SCOPES)]},
         "signature": _STR,
     }
     return {
@@ -247,18 +244,18 @@ def _schemas() -> dict[str, JsonValue]:
     }
 
 
-def _json(schema: str, description: str) -> dict[str, JsonValue]:
+def _json(schema: str, description: str) -> JsonObject:
     return {"description": description, "content": {"application/json": {"schema": _ref(schema)}}}
 
 
-def _errors(*statuses: int) -> dict[str, JsonValue]:
+def _errors(*statuses: int) -> JsonObject:
     always = {400, 429, 500, 503}
     return {
         str(s): _json("Error", "error (spec error shape)") for s in sorted(always | set(statuses))
     }
 
 
-_EXAMPLES: dict[str, dict[str, JsonValue]] = {
+_EXAMPLES: dict[str, JsonObject] = {
     "CorrectionRequest": {
         "correct-a-belief": {
             "summary": "a runtime proposes a new value for a belief it was served",
@@ -305,9 +302,9 @@ def _op(
     errors: tuple[int, ...],
     *,
     permission: Permission | None = None,
-    params: list[JsonValue] | None = None,
+    params: list[Json] | None = None,
     body: str | None = None,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     auth = permission is not None
     responses = _errors(*errors, *((401, 403, 404) if auth else ()))
     responses[str(ok[0])] = _json(ok[1], summary)
@@ -322,14 +319,14 @@ def _op(
                 }
             },
         }
-    op: dict[str, JsonValue] = {"summary": summary, "responses": responses}
+    op: JsonObject = {"summary": summary, "responses": responses}
     if permission is not None:
         alternative = "" if permission is Permission.ADMIN else " (or 'admin')"
         op["description"] = (
             f"Needs a bearer token with the {permission.value!r} permission{alternative}."
         )
     op["security"] = [{"bearer": []}] if auth else []
-    parameters: list[JsonValue] = [*(params or [])]
+    parameters: list[Json] = [*(params or [])]
     if auth:
         parameters.append(_version_header())
     if body is not None:
@@ -344,7 +341,7 @@ def _op(
     return op
 
 
-def _version_header() -> JsonValue:
+def _version_header() -> Json:
     return {
         "name": "Engram-Version",
         "in": "header",
@@ -355,15 +352,15 @@ def _version_header() -> JsonValue:
     }
 
 
-def _query(name: str, schema: dict[str, JsonValue], required: bool = False) -> JsonValue:
+def _query(name: str, schema: JsonObject, required: bool = False) -> Json:
     return {"name": name, "in": "query", "required": required, "schema": schema}
 
 
-def _path(name: str) -> JsonValue:
+def _path(name: str) -> Json:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def _idempotency_header() -> JsonValue:
+def _idempotency_header() -> Json:
     return {
         "name": "Idempotency-Key",
         "in": "header",
@@ -379,10 +376,10 @@ def _idempotency_header() -> JsonValue:
     }
 
 
-def openapi_document(config: ProviderConfig | None = None) -> dict[str, JsonValue]:
+def openapi_document(config: ProviderConfig | None = None) -> JsonObject:
     """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``)."""
     base = (config or ProviderConfig()).base_url
-    scope = _query("scope", {"type": "string", "enum": sorted(SCOPES)})
+    scope = _query("scope", {"type": "string", "enum": [*sorted(SCOPES)]})
     corrections_status = _query(
         "status", {"type": "string", "enum": [s.value for s in CorrectionStatus]}
     )

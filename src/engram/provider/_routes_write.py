@@ -22,6 +22,7 @@ from engram.context import (
     TokenGrant,
     add_belief,
     belief_history,
+    check_confidence,
     confirm_correction,
     delete_belief,
     get_correction,
@@ -30,7 +31,7 @@ from engram.context import (
     propose_correction,
     reject_correction,
 )
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UnsupportedVersion
 from engram.provider._services import Services, grant_of
@@ -45,7 +46,7 @@ def _services(request: Request) -> Services:
     return services
 
 
-def _optional(body: dict[str, JsonValue], name: str) -> str | None:
+def _optional(body: JsonObject, name: str) -> str | None:
     value = body.get(name)
     if value is None:
         return None
@@ -54,22 +55,20 @@ def _optional(body: dict[str, JsonValue], name: str) -> str | None:
     return value
 
 
-def _required(body: dict[str, JsonValue], name: str) -> str:
+def _required(body: JsonObject, name: str) -> str:
     value = _optional(body, name)
     if value is None:
         raise InvalidRequest(f"{name} is required")
     return value
 
 
-def _check_body_version(body: dict[str, JsonValue]) -> None:
+def _check_body_version(body: JsonObject) -> None:
     version = body.get("engram_version")
     if version is not None and version != ENGRAM_VERSION:
         raise UnsupportedVersion(f"engram_version {version!r} not supported; use 0.1")
 
 
-async def _prelude(
-    request: Request, with_body: bool
-) -> tuple[Services, TokenGrant, dict[str, JsonValue]]:
+async def _prelude(request: Request, with_body: bool) -> tuple[Services, TokenGrant, JsonObject]:
     check_version_header(request)
     services = _services(request)
     grant = grant_of(request)  # AuthGuard checked the route's permission
@@ -88,7 +87,7 @@ async def post_correct(request: Request) -> Response:
     reason = _optional(body, "reason") or ""
     timestamp = None if stamp is None else parse_instant(stamp)
 
-    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, Json]:
         correction = propose_correction(
             services.store,
             services.clock,
@@ -131,7 +130,7 @@ async def _decide(request: Request, confirm: bool) -> Response:
     services, grant, _ = await _prelude(request, with_body=False)
     cid: str = request.path_params["cid"]
 
-    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, Json]:
         decide = confirm_correction if confirm else reject_correction
         return 200, decide(services.store, services.clock, grant.subject_id, cid, tx=tx).to_wire()
 
@@ -171,16 +170,16 @@ async def post_belief(request: Request) -> Response:
     category = _required(body, "category")
     statement = _required(body, "statement")
     source = _optional(body, "source") or "admin_api"
-    confidence = body.get("confidence", 0.8)
+    confidence = check_confidence(body.get("confidence", 0.8))  # a number in [0, 1]
 
-    def handle(tx: Tx | None) -> tuple[int, JsonValue]:
+    def handle(tx: Tx | None) -> tuple[int, Json]:
         belief = add_belief(
             services.store,
             services.clock,
             grant.subject_id,
             category,
             statement,
-            confidence,  # the domain checks it is a number in [0, 1]
+            confidence,
             source,
             tx=tx,
         )

@@ -26,7 +26,7 @@ from engram.context import (
     authenticate_token_with_state,
     require_permission,
 )
-from engram.core.canonical import JsonValue, canonicalize, digest_hex
+from engram.core.canonical import Json, canonicalize, digest_hex
 from engram.core.clock import Clock
 from engram.errors import RateLimited
 from engram.provider._config import ProviderConfig
@@ -101,8 +101,8 @@ class Services:
         self,
         request: Request,
         grant: TokenGrant,
-        body: JsonValue,
-        handle: Callable[[Tx | None], tuple[int, JsonValue]],
+        body: Json,
+        handle: Callable[[Tx | None], tuple[int, Json]],
     ) -> Response:
         """Run ``handle`` once per ``Idempotency-Key`` (OpenWOP v2 Conformance, "Production
         profile"): a retry with the same key and body gets the first answer byte for byte; the
