@@ -42,6 +42,7 @@ def test_the_checked_in_openapi_json_is_what_the_app_serves(memory_provider: Pro
 @pytest.mark.req("engram.provider.openapi-current")
 def test_every_route_is_described_with_its_methods(memory_provider: Provider) -> None:
     paths = openapi_document()["paths"]
+    assert isinstance(paths, dict)
     api = ("/v1/", "/.well-known/", "/healthz")
     # Other adapters mounted beside the API (the review page, /mcp) describe themselves.
     for route in memory_provider.app.routes:
@@ -49,7 +50,9 @@ def test_every_route_is_described_with_its_methods(memory_provider: Provider) ->
             continue
         assert route.path in paths, route.path
         methods = set(route.methods or ()) - {"HEAD"}
-        assert {m.lower() for m in methods} <= set(paths[route.path]), route.path
+        described = paths[route.path]
+        assert isinstance(described, dict), route.path
+        assert {m.lower() for m in methods} <= set(described), route.path
 
 
 @pytest.mark.req("engram.provider.openapi-conformance")

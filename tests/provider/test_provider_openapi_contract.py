@@ -16,7 +16,7 @@ from referencing.jsonschema import DRAFT202012
 
 from engram.provider import openapi_document
 
-DOC = openapi_document()
+DOC: dict[str, Any] = openapi_document()  # walked freely by the tests below
 ROOT = "urn:engram:openapi"
 REGISTRY: Registry[Any] = Registry().with_resource(
     ROOT, Resource.from_contents(DOC, default_specification=DRAFT202012)
