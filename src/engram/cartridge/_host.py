@@ -157,7 +157,7 @@ class RosterLine:
     manifest_hash: str
     error: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "path": str(self.path), "trust": self.state, "artifactId": self.artifact,
             "artifactVersion": self.version, "publisherId": self.publisher, "skills": self.skills,

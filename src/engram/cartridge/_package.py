@@ -237,7 +237,7 @@ class SpecReport:
     def clean(self) -> bool:
         return not self.issues
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "clean": self.clean,
             "packageSpec": self.spec,

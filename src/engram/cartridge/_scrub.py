@@ -127,7 +127,7 @@ def _high_entropy(data: bytes) -> list[int]:
 class Finding:
     """One blocked match: where it is and which rule matched (never the matched bytes).
 
-    ``to_json`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
+    ``to_wire`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
     """
 
     path: str
@@ -138,7 +138,7 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
 
-    def to_json(self) -> dict[str, object]:
+    def to_wire(self) -> dict[str, object]:
         return {"file": self.path, "byteOffset": self.offset, "ruleId": self.rule}
 
 

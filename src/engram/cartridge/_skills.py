@@ -72,7 +72,7 @@ class Skill:
             "schema_version": SKILL_SCHEMA_VERSION,
         }
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             **{k: v for k, v in self.row().items() if k not in ("resources", "ext")},
             "resources": list(self.resources),

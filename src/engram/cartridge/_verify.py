@@ -61,7 +61,7 @@ class TrustReport:
             return "warning"
         return "verified"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "status": self.status,
             "trust": self.state.value,

@@ -54,7 +54,7 @@ class KnowledgeRef:
     id: str
     revision: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {"id": self.id, "revision": self.revision}
 
 
@@ -70,21 +70,21 @@ class RouteEvent:
     knowledge: tuple[KnowledgeRef, ...]
     causation_id: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
             "eventId": self.event_id,
             "correlationId": self.correlation_id,
             "graphDigest": self.graph_digest,
             "routeId": self.route_id,
             "hopCount": self.hop_count,
-            "knowledge": [k.to_json() for k in self.knowledge],
+            "knowledge": [k.to_wire() for k in self.knowledge],
         }
         if self.causation_id is not None:
             out["causationId"] = self.causation_id
         return out
 
     @classmethod
-    def from_json(cls, value: JsonValue) -> RouteEvent:
+    def from_wire(cls, value: JsonValue) -> RouteEvent:
         """Exactly the §16.7.1 members; a knowledge reference is exactly ``{id, revision}``."""
         if not isinstance(value, dict):
             raise RouteEventError("a route event is a JSON object")
@@ -236,7 +236,7 @@ class RouteLedger:
             knowledge=knowledge,
             causation_id=causation_id,
         )
-        return RouteEvent.from_json(event.to_json())  # the envelope's own checks, once
+        return RouteEvent.from_wire(event.to_wire())  # the envelope's own checks, once
 
     def _route(self, route_id: str) -> Mapping[str, Any]:
         route: Mapping[str, Any] | None = self._routes.get(route_id)

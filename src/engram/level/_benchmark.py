@@ -55,7 +55,7 @@ class Task:
     artifacts: Mapping[str, str] = field(default_factory=dict)
     published_at: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
             "id": self.id,
             "difficulty": self.difficulty,
@@ -99,7 +99,7 @@ class Benchmark:
 
     @cached_property
     def digest(self) -> str:
-        body = {"id": self.id, "version": self.version, "tasks": [t.to_json() for t in self.tasks]}
+        body = {"id": self.id, "version": self.version, "tasks": [t.to_wire() for t in self.tasks]}
         return "sha256:" + hashlib.sha256(canonicalize(body)).hexdigest()
 
     @cached_property
@@ -136,10 +136,10 @@ class Benchmark:
             "heldOutSliceDigest": self.held_out_slice_digest,
             "taskCount": len(self.tasks),
             "heldOutCount": len(self.held_out),
-            "publicSlice": [t.to_json() for t in self.public_slice],
+            "publicSlice": [t.to_wire() for t in self.public_slice],
         }
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         """The verifier's private file (held-out tasks and the seal in the clear)."""
         out: dict[str, JsonValue] = {
             "schemaVersion": BENCHMARK_VERSION,
@@ -148,7 +148,7 @@ class Benchmark:
             "name": self.name,
             "seal": self.seal,
             "heldOutFraction": self.held_out_fraction,
-            "tasks": [t.to_json() for t in self.tasks],
+            "tasks": [t.to_wire() for t in self.tasks],
         }
         if self.cutoff is not None:
             out["cutoff"] = self.cutoff
@@ -186,7 +186,7 @@ def load_benchmark(data: bytes, *, key: bytes | None = None) -> Benchmark:
         raise InvalidRequest(
             f"benchmark schemaVersion {document.get('schemaVersion')!r} is not {BENCHMARK_VERSION}"
         )
-    return _from_json(document)
+    return _from_wire(document)
 
 
 def seal_benchmark(benchmark: Benchmark, key: bytes, *, nonce: bytes | None = None) -> bytes:
@@ -194,7 +194,7 @@ def seal_benchmark(benchmark: Benchmark, key: bytes, *, nonce: bytes | None = No
     if len(key) != 32:
         raise InvalidRequest("a benchmark key is 32 bytes")
     nonce = nonce if nonce is not None else os.urandom(12)
-    plaintext = canonicalize(benchmark.to_json())
+    plaintext = canonicalize(benchmark.to_wire())
     sealed = ChaCha20Poly1305(key).encrypt(nonce, plaintext, benchmark.coordinate.encode("utf-8"))
     document = {
         "schemaVersion": SEALED_VERSION,
@@ -213,7 +213,7 @@ def _open_sealed(document: dict[str, Any], key: bytes) -> Benchmark:
         plaintext = ChaCha20Poly1305(key).decrypt(blob[:12], blob[12:], coordinate)
     except (KeyError, TypeError, binascii.Error, ValueError, InvalidTag) as e:
         raise LevelRefused("the sealed benchmark does not open with this key") from e
-    benchmark = _from_json(_object(plaintext, "sealed benchmark"))
+    benchmark = _from_wire(_object(plaintext, "sealed benchmark"))
     if (benchmark.digest, benchmark.held_out_slice_digest) != (
         document.get("benchmarkDigest"),
         document.get("heldOutSliceDigest"),
@@ -234,7 +234,7 @@ def _object(data: bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def _from_json(document: Mapping[str, Any]) -> Benchmark:
+def _from_wire(document: Mapping[str, Any]) -> Benchmark:
     try:
         tasks = [_task(t) for t in document["tasks"]]
         return Benchmark(

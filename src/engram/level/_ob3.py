@@ -40,7 +40,7 @@ class Finding:
     path: str
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {"check": self.check, "ok": self.ok, "path": self.path, "message": self.message}
 
 

@@ -67,12 +67,12 @@ class LevelReport:
         """Departures from the standards and the published schema."""
         return self.failures("acx-schema", "vc2", "ob3")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {
             "verified": self.verified,
             "trusted": self.trusted,
             "revoked": self.revoked,
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_wire() for f in self.findings],
         }
 
 

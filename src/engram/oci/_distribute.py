@@ -93,7 +93,7 @@ class Pushed:
     referrers: tuple[Attached, ...]
     cosign: tuple[CosignWritten, ...] = ()
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "reference": str(self.reference.with_digest(self.manifest_digest)),
             "manifestDigest": self.manifest_digest,
@@ -122,7 +122,7 @@ class Pulled:
     reason: str
     warnings: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "reference": str(self.reference.with_digest(self.manifest_digest)),
             "path": str(self.path),
@@ -149,7 +149,7 @@ class Referrer:
     def ok(self) -> bool:
         return all(holds for _, holds, _ in self.checks)
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "artifactType": self.artifact_type,
             "digest": self.digest,
@@ -169,13 +169,13 @@ class Discovery:
     referrers: tuple[Referrer, ...]
     notes: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "reference": str(self.reference.with_digest(self.digest)),
             "digest": self.digest,
             "romManifestHash": self.rom_hash,
             "via": self.via,
-            "referrers": [r.to_json() for r in self.referrers],
+            "referrers": [r.to_wire() for r in self.referrers],
             "notes": list(self.notes),
         }
 

@@ -54,7 +54,7 @@ class EffectivePolicy:
                 return entry.source
         raise KeyError(path)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {
             "schemaVersion": self.schema_version,
             "policyDigest": self.policy_digest,

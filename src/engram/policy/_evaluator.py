@@ -155,7 +155,7 @@ class OperatorCommandReport:
     learnings: tuple[str, ...] = ()
     blockers: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {
             "type": "OperatorCommandReport",
             "outcome": self.outcome,

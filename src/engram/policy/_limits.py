@@ -79,7 +79,7 @@ class EffectiveLimits:
     def value(self, part: str, name: str) -> Any:
         return self.leaves[(part, name)].value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for (part, name), limit in self.leaves.items():
             entry: dict[str, Any] = {"value": limit.value, "source": limit.source}

@@ -19,7 +19,7 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.path}: [{self.rule}] {self.message}"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {"path": self.path, "rule": self.rule, "message": self.message}
 
 

@@ -47,7 +47,7 @@ class Shared:
     entry: dict[str, Any]
     reason: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "artifactType": self.artifact_type,
             "path": self.path,

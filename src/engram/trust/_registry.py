@@ -111,7 +111,7 @@ class NamespaceProof:
         owned = list(reversed(domain.split(".")))
         return len(owned) >= 2 and all(owned) and labels[: len(owned)] == owned
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
             "method": self.method.value,
             "verifiedAt": format_instant(self.verified_at),
@@ -144,7 +144,7 @@ class TrustedKey:
         """Whether this entry is for ``publisher_id``: the same id or a signed sub-namespace."""
         return publisher_id == self.publisher_id or publisher_id.startswith(self.publisher_id + "/")
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {
             "keyid": self.keyid,
             "publisherId": self.publisher_id,
@@ -153,7 +153,7 @@ class TrustedKey:
             "status": self.status.value,
             "notBefore": format_instant(self.not_before),
             "notAfter": format_instant(self.not_after),
-            "namespaceProof": self.namespace_proof.to_json(),
+            "namespaceProof": self.namespace_proof.to_wire(),
         }
         if self.rotated_from is not None:
             out["rotatedFrom"] = self.rotated_from
@@ -193,18 +193,18 @@ class TrustRegistry:
             raise TrustRegistryError(f"{keyid} is not in the trust registry")
         return replace(self, keys=tuple(entry for entry in self.keys if entry.keyid != keyid))
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         out: dict[str, JsonValue] = {"schemaVersion": REGISTRY_SCHEMA_VERSION}
         if self.registry_id is not None:
             out["registryId"] = self.registry_id
         if self.updated_at is not None:
             out["updatedAt"] = format_instant(self.updated_at)
-        out["keys"] = [entry.to_json() for entry in self.keys]
+        out["keys"] = [entry.to_wire() for entry in self.keys]
         return out
 
     def to_bytes(self) -> bytes:
         """The registry as a person reads and git diffs it: sorted members, two-space indent."""
-        return (dumps_text(self.to_json(), indent=2) + "\n").encode("utf-8")
+        return (dumps_text(self.to_wire(), indent=2) + "\n").encode("utf-8")
 
 
 def load_trust_registry(data: bytes) -> TrustRegistry:

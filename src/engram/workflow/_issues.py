@@ -27,7 +27,7 @@ class Issue:
     message: str
     severity: Severity = "error"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "rule": self.rule,
             "path": self.path,
@@ -73,11 +73,11 @@ class LintReport:
         """The ids of the rules the document breaks."""
         return frozenset(i.rule for i in self.errors)
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "ok": self.ok,
-            "errors": [i.to_json() for i in self.errors],
-            "warnings": [i.to_json() for i in self.warnings],
+            "errors": [i.to_wire() for i in self.errors],
+            "warnings": [i.to_wire() for i in self.warnings],
         }
 
 

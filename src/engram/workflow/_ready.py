@@ -90,7 +90,7 @@ class CartridgeOffer:
     def label(self) -> str:
         return f"{self.publisher_id}/{self.artifact_id}@{self.artifact_version}"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "source": self.source,
             "cartridge": self.label,
@@ -116,7 +116,7 @@ class LevelOutcome:
     def counts(self) -> bool:
         return self.level is not None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "credential": self.source,
             "cartridge": self.cartridge,
@@ -139,12 +139,12 @@ class Staffing:
     candidates: tuple[str, ...]
     reason: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "alias": self.alias,
             "bind": self.bind,
             "required": self.required,
-            "selected": None if self.selected is None else self.selected.to_json(),
+            "selected": None if self.selected is None else self.selected.to_wire(),
             "candidates": list(self.candidates),
             "reason": self.reason,
         }
@@ -191,19 +191,19 @@ class ReadyReport:
     def ready(self) -> bool:
         return not self.missing
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "ready": self.ready,
-            "verification": self.verification.to_json(),
-            "lint": self.lint.to_json(),
+            "verification": self.verification.to_wire(),
+            "lint": self.lint.to_wire(),
             "refused": self.refused,
-            "staffing": [s.to_json() for s in self.staffing],
+            "staffing": [s.to_wire() for s in self.staffing],
             "gaps": [str(g) for g in self.gaps],
             "rac": list(self.rac),
             "approvals": list(self.approvals),
             "warnings": list(self.warnings),
             "unreadable": list(self.unreadable),
-            "levels": [o.to_json() for o in self.levels],
+            "levels": [o.to_wire() for o in self.levels],
             "missing": list(self.missing),
         }
 

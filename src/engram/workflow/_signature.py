@@ -126,7 +126,7 @@ class Verification:
     def signed(self) -> bool:
         return self.state is not None and not self.tampered
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> dict[str, JsonValue]:
         return {
             "verdict": self.verdict,
             "reason": self.reason,
@@ -153,8 +153,8 @@ class ArtifactCheck:
     def ok(self) -> bool:
         return self.verification.signed and self.lint.ok
 
-    def to_json(self) -> dict[str, JsonValue]:
-        return {"ok": self.ok, **self.verification.to_json(), "lint": self.lint.to_json()}
+    def to_wire(self) -> dict[str, JsonValue]:
+        return {"ok": self.ok, **self.verification.to_wire(), "lint": self.lint.to_wire()}
 
 
 def unsigned(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
