@@ -84,7 +84,10 @@ def test_portable_bare_and_trusted_with_a_registry() -> None:
     check = check_graph(document, now=NOW)
     assert check.ok
     assert check.verification.state is TrustState.PORTABLE
-    pem = document["integrity"]["publicKeyPem"]
+    integrity = document["integrity"]
+    assert isinstance(integrity, dict)
+    pem = integrity["publicKeyPem"]
+    assert isinstance(pem, str)
     registry = load_trust_registry(registry_for(pem, "io.github.lboel"))
     assert verify_graph(document, registry=registry, now=NOW).state is TrustState.TRUSTED
 
