@@ -393,7 +393,7 @@ def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
     verification = verify_workflow(
         document, registry=read_registry(registry), now=SystemClock().now()
     )
-    card = workflow_card(document, verification)
+    card: dict[str, Any] = workflow_card(document, verification)  # engram's own card shape
     if as_json:
         emit_json(card)
         return
