@@ -47,7 +47,7 @@ from engram.cartridge._records import (
 )
 from engram.cartridge._skills import REVERSE_DNS, derive_skills
 from engram.cartridge._sqlar import EXEC_MODE, FILE_MODE
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError, CartridgeFormatError
@@ -91,7 +91,7 @@ def _json(path: Path) -> Any:
         raise CartridgeFormatError(f"{path}: {e.message}") from e
 
 
-def _pretty(value: JsonValue) -> bytes:
+def _pretty(value: Json) -> bytes:
     return (dumps_text(value, indent=2) + "\n").encode("utf-8")
 
 

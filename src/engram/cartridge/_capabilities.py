@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engram.cartridge._schemas import issues
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.errors import CartridgeFormatError
 
 SCHEMA = "capability-sellable-claim"
@@ -94,16 +94,14 @@ def capability_id(task_type: str, stack: Iterable[str], domain: str) -> str:
     return "cap-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def build_capability(
-    *, task_type: str, stack: Iterable[str], domain: str, at: str
-) -> dict[str, JsonValue]:
+def build_capability(*, task_type: str, stack: Iterable[str], domain: str, at: str) -> JsonObject:
     """A self-declared (``verified: false``) record, as export writes one."""
     purls = sorted({to_purl(s) for s in stack})
-    record: dict[str, JsonValue] = {
+    record: JsonObject = {
         "schemaVersion": "acx.capability/1",
         "id": capability_id(task_type, purls, domain),
         "taskType": task_type,
-        "stack": purls,
+        "stack": list[Json](purls),
         "domain": domain,
         "proficiency": {
             "scale": "acx.proficiency/trueskill-1",
@@ -156,7 +154,7 @@ def agent_card(
     meta: Mapping[str, str],
     records: Iterable[Mapping[str, Any]],
     url: str,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """The A2A 1.0 AgentCard of §6.3: one AgentSkill per record, full records in an extension.
 
     ``signatures`` (a JWS over the card) is left to the publisher that serves the card.
@@ -167,7 +165,7 @@ def agent_card(
     org_url = "https://" + ".".join(reversed(labels[:2])) if len(labels) >= 2 else url
     if labels[:2] == ["io", "github"] and len(labels) >= 3:
         org_url = f"https://github.com/{labels[2]}"
-    skills: list[JsonValue] = [
+    skills: list[Json] = [
         {
             "id": r["id"],
             "name": skill_display(r),
@@ -188,7 +186,9 @@ def agent_card(
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {
-            "extensions": [{"uri": EXTENSION_URI, "required": False, "params": {"records": recs}}]
+            "extensions": [
+                {"uri": EXTENSION_URI, "required": False, "params": {"records": list[Json](recs)}}
+            ]
         },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engram.cartridge._schemas import issues
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 
 HARNESS_FILE = "rom/manifest/harness-requirements.json"
 HARNESS_SCHEMA_VERSION = "acx.harness.v1"
@@ -64,7 +64,7 @@ def _tool(role: str, scopes: list[str], name: str, description: str, prop: str) 
     }
 
 
-def default_requirements() -> dict[str, JsonValue]:
+def default_requirements() -> JsonObject:
     """What export signs when the agent package brings no harness manifest (schema-valid)."""
     return {
         "schemaVersion": HARNESS_SCHEMA_VERSION,
@@ -228,7 +228,7 @@ def requirements_hash(manifest_bytes: bytes) -> str:
     return "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()
 
 
-def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict[str, JsonValue]:
+def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> JsonObject:
     """The compliance descriptor (``verdict`` accept or refuse, with every unmet requirement)."""
     unmet: list[str] = []
     floor = str(doc["mcp"]["minProtocolRevision"])
@@ -244,7 +244,7 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
             f"model.minContextWindowTokens: host has {host.context_window_tokens}, "
             f"needs {model.get('minContextWindowTokens')}"
         )
-    bindings: list[JsonValue] = []
+    bindings: list[Json] = []
     by_name = {t.name: t for t in host.tools}
     for key in ("requiredTools", "optionalTools"):
         for contract in doc.get(key) or []:
@@ -269,8 +269,8 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
                 {
                     "role": role,
                     "boundTool": None if chosen is None else chosen.name,
-                    "scopesGranted": sorted(
-                        s for s in (chosen.scopes if chosen else ()) if s in SCOPES
+                    "scopesGranted": list[Json](
+                        sorted(s for s in (chosen.scopes if chosen else ()) if s in SCOPES)
                     ),
                     "satisfied": satisfied,
                 }
@@ -293,7 +293,7 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
         host.network_egress if host.network_egress in order else "none"
     ):
         unmet.append(f"network.egress: {egress} not granted")
-    descriptor: dict[str, JsonValue] = {
+    descriptor: JsonObject = {
         "schemaVersion": COMPLIANCE_SCHEMA_VERSION,
         "requirementsHash": requirements_hash(manifest_bytes),
         "protocolRevision": negotiated if revisions else "0000-01-01",
@@ -308,19 +308,19 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
         },
         "networkGranted": {"egress": host.network_egress},
         "verdict": "refuse" if unmet else "accept",
-        "unmet": unmet,
+        "unmet": list[Json](unmet),
     }
     return descriptor
 
 
-def unsupported_harness_error(descriptor: Mapping[str, Any], host: Host) -> dict[str, JsonValue]:
+def unsupported_harness_error(descriptor: Mapping[str, Any], host: Host) -> JsonObject:
     """The JSON-RPC error of a refusal, in MCP's exact form (§8.5 step 5)."""
     return {
         "code": -32602,
         "message": "Unsupported harness",
         "data": {
             "unmet": list(descriptor["unmet"]),
-            "supported": sorted(host.protocol_revisions),
+            "supported": list[Json](sorted(host.protocol_revisions)),
             "requested": [b["role"] for b in descriptor["bindings"]],
         },
     }

@@ -22,7 +22,7 @@ from engram.cartridge._records import record_problems
 from engram.cartridge._rom import Rom
 from engram.cartridge._schemas import issues
 from engram.cartridge._skills import budget_problems, derive_skills
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 PACKAGE_SPEC_FILE = "rom/package-spec.json"
@@ -41,7 +41,7 @@ REQUIRED_META = (
 )
 """Meta keys every cartridge carries, signed (§3.2 required keys; the reference adds publisher)."""
 
-LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
+LANCE_COLUMNS: tuple[JsonObject, ...] = (
     {"name": "id", "type": "utf8", "nullable": False},
     {"name": "zone", "type": "utf8", "nullable": False, "enum": ["rom", "save"]},
     {"name": "portable", "type": "bool", "nullable": False},
@@ -65,7 +65,7 @@ LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
 """The normative ``memories`` columns of ``acx.lance-memory/1``, in order."""
 
 
-def lance_schema(engine: dict[str, JsonValue]) -> dict[str, JsonValue]:
+def lance_schema(engine: JsonObject) -> JsonObject:
     dim = engine["dim"]
     columns = [{**c, "type": str(c["type"]).replace("{dim}", str(dim))} for c in LANCE_COLUMNS]
     return {
@@ -76,7 +76,7 @@ def lance_schema(engine: dict[str, JsonValue]) -> dict[str, JsonValue]:
         "distanceMetric": "cosine",
         "embeddingEngine": {"id": engine["id"], "dim": dim},
         "textTemplate": 'title + "\\n\\n" + summary',
-        "columns": columns,
+        "columns": list[Json](columns),
     }
 
 
@@ -97,12 +97,12 @@ def _same_table(got: dict[str, Any], want: dict[str, Any]) -> bool:
 def build_package_spec(
     *,
     cartridge_id: str,
-    engine: dict[str, JsonValue],
+    engine: JsonObject,
     memories: int,
     skills: int,
     capabilities: int,
     levels: int = 0,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     return {
         "schemaVersion": "acx.package-spec/1",
         "cartridgeId": cartridge_id,
@@ -175,7 +175,7 @@ def build_package_spec(
     }
 
 
-def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
+def default_loop_policy(engine_id: str) -> JsonObject:
     """A minimal loop + context policy (item 12 owns its evaluation): v1 fields only, labelled
     1.1 as the package spec's fixed role requires (1.1 is additive over 1)."""
     return {
@@ -237,12 +237,12 @@ class SpecReport:
     def clean(self) -> bool:
         return not self.issues
 
-    def to_wire(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "clean": self.clean,
             "packageSpec": self.spec,
-            "counts": self.counts,
-            "issues": self.issues,
+            "counts": dict[str, Json](self.counts),
+            "issues": list[Json](self.issues),
         }
 
 

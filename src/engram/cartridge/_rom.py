@@ -33,7 +33,7 @@ from typing import Any
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
 from engram.cartridge._skills import derive_skills, index_problems
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
@@ -62,7 +62,7 @@ class RomObject:
     oid: str
     """The content address recomputed from live bytes (or the stored one if the source is gone)."""
 
-    def entry(self) -> dict[str, JsonValue]:
+    def entry(self) -> JsonObject:
         return {"sourceRef": self.source_ref, "oid": self.oid, "canon": self.canon, "sz": self.sz}
 
 
@@ -97,7 +97,7 @@ class Rom:
     """Every memory row, both zones."""
     capabilities: dict[str, str]
     objects: list[RomObject]
-    manifest: list[dict[str, JsonValue]]
+    manifest: list[JsonObject]
     manifest_hash: str
     problems: list[str] = field(default_factory=list)
     modes: dict[str, int] = field(default_factory=dict)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engram.cartridge._errors import ScrubBlocked
+from engram.core.canonical import JsonObject
 
 _RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
     ("private-key", re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
@@ -138,7 +139,7 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
 
-    def to_wire(self) -> dict[str, object]:
+    def to_wire(self) -> JsonObject:
         return {"file": self.path, "byteOffset": self.offset, "ruleId": self.rule}
 
 

@@ -436,7 +436,7 @@ def check_command(
     """Harness preflight: would this host accept FILE's signed requirements? (writes nothing)"""
     rom = _intact(file)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
-    descriptor = check_host(rom, host)
+    descriptor: dict[str, Any] = check_host(rom, host)  # engram's own descriptor shape
     lines = [f"verdict: {descriptor['verdict']}"]
     lines += [
         f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  "
