@@ -255,7 +255,8 @@ def test_vectors_without_a_baseline_row_are_reported(tmp_path: Path) -> None:
 
 @pytest.mark.req("engram.cartridge.capability-records")
 def test_export_writes_a_self_declared_capability_record(contents: Contents) -> None:
-    (record,) = contents.capabilities
+    (only,) = contents.capabilities
+    record: dict[str, Any] = only
     schema = json.loads((SCHEMAS / "capability-sellable-claim.schema.json").read_text())
     assert not list(Draft202012Validator(schema).iter_errors(record))
     assert record["taskType"] == "implement-feature"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from engram.cartridge._records import array
 from engram.cartridge._schemas import issues
 from engram.core.canonical import Json, JsonObject
 from engram.errors import CartridgeFormatError
@@ -124,7 +124,7 @@ def build_capability(*, task_type: str, stack: Iterable[str], domain: str, at: s
     return record
 
 
-def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
+def capability_problems(record: Mapping[str, Json], where: str) -> list[str]:
     """Schema, vocabulary, purl and id rules of §6.2."""
     found = issues(SCHEMA, dict(record), where)
     if found:
@@ -134,7 +134,7 @@ def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
         found.append(
             f"{where}: taskType {task!r} is not a v1 seed token and has no reverse-DNS prefix"
         )
-    stack = [str(s) for s in record["stack"]]
+    stack = [str(s) for s in array(record["stack"])]
     for purl in stack:
         match = _PURL.fullmatch(purl)
         if match is None or match.group(1) not in PURL_TYPES:
@@ -144,15 +144,15 @@ def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
     return found
 
 
-def skill_display(record: Mapping[str, Any]) -> str:
-    names = [str(s).split("/", 1)[-1].split("@")[0] for s in record.get("stack") or []]
+def skill_display(record: Mapping[str, Json]) -> str:
+    names = [str(s).split("/", 1)[-1].split("@")[0] for s in array(record.get("stack"))]
     return f"{record['taskType']} · {', '.join(names) or 'any stack'}"
 
 
 def agent_card(
     *,
     meta: Mapping[str, str],
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Json]],
     url: str,
 ) -> JsonObject:
     """The A2A 1.0 AgentCard of §6.3: one AgentSkill per record, full records in an extension.
@@ -172,7 +172,7 @@ def agent_card(
             "description": f"Performs {r['taskType']} work in the {r['domain']} domain"
             + (" (unproven: no resolved level attestation)"),
             "tags": [r["taskType"], r["domain"]]
-            + [str(s).split("/", 1)[-1].split("@")[0] for s in r.get("stack") or []],
+            + [str(s).split("/", 1)[-1].split("@")[0] for s in array(r.get("stack"))],
             "examples": [],
         }
         for r in recs

@@ -73,6 +73,8 @@ def _array(value: Json) -> list[Json]:
     return value if isinstance(value, list) else [value]
 
 
+# Any: the harness document _harness reads after harness_problems has accepted it (that module
+# keeps Any for schema-accepted documents).
 def harness_of(rom: Rom) -> tuple[dict[str, Any], bytes]:
     data = rom.files.get(HARNESS_FILE)
     if data is None:

@@ -28,7 +28,7 @@ from engram.cartridge._build import Built, Contents, File, write
 from engram.cartridge._format import DEFAULT_LIMITS, check_header
 from engram.cartridge._records import export_record
 from engram.cartridge._sqlar import FILE_MODE, check_entry, decode
-from engram.core.canonical import parse_strict
+from engram.core.canonical import JsonObject, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
@@ -120,9 +120,7 @@ def upgrade(
     return Upgraded(built, len(records), left_out)
 
 
-def _member(
-    document: dict[str, Any], meta: dict[str, str], member: str, key: str, path: Path
-) -> str:
+def _member(document: JsonObject, meta: dict[str, str], member: str, key: str, path: Path) -> str:
     value = document.get(member) or meta.get(key)
     if not isinstance(value, str) or not value:
         raise CartridgeFormatError(
@@ -131,13 +129,13 @@ def _member(
     return value
 
 
-def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[dict[str, Any]], int]:
-    out: list[dict[str, Any]] = []
+def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[JsonObject], int]:
+    out: list[JsonObject] = []
     left_out = 0
     for record in old:
         if not isinstance(record, dict):
             continue
-        base = {
+        base: JsonObject = {
             "id": str(record.get("id")),
             "title": str(record.get("kind") or "note"),
             "summary": str(record.get("text") or ""),
@@ -168,7 +166,7 @@ def _contents(
     version: str,
     now: datetime,
     files: dict[str, tuple[bytes, int, int]],
-    records: list[dict[str, Any]],
+    records: list[JsonObject],
 ) -> Contents:
     with tempfile.TemporaryDirectory() as tmp:
         package = Path(tmp)

@@ -14,11 +14,10 @@ that the LanceDB descriptor is the normative 14-column table for the cartridge's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from engram.cartridge._capabilities import capability_problems
 from engram.cartridge._harness import HARNESS_FILE, harness_problems
-from engram.cartridge._records import record_problems
+from engram.cartridge._records import array, record_problems
 from engram.cartridge._rom import Rom
 from engram.cartridge._schemas import issues
 from engram.cartridge._skills import budget_problems, derive_skills
@@ -80,10 +79,10 @@ def lance_schema(engine: JsonObject) -> JsonObject:
     }
 
 
-def _same_table(got: dict[str, Any], want: dict[str, Any]) -> bool:
+def _same_table(got: JsonObject, want: JsonObject) -> bool:
     """Same engine and the same columns (name, type, nullability) in the same order."""
 
-    def columns(doc: dict[str, Any]) -> list[tuple[object, object, object]]:
+    def columns(doc: JsonObject) -> list[tuple[object, object, object]]:
         cols = doc.get("columns")
         if not isinstance(cols, list):
             return []
@@ -209,7 +208,7 @@ def default_loop_policy(engine_id: str) -> JsonObject:
     }
 
 
-def engine_of(meta: dict[str, str]) -> dict[str, Any]:
+def engine_of(meta: dict[str, str]) -> JsonObject:
     text = meta.get("acx.embedding_engine")
     try:
         engine = parse_strict(text or "")
@@ -229,7 +228,7 @@ def engine_of(meta: dict[str, str]) -> dict[str, Any]:
 
 @dataclass
 class SpecReport:
-    spec: dict[str, Any] | None
+    spec: JsonObject | None
     counts: dict[str, int]
     issues: list[str] = field(default_factory=list)
 
@@ -251,7 +250,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
     found: list[str] = []
     meta = rom.signed_meta
     try:
-        engine: dict[str, Any] | None = engine_of(meta)
+        engine: JsonObject | None = engine_of(meta)
     except CartridgeFormatError as e:
         engine = None
         found.append(e.message)
@@ -271,7 +270,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
         "capabilities": len(rom.capabilities),
         "level": level_count,
     }
-    spec: dict[str, Any] | None = None
+    spec: JsonObject | None = None
     try:
         spec = rom.json_file(PACKAGE_SPEC_FILE)
     except CartridgeFormatError as e:
@@ -290,7 +289,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             )
         declared = {
             a.get("role"): a.get("count")
-            for a in spec.get("artifacts") or []
+            for a in array(spec.get("artifacts"))
             if isinstance(a, dict)
         }
         for role, live in (("skills", counts["skills"]), ("capabilities", counts["capabilities"])):

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from engram.cartridge._errors import CartridgeTampered
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
@@ -170,7 +169,7 @@ class Signed:
 
     publisher_id: str
     signed_at: datetime
-    predicate: dict[str, Any]
+    predicate: JsonObject
     subject_name: str
 
 

@@ -19,7 +19,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._frontmatter import parse_frontmatter, split_frontmatter
@@ -52,7 +51,7 @@ class Skill:
     body_lines: int
     content_sha256: str
     resources: tuple[JsonObject, ...]
-    ext: dict[str, Any] | None
+    ext: JsonObject | None
     metadata: dict[str, str]
     allowed_tools: tuple[str, ...]
 
@@ -189,7 +188,7 @@ def _text(
     return value
 
 
-def _ext(name: str, ext_json: bytes | None) -> dict[str, Any] | None:
+def _ext(name: str, ext_json: bytes | None) -> JsonObject | None:
     if ext_json is None:
         return None
     where = f"{SKILLS_ROOT}/{name}/{EXT_FILE}"

@@ -309,7 +309,8 @@ def spec_command(file: Path, as_json: bool) -> None:
         engine = dumps_text(result.spec.get("embeddingEngine"))
         lines.append(f"package-spec: {result.spec.get('schemaVersion')}  engine={engine}")
         lines.append("artifacts:")
-        for a in result.spec.get("artifacts") or []:
+        listed = result.spec.get("artifacts")
+        for a in listed if isinstance(listed, list) else []:
             if isinstance(a, dict):
                 mark = "*" if a.get("required") else " "
                 role, schema = a.get("role", ""), a.get("schema", "")
