@@ -239,7 +239,7 @@ def _sign(
     return public.key_id
 
 
-def _engine(meta: Mapping[str, str]) -> Any:
+def _engine(meta: Mapping[str, str]) -> JsonObject:
     from engram.cartridge._package import engine_of
 
     return engine_of(dict(meta))

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engram.cartridge._records import array
 from engram.cartridge._schemas import issues
 from engram.core.canonical import Json, JsonObject
 
@@ -118,7 +119,7 @@ def default_requirements() -> JsonObject:
     }
 
 
-def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
+def harness_problems(doc: Json, *, strict: bool = False) -> list[str]:
     """Every rule of §8.1-§8.4 ``doc`` breaks; ``strict`` adds the published schema."""
     where = HARNESS_FILE
     if not isinstance(doc, dict):
@@ -139,7 +140,7 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
         or isinstance(model.get("minContextWindowTokens"), bool)
     ):
         found.append(f"{where}: model.minContextWindowTokens must be an integer token floor")
-    roles: dict[str, dict[str, Any]] = {}
+    roles: dict[str, JsonObject] = {}
     for key, tier in (("requiredTools", "required"), ("optionalTools", "optional")):
         tools = doc.get(key, [])
         if not isinstance(tools, list):
@@ -147,7 +148,8 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
             continue
         for index, tool in enumerate(tools):
             at = f"{where}: {key}[{index}]"
-            if not isinstance(tool, dict) or not isinstance(tool.get("role"), str):
+            role = tool.get("role") if isinstance(tool, dict) else None
+            if not isinstance(tool, dict) or not isinstance(role, str):
                 found.append(f"{at} is not a tool-role contract")
                 continue
             if tool.get("tier") != tier:
@@ -163,14 +165,14 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
                     found.append(f"{at}: scope {scope!r} is not in the §8.3 vocabulary")
             if not isinstance(tool.get("inputSchema"), dict):
                 found.append(f"{at}: inputSchema must be a JSON Schema object")
-            if tool["role"] in roles:
-                found.append(f"{at}: role {tool['role']} is declared twice")
-            roles[tool["role"]] = tool
+            if role in roles:
+                found.append(f"{at}: role {role} is declared twice")
+            roles[role] = tool
     for role, needed in REQUIRED_ROLES.items():
         tool = roles.get(role)
         if tool is None or tool.get("tier") != "required":
             found.append(f"{where}: the required role {role} is missing (§8.4)")
-        elif not needed <= set(tool.get("capabilityScopes") or []):
+        elif not needed <= {s for s in array(tool.get("capabilityScopes")) if isinstance(s, str)}:
             found.append(f"{where}: {role} must carry the scopes {sorted(needed)}")
     return found
 
@@ -198,7 +200,7 @@ class Host:
     """role -> host tool name, when the host chooses; else bound by contract name, then scan."""
 
 
-def _type_ok(contract: Any, host: Any) -> bool:
+def _type_ok(contract: Json, host: Json) -> bool:
     if not isinstance(contract, dict) or not isinstance(host, dict):
         return True
     want, have = contract.get("type"), host.get("type")

@@ -20,15 +20,14 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from engram.cartridge._agent import ExportOptions, package_contents, set_memories
 from engram.cartridge._build import Built, Contents, File, write
 from engram.cartridge._format import DEFAULT_LIMITS, check_header
-from engram.cartridge._records import export_record
+from engram.cartridge._records import array, export_record
 from engram.cartridge._sqlar import FILE_MODE, check_entry, decode
-from engram.core.canonical import JsonObject, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
@@ -129,7 +128,7 @@ def _member(document: JsonObject, meta: dict[str, str], member: str, key: str, p
     return value
 
 
-def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[JsonObject], int]:
+def _records(old: list[Json], now: datetime, salt: bytes | None) -> tuple[list[JsonObject], int]:
     out: list[JsonObject] = []
     left_out = 0
     for record in old:
@@ -140,7 +139,7 @@ def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[Js
             "title": str(record.get("kind") or "note"),
             "summary": str(record.get("text") or ""),
             "sourceType": str(record.get("kind") or "knowledge"),
-            "tags": [str(e) for e in record.get("entities") or []],
+            "tags": [str(e) for e in array(record.get("entities"))],
             "timestamp": format_instant(now),
         }
         if record.get("tier") == "field-learned":
