@@ -88,7 +88,7 @@ def test_exactly_one_signed_harness_manifest(signed: Path) -> None:
 
 
 def _without_role(role: str) -> dict[str, Any]:
-    doc = copy.deepcopy(default_requirements())
+    doc: dict[str, Any] = copy.deepcopy(default_requirements())
     doc["requiredTools"] = [t for t in doc["requiredTools"] if t["role"] != role]
     return doc
 
@@ -239,7 +239,8 @@ def test_optional_inventory_tools_never_block_activation(tmp_path: Path, key: Pr
     write(path, contents, key=key, signed_at=NOW)
     done = activate(path, FULL_HOST, registry=_registry(key), now=NOW)
     assert done.descriptor["verdict"] == "accept"
-    optional = [b for b in done.descriptor["bindings"] if b["role"] == "acx:list_agents"]
+    descriptor: dict[str, Any] = done.descriptor
+    optional = [b for b in descriptor["bindings"] if b["role"] == "acx:list_agents"]
     assert optional == [
         {"role": "acx:list_agents", "boundTool": None, "scopesGranted": [], "satisfied": False}
     ]
@@ -270,7 +271,7 @@ def test_tools_are_bound_by_scopes_and_structural_acceptance(signed: Path) -> No
         HostTool("recall", frozenset({"search", "memory.read", "x-acme.fast"})),
     )
     with Cartridge.open(signed) as cartridge:
-        descriptor = check_host(load_rom(cartridge), _host(tools=tools))
+        descriptor: dict[str, Any] = check_host(load_rom(cartridge), _host(tools=tools))
     assert descriptor["verdict"] == "accept", descriptor["unmet"]
     bound = {b["role"]: b["boundTool"] for b in descriptor["bindings"]}
     assert bound == {
@@ -312,7 +313,7 @@ def test_structural_acceptance(host_schema: dict[str, Any] | None, accepting: bo
 @pytest.mark.req("engram.cartridge.activation-handshake")
 def test_the_preflight_self_check_reads_the_persisted_descriptor() -> None:
     doc = default_requirements()
-    descriptor = negotiate(doc, canonicalize(doc), FULL_HOST)
+    descriptor: dict[str, Any] = negotiate(doc, canonicalize(doc), FULL_HOST)
     assert preflight(descriptor, doc) == []
     bindings = copy.deepcopy(descriptor["bindings"])
     bindings[1]["satisfied"] = False

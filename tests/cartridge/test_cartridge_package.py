@@ -196,7 +196,7 @@ def test_identity_is_bound_into_the_signed_manifest(tmp_path: Path) -> None:
 
 @pytest.mark.req("engram.cartridge.package-spec")
 def test_the_spec_counts_are_live(tmp_path: Path) -> None:
-    spec = build_package_spec(
+    spec: dict[str, Any] = build_package_spec(
         cartridge_id="io.github.acme/x@1",
         engine={"id": "local-hash-128", "dim": 128},
         memories=3,
@@ -255,7 +255,8 @@ def test_vectors_without_a_baseline_row_are_reported(tmp_path: Path) -> None:
 
 @pytest.mark.req("engram.cartridge.capability-records")
 def test_export_writes_a_self_declared_capability_record(contents: Contents) -> None:
-    (record,) = contents.capabilities
+    (only,) = contents.capabilities
+    record: dict[str, Any] = only
     schema = json.loads((SCHEMAS / "capability-sellable-claim.schema.json").read_text())
     assert not list(Draft202012Validator(schema).iter_errors(record))
     assert record["taskType"] == "implement-feature"
@@ -346,7 +347,7 @@ def test_the_agent_card_maps_one_skill_per_record_and_attaches_the_records() -> 
     record = build_capability(
         task_type="debug", stack=["python"], domain="backend", at="2026-01-01T00:00:00Z"
     )
-    card = agent_card(
+    card: dict[str, Any] = agent_card(
         meta={
             "acx.publisher_id": "io.github.acme",
             "acx.artifact_id": "x",

@@ -422,7 +422,7 @@ def test_the_scrub_gate_runs_on_every_writer_not_only_export(tmp_path: Path) -> 
 @pytest.mark.req("engram.cartridge.scrub-gate")
 def test_findings_are_file_byte_offset_and_rule() -> None:
     (finding,) = scan({"rom/knowledge/x.md": b"ok\nAKIAIOSFODNN7EXAMPLE\n"})
-    assert finding.to_json() == {
+    assert finding.to_wire() == {
         "file": "rom/knowledge/x.md",
         "byteOffset": 3,
         "ruleId": "aws-access-key-id",

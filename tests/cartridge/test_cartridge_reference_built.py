@@ -14,6 +14,7 @@ import sqlite3
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cartridge_kit import REFERENCE_BUILT, Seat, registry_for, rows
@@ -133,7 +134,7 @@ def test_the_field_learned_record_is_in_save_and_outside_the_signature() -> None
         rom = load_rom(cartridge)
     zones = {m.id: m.zone for m in rom.memories.values()}
     assert zones == {"mem-ge-mnhsl3xg": "rom", "mem-fl-runner-pool": "save"}
-    saved = rom.memories["mem-fl-runner-pool"].record()
+    saved: dict[str, Any] = rom.memories["mem-fl-runner-pool"].record()
     assert saved["foreign"] is True
     assert saved["repoId"] is None
     assert saved["codebaseFingerprint"].startswith("cbf1_")

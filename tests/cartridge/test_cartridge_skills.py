@@ -71,7 +71,7 @@ def test_the_index_row_is_derived_from_the_skill_bytes(signed: Path) -> None:
         (skill,) = derive_skills(load_rom(cartridge).files)
     blame = b'#!/bin/sh\ngit blame -w "$1"\n'
     renames = b"# Renames\n\nSee git help log.\n"
-    assert skill.to_json() == {
+    assert skill.to_wire() == {
         "name": "git-helper",
         "description": "Answers questions about a repository's git history.",
         "license": "Apache-2.0",

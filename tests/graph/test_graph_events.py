@@ -33,7 +33,7 @@ def test_the_envelope_round_trips_exactly() -> None:
     ledger = RouteLedger(graph(), DIGEST)
     event = ledger.originate("lead-directs", [KnowledgeRef("brief", "rev-7")], event_id="e1",
                              correlation_id="c1")  # fmt: skip
-    wire = event.to_json()
+    wire = event.to_wire()
     assert wire == {
         "eventId": "e1",
         "correlationId": "c1",
@@ -42,7 +42,7 @@ def test_the_envelope_round_trips_exactly() -> None:
         "hopCount": 0,
         "knowledge": [{"id": "brief", "revision": "rev-7"}],
     }
-    assert RouteEvent.from_json(json.loads(json.dumps(wire))) == event  # noqa: TID251
+    assert RouteEvent.from_wire(json.loads(json.dumps(wire))) == event  # noqa: TID251
 
 
 @pytest.mark.req("engram.graph.event-envelope")
@@ -63,11 +63,11 @@ def test_malformed_envelopes_are_refused(change: Any) -> None:
     wire = (
         RouteLedger(graph(), DIGEST)
         .originate("lead-directs", [KnowledgeRef("brief", "1")])
-        .to_json()
+        .to_wire()
     )
     change(wire)
     with pytest.raises(RouteEventError):
-        RouteEvent.from_json(wire)
+        RouteEvent.from_wire(wire)
 
 
 @pytest.mark.req("engram.graph.event-hops", "engram.graph.route-fanout")
@@ -99,11 +99,11 @@ def test_repeated_delivery_is_dropped_within_a_correlation() -> None:
     ledger = RouteLedger(graph(), DIGEST)
     event = ledger.originate("lead-directs", [KnowledgeRef("brief", "1")], event_id="e")
     assert ledger.accept(event) is True
-    assert ledger.accept(RouteEvent.from_json(event.to_json())) is False
+    assert ledger.accept(RouteEvent.from_wire(event.to_wire())) is False
     other = ledger.originate("lead-directs", [KnowledgeRef("brief", "1")], event_id="e",
                              correlation_id="another")  # fmt: skip
     assert ledger.accept(other) is True
-    foreign = RouteEvent.from_json({**event.to_json(), "graphDigest": "sha256:" + "0" * 64})
+    foreign = RouteEvent.from_wire({**event.to_wire(), "graphDigest": "sha256:" + "0" * 64})
     with pytest.raises(RouteEventError, match="another graph"):
         ledger.accept(foreign)
 

@@ -84,7 +84,10 @@ def test_portable_bare_and_trusted_with_a_registry() -> None:
     check = check_graph(document, now=NOW)
     assert check.ok
     assert check.verification.state is TrustState.PORTABLE
-    pem = document["integrity"]["publicKeyPem"]
+    integrity = document["integrity"]
+    assert isinstance(integrity, dict)
+    pem = integrity["publicKeyPem"]
+    assert isinstance(pem, str)
     registry = load_trust_registry(registry_for(pem, "io.github.lboel"))
     assert verify_graph(document, registry=registry, now=NOW).state is TrustState.TRUSTED
 
@@ -112,7 +115,7 @@ def test_the_pinned_reference_workflow_resolves_by_recomputed_digest() -> None:
     del document["loops"][0]["workflowRef"]
     assert resolve_pins(document, [delivery], now=NOW) == []
     # A changed workflow under the same coordinate is a digest mismatch, never substituted.
-    altered = load_workflow(REFERENCE_CAL.read_bytes())
+    altered: dict[str, Any] = load_workflow(REFERENCE_CAL.read_bytes())
     altered["limits"]["maxSteps"] = 30
     resigned = sign_workflow(altered, KEY, publisher_id="io.github.lboel", signed_at=NOW)
     issues = resolve_pins(document, [PinnedWorkflow("altered", resigned)], now=NOW)

@@ -6,6 +6,7 @@ import hashlib
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from level_kit import LIST_URL, NOW, PUBLISHER, ROM, SUBJECT, issue
@@ -31,7 +32,7 @@ def test_only_the_held_out_digest_is_published_and_the_sealed_file_opens_only_wi
     None
 ):
     benchmark = demo_benchmark()
-    public = benchmark.public_view()
+    public: dict[str, Any] = benchmark.public_view()
     held = {t.id for t in benchmark.held_out}
     assert not held & {t["id"] for t in public["publicSlice"]}
     key = bytes(range(32))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from level_kit import W3C
@@ -38,7 +39,7 @@ def test_every_step_of_the_w3c_vector_matches_byte_for_byte() -> None:
     assert hashlib.sha256(canonicalize(unsigned)).hexdigest() == _read("docHashJCS.txt")
     assert hashlib.sha256(canonicalize(config)).hexdigest() == _read("proofHashJCS.txt")
     assert hash_data(unsigned, config).hex() == _read("combinedHashJCS.txt")
-    signed = add_proof(
+    signed: dict[str, Any] = add_proof(
         unsigned, key, verification_method=config["verificationMethod"], created=config["created"]
     )
     assert base58btc_decode(signed["proof"]["proofValue"]).hex() == _read("sigHexJCS.txt")
@@ -69,7 +70,7 @@ def test_a_proof_without_context_verifies_and_a_mismatched_context_does_not() ->
     key = PrivateKey.generate()
     method = "did:key:" + public_multikey(key.public_key())
     document = json.loads(_read("unsigned.json"))
-    bare = add_proof(
+    bare: dict[str, Any] = add_proof(
         document,
         key,
         verification_method=method,
@@ -78,7 +79,9 @@ def test_a_proof_without_context_verifies_and_a_mismatched_context_does_not() ->
     )
     assert "@context" not in bare["proof"]
     verify_proof(bare, did_key_resolver)
-    signed = add_proof(document, key, verification_method=method, created="2026-01-01T00:00:00Z")
+    signed: dict[str, Any] = add_proof(
+        document, key, verification_method=method, created="2026-01-01T00:00:00Z"
+    )
     signed["@context"] = list(reversed(signed["@context"]))
     with pytest.raises(ProofInvalid, match="@context"):
         verify_proof(signed, did_key_resolver)

@@ -60,7 +60,7 @@ def test_revocation_cannot_be_undone(tmp_path: Path) -> None:
     with pytest.raises(InvalidRequest, match="cannot be undone"):
         bits.set(42, False)
     issued = issue(tmp_path)
-    once = set_entry(
+    once: dict[str, Any] = set_entry(
         issued.status_list,
         42,
         issued.verifier.key,
@@ -166,7 +166,7 @@ def test_each_defined_error_fails_closed(case: str, code: str) -> None:
         document = _signed(PrivateKey.generate())
     elif case == "foreign did:key":
         stranger = PrivateKey.generate()
-        unsigned = status_list_credential(
+        unsigned: dict[str, Any] = status_list_credential(
             list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
         )
         method = "did:key:" + public_multikey(stranger.public_key())
@@ -183,9 +183,9 @@ def test_each_defined_error_fails_closed(case: str, code: str) -> None:
         unsigned = status_list_credential(
             list_id=LIST_URL, issuer="did:web:v.example", valid_from="2026-07-01T00:00:00Z"
         )
-        unsigned["credentialSubject"]["encodedList"] = (
-            _bomb() if case == "gzip bomb" else _short_list()
-        )
+        subject = unsigned["credentialSubject"]
+        assert isinstance(subject, dict)
+        subject["encodedList"] = _bomb() if case == "gzip bomb" else _short_list()
         document = add_proof(
             unsigned,
             key,

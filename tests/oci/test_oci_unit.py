@@ -93,7 +93,10 @@ def test_the_cartridge_manifest_is_the_spec_shape_and_its_bytes_are_deterministi
         "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest(),
         "size": 2,
     }
-    (layer,) = document["layers"]
+    layers = document["layers"]
+    assert isinstance(layers, list)
+    (layer,) = layers
+    assert isinstance(layer, dict)
     assert layer["mediaType"] == "application/vnd.acx.cartridge.layer.v1+sqlite"
     assert (layer["digest"], layer["size"]) == (LAYER, 4096)
     assert built.body == canonicalize(document)

@@ -80,7 +80,7 @@ def run(
 
 
 def _reports(decisions: list[Decision]) -> list[dict[str, Any]]:
-    return [d.report.to_json() for d in decisions if d.report is not None]
+    return [d.report.to_wire() for d in decisions if d.report is not None]
 
 
 @pytest.mark.req("engram.policy.max-turns")

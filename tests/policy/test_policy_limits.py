@@ -167,7 +167,7 @@ def test_the_effective_policy_names_where_each_value_comes_from() -> None:
     assert effective.source("hints.effort") == "hint (ignored)"
     agent = "loop.subAgents[codebase-searcher]"
     assert effective.source(f"{agent}.contextReturnBudgetTokens") == "rom"
-    document = effective.to_json()
+    document = effective.to_wire()
     assert document["policyDigest"] == policy.digest
 
 

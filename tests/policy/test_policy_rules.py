@@ -118,9 +118,12 @@ def test_a_budget_default_timeout_above_its_own_ceiling_is_refused() -> None:
 @pytest.mark.req("engram.policy.not-mutated")
 def test_the_loaded_policy_hands_out_copies_only() -> None:
     policy = load_policy(to_bytes(reference()))
-    document = policy.document()
-    document["loop"]["maxTurns"] = 10_000
+    handed = policy.document()["loop"]
+    assert isinstance(handed, dict)
+    handed["maxTurns"] = 10_000
     loop = policy.get("loop")
     loop["maxTurns"] = 10_000
     assert policy.get("loop", "maxTurns") == 40
-    assert policy.document()["loop"]["maxTurns"] == 40
+    fresh = policy.document()["loop"]
+    assert isinstance(fresh, dict)
+    assert fresh["maxTurns"] == 40

@@ -200,8 +200,8 @@ def test_each_task_is_covered_by_its_cartridge() -> None:
 
 @pytest.mark.req("engram.workflow.verify-before-staffing")
 def test_a_tampered_or_invalid_workflow_resolves_no_slot() -> None:
-    signed = sign_workflow(workflow(), PrivateKey.generate(), publisher_id="io.github.x",
-                           signed_at=NOW)  # fmt: skip
+    signed: dict[str, Any] = sign_workflow(workflow(), PrivateKey.generate(),
+                                           publisher_id="io.github.x", signed_at=NOW)  # fmt: skip
     assert ready(signed, [BUILDER, REVIEWER], verification=verify_workflow(signed, now=NOW)).ready
     signed["participants"][0]["slot"]["role"] = "anyone"
     report = ready(signed, [BUILDER, REVIEWER], verification=verify_workflow(signed, now=NOW))

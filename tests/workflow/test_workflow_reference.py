@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_the_reference_workflow_lints_clean_for_publication() -> None:
 
 @pytest.mark.req("engram.workflow.digest")
 def test_the_digest_is_the_one_the_registry_index_records() -> None:
-    document = load_workflow(REFERENCE_CAL.read_bytes())
+    document: dict[str, Any] = load_workflow(REFERENCE_CAL.read_bytes())
     assert workflow_digest(document) == index_digest("workflows", "ship-a-feature")
     assert workflow_digest(document) == document["integrity"]["digest"]
 
@@ -79,7 +80,7 @@ def test_the_reference_signature_is_portable_without_a_registry() -> None:
 
 @pytest.mark.req("engram.workflow.trust")
 def test_the_reference_signature_is_trusted_with_a_registry_binding_its_key() -> None:
-    document = load_workflow(REFERENCE_CAL.read_bytes())
+    document: dict[str, Any] = load_workflow(REFERENCE_CAL.read_bytes())
     pem = document["integrity"]["publicKeyPem"]
     registry = load_trust_registry(registry_for(pem, "io.github.lboel"))
     verification = verify_workflow(document, registry=registry, now=NOW)

@@ -79,7 +79,7 @@ def test_sign_refuses_what_is_not_publishable() -> None:
         sign_workflow(document, KEY, publisher_id=PUBLISHER, signed_at=NOW)
     with pytest.raises(SignError, match="reverse-DNS"):
         sign_workflow(workflow(), KEY, publisher_id="Not A Publisher", signed_at=NOW)
-    resigned = sign_workflow(
+    resigned: dict[str, Any] = sign_workflow(
         _signed(), PrivateKey.generate(), publisher_id="io.github.b", signed_at=NOW
     )
     assert resigned["integrity"]["publisherId"] == "io.github.b"

@@ -40,6 +40,7 @@ from engram.cartridge._package import (
 )
 from engram.cartridge._paths import check_path
 from engram.cartridge._records import (
+    array,
     canonical_repo_identity,
     codebase_fingerprint,
     export_record,
@@ -47,7 +48,7 @@ from engram.cartridge._records import (
 )
 from engram.cartridge._skills import REVERSE_DNS, derive_skills
 from engram.cartridge._sqlar import EXEC_MODE, FILE_MODE
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError, CartridgeFormatError
@@ -91,7 +92,7 @@ def _json(path: Path) -> Any:
         raise CartridgeFormatError(f"{path}: {e.message}") from e
 
 
-def _pretty(value: JsonValue) -> bytes:
+def _pretty(value: Json) -> bytes:
     return (dumps_text(value, indent=2) + "\n").encode("utf-8")
 
 
@@ -114,9 +115,9 @@ def collect_skills(skills_dir: Path, mtime: int = 0) -> dict[str, File]:
     return files
 
 
-def _expertise_skill(name: str, manifest: dict[str, Any]) -> bytes:
+def _expertise_skill(name: str, manifest: JsonObject) -> bytes:
     role = manifest.get("role") or "engineering"
-    stack = [str(t) for t in manifest.get("techStack") or []]
+    stack = [str(t) for t in array(manifest.get("techStack"))]
     description = (
         f"Specialized {role} expertise on {', '.join(stack) or 'general stacks'}. "
         "Use when a task matches this agent's demonstrated domain."
@@ -248,7 +249,7 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
     return Contents(meta, files, records, capabilities, repo_literals(raw_records)), quarantined
 
 
-def set_memories(contents: Contents, records: list[dict[str, Any]]) -> None:
+def set_memories(contents: Contents, records: list[JsonObject]) -> None:
     """Give ``contents`` exactly ``records`` and a package spec whose memory count says so."""
     contents.memories = list(records)
     content, mode, mtime = contents.files[PACKAGE_SPEC_FILE]
@@ -264,11 +265,9 @@ def set_memories(contents: Contents, records: list[dict[str, Any]]) -> None:
     contents.files[PACKAGE_SPEC_FILE] = (_pretty(spec), mode, mtime)
 
 
-def export_records(
-    raw: list[dict[str, Any]], options: ExportOptions
-) -> tuple[list[dict[str, Any]], int]:
+def export_records(raw: list[JsonObject], options: ExportOptions) -> tuple[list[JsonObject], int]:
     """§7.4 for every record; field-learned ones only when asked (then with the salt)."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     quarantined = 0
     for record in raw:
         repo = record.get("repoId")
@@ -292,10 +291,10 @@ def export_records(
     return out, quarantined
 
 
-def _capabilities(package_dir: Path, manifest: dict[str, Any], at: str) -> list[dict[str, Any]]:
+def _capabilities(package_dir: Path, manifest: JsonObject, at: str) -> list[JsonObject]:
     domain = _ROLE_DOMAIN.get(str(manifest.get("role")), "backend")
-    stack = [str(t) for t in manifest.get("techStack") or []]
-    records: list[dict[str, Any]] = [
+    stack = [str(t) for t in array(manifest.get("techStack"))]
+    records: list[JsonObject] = [
         build_capability(task_type="implement-feature", stack=stack, domain=domain, at=at)
     ]
     path = package_dir / "capabilities.json"
@@ -313,14 +312,14 @@ def _capabilities(package_dir: Path, manifest: dict[str, Any], at: str) -> list[
                 records.append(
                     build_capability(
                         task_type=str(item.get("taskType")),
-                        stack=item.get("stack") or [],
+                        stack=[str(s) for s in array(item.get("stack"))],
                         domain=str(item.get("domain") or domain),
                         at=at,
                     )
                 )
             else:
                 raise CartridgeFormatError(f"{path}: each entry is an object")
-    unique = {r["id"]: r for r in records}
+    unique = {str(r["id"]): r for r in records}
     return [unique[k] for k in sorted(unique)]
 
 

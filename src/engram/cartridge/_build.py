@@ -28,7 +28,7 @@ from engram.cartridge._rom import UNSIGNED_META, load_rom, meta_oid, sha256_id
 from engram.cartridge._scrub import require_clean
 from engram.cartridge._signing import checksum_hash, sign, statement
 from engram.cartridge._skills import derive_skills
-from engram.core.canonical import canonicalize
+from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
@@ -43,9 +43,9 @@ class Contents:
 
     meta: dict[str, str]
     files: dict[str, File] = field(default_factory=dict)
-    memories: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[JsonObject] = field(default_factory=list)
     """Memory records in their cartridge form (``zone`` decides ROM or SAVE)."""
-    capabilities: list[dict[str, Any]] = field(default_factory=list)
+    capabilities: list[JsonObject] = field(default_factory=list)
     literals: Sequence[str] = ()
     """Raw repository identifiers the scrub gate must not find anywhere (§7.5)."""
 
@@ -166,7 +166,7 @@ def _fill(writer: Writer, contents: Contents) -> None:
             "memory",
             f"memory:{record['id']}",
             "jcs-rfc8785",
-            record["zone"],
+            str(record["zone"]),
             len(payload),
         )
     for capability in contents.capabilities:
@@ -239,7 +239,7 @@ def _sign(
     return public.key_id
 
 
-def _engine(meta: Mapping[str, str]) -> Any:
+def _engine(meta: Mapping[str, str]) -> JsonObject:
     from engram.cartridge._package import engine_of
 
     return engine_of(dict(meta))

@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from engram.cartridge._records import array
 from engram.cartridge._schemas import issues
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.errors import CartridgeFormatError
 
 SCHEMA = "capability-sellable-claim"
@@ -94,16 +94,14 @@ def capability_id(task_type: str, stack: Iterable[str], domain: str) -> str:
     return "cap-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def build_capability(
-    *, task_type: str, stack: Iterable[str], domain: str, at: str
-) -> dict[str, JsonValue]:
+def build_capability(*, task_type: str, stack: Iterable[str], domain: str, at: str) -> JsonObject:
     """A self-declared (``verified: false``) record, as export writes one."""
     purls = sorted({to_purl(s) for s in stack})
-    record: dict[str, JsonValue] = {
+    record: JsonObject = {
         "schemaVersion": "acx.capability/1",
         "id": capability_id(task_type, purls, domain),
         "taskType": task_type,
-        "stack": purls,
+        "stack": list[Json](purls),
         "domain": domain,
         "proficiency": {
             "scale": "acx.proficiency/trueskill-1",
@@ -126,7 +124,7 @@ def build_capability(
     return record
 
 
-def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
+def capability_problems(record: Mapping[str, Json], where: str) -> list[str]:
     """Schema, vocabulary, purl and id rules of §6.2."""
     found = issues(SCHEMA, dict(record), where)
     if found:
@@ -136,7 +134,7 @@ def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
         found.append(
             f"{where}: taskType {task!r} is not a v1 seed token and has no reverse-DNS prefix"
         )
-    stack = [str(s) for s in record["stack"]]
+    stack = [str(s) for s in array(record["stack"])]
     for purl in stack:
         match = _PURL.fullmatch(purl)
         if match is None or match.group(1) not in PURL_TYPES:
@@ -146,17 +144,17 @@ def capability_problems(record: Mapping[str, Any], where: str) -> list[str]:
     return found
 
 
-def skill_display(record: Mapping[str, Any]) -> str:
-    names = [str(s).split("/", 1)[-1].split("@")[0] for s in record.get("stack") or []]
+def skill_display(record: Mapping[str, Json]) -> str:
+    names = [str(s).split("/", 1)[-1].split("@")[0] for s in array(record.get("stack"))]
     return f"{record['taskType']} · {', '.join(names) or 'any stack'}"
 
 
 def agent_card(
     *,
     meta: Mapping[str, str],
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Json]],
     url: str,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """The A2A 1.0 AgentCard of §6.3: one AgentSkill per record, full records in an extension.
 
     ``signatures`` (a JWS over the card) is left to the publisher that serves the card.
@@ -167,14 +165,14 @@ def agent_card(
     org_url = "https://" + ".".join(reversed(labels[:2])) if len(labels) >= 2 else url
     if labels[:2] == ["io", "github"] and len(labels) >= 3:
         org_url = f"https://github.com/{labels[2]}"
-    skills: list[JsonValue] = [
+    skills: list[Json] = [
         {
             "id": r["id"],
             "name": skill_display(r),
             "description": f"Performs {r['taskType']} work in the {r['domain']} domain"
             + (" (unproven: no resolved level attestation)"),
             "tags": [r["taskType"], r["domain"]]
-            + [str(s).split("/", 1)[-1].split("@")[0] for s in r.get("stack") or []],
+            + [str(s).split("/", 1)[-1].split("@")[0] for s in array(r.get("stack"))],
             "examples": [],
         }
         for r in recs
@@ -188,7 +186,9 @@ def agent_card(
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {
-            "extensions": [{"uri": EXTENSION_URI, "required": False, "params": {"records": recs}}]
+            "extensions": [
+                {"uri": EXTENSION_URI, "required": False, "params": {"records": list[Json](recs)}}
+            ]
         },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],

@@ -15,9 +15,10 @@ import math
 import re
 import struct
 from collections.abc import Mapping
-from typing import Any
 
-ENGINE: dict[str, Any] = {"id": "local-hash-128", "dim": 128}
+from engram.core.canonical import Json, JsonObject
+
+ENGINE: JsonObject = {"id": "local-hash-128", "dim": 128}
 ENGINE_TEXT = '{"id":"local-hash-128","dim":128}'
 """``acx.embedding_engine`` as the reference writes it (member order id, dim)."""
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -32,7 +33,7 @@ def embed(text: str) -> list[float]:
     return [v / norm for v in vector] if norm else vector
 
 
-def memory_text(record: Mapping[str, Any]) -> str:
+def memory_text(record: Mapping[str, Json]) -> str:
     return f"{record.get('title') or ''}\n\n{record.get('summary') or ''}"
 
 

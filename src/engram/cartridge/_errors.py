@@ -8,6 +8,7 @@ tell them apart by ``code``.
 
 from __future__ import annotations
 
+from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, ConflictError, InputError, VerificationError
 
 
@@ -50,8 +51,8 @@ class ActivationRefused(ConflictError):
         self,
         message: str,
         *,
-        descriptor: dict[str, object] | None = None,
-        error: dict[str, object] | None = None,
+        descriptor: JsonObject | None = None,
+        error: JsonObject | None = None,
     ) -> None:
         super().__init__(message)
         self.descriptor = descriptor

@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engram.cartridge._records import array
 from engram.cartridge._schemas import issues
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 
 HARNESS_FILE = "rom/manifest/harness-requirements.json"
 HARNESS_SCHEMA_VERSION = "acx.harness.v1"
@@ -64,7 +65,7 @@ def _tool(role: str, scopes: list[str], name: str, description: str, prop: str) 
     }
 
 
-def default_requirements() -> dict[str, JsonValue]:
+def default_requirements() -> JsonObject:
     """What export signs when the agent package brings no harness manifest (schema-valid)."""
     return {
         "schemaVersion": HARNESS_SCHEMA_VERSION,
@@ -118,7 +119,7 @@ def default_requirements() -> dict[str, JsonValue]:
     }
 
 
-def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
+def harness_problems(doc: Json, *, strict: bool = False) -> list[str]:
     """Every rule of §8.1-§8.4 ``doc`` breaks; ``strict`` adds the published schema."""
     where = HARNESS_FILE
     if not isinstance(doc, dict):
@@ -139,7 +140,7 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
         or isinstance(model.get("minContextWindowTokens"), bool)
     ):
         found.append(f"{where}: model.minContextWindowTokens must be an integer token floor")
-    roles: dict[str, dict[str, Any]] = {}
+    roles: dict[str, JsonObject] = {}
     for key, tier in (("requiredTools", "required"), ("optionalTools", "optional")):
         tools = doc.get(key, [])
         if not isinstance(tools, list):
@@ -147,7 +148,8 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
             continue
         for index, tool in enumerate(tools):
             at = f"{where}: {key}[{index}]"
-            if not isinstance(tool, dict) or not isinstance(tool.get("role"), str):
+            role = tool.get("role") if isinstance(tool, dict) else None
+            if not isinstance(tool, dict) or not isinstance(role, str):
                 found.append(f"{at} is not a tool-role contract")
                 continue
             if tool.get("tier") != tier:
@@ -163,14 +165,14 @@ def harness_problems(doc: Any, *, strict: bool = False) -> list[str]:
                     found.append(f"{at}: scope {scope!r} is not in the §8.3 vocabulary")
             if not isinstance(tool.get("inputSchema"), dict):
                 found.append(f"{at}: inputSchema must be a JSON Schema object")
-            if tool["role"] in roles:
-                found.append(f"{at}: role {tool['role']} is declared twice")
-            roles[tool["role"]] = tool
+            if role in roles:
+                found.append(f"{at}: role {role} is declared twice")
+            roles[role] = tool
     for role, needed in REQUIRED_ROLES.items():
         tool = roles.get(role)
         if tool is None or tool.get("tier") != "required":
             found.append(f"{where}: the required role {role} is missing (§8.4)")
-        elif not needed <= set(tool.get("capabilityScopes") or []):
+        elif not needed <= {s for s in array(tool.get("capabilityScopes")) if isinstance(s, str)}:
             found.append(f"{where}: {role} must carry the scopes {sorted(needed)}")
     return found
 
@@ -198,7 +200,7 @@ class Host:
     """role -> host tool name, when the host chooses; else bound by contract name, then scan."""
 
 
-def _type_ok(contract: Any, host: Any) -> bool:
+def _type_ok(contract: Json, host: Json) -> bool:
     if not isinstance(contract, dict) or not isinstance(host, dict):
         return True
     want, have = contract.get("type"), host.get("type")
@@ -228,7 +230,7 @@ def requirements_hash(manifest_bytes: bytes) -> str:
     return "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()
 
 
-def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict[str, JsonValue]:
+def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> JsonObject:
     """The compliance descriptor (``verdict`` accept or refuse, with every unmet requirement)."""
     unmet: list[str] = []
     floor = str(doc["mcp"]["minProtocolRevision"])
@@ -244,7 +246,7 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
             f"model.minContextWindowTokens: host has {host.context_window_tokens}, "
             f"needs {model.get('minContextWindowTokens')}"
         )
-    bindings: list[JsonValue] = []
+    bindings: list[Json] = []
     by_name = {t.name: t for t in host.tools}
     for key in ("requiredTools", "optionalTools"):
         for contract in doc.get(key) or []:
@@ -269,8 +271,8 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
                 {
                     "role": role,
                     "boundTool": None if chosen is None else chosen.name,
-                    "scopesGranted": sorted(
-                        s for s in (chosen.scopes if chosen else ()) if s in SCOPES
+                    "scopesGranted": list[Json](
+                        sorted(s for s in (chosen.scopes if chosen else ()) if s in SCOPES)
                     ),
                     "satisfied": satisfied,
                 }
@@ -293,7 +295,7 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
         host.network_egress if host.network_egress in order else "none"
     ):
         unmet.append(f"network.egress: {egress} not granted")
-    descriptor: dict[str, JsonValue] = {
+    descriptor: JsonObject = {
         "schemaVersion": COMPLIANCE_SCHEMA_VERSION,
         "requirementsHash": requirements_hash(manifest_bytes),
         "protocolRevision": negotiated if revisions else "0000-01-01",
@@ -308,19 +310,19 @@ def negotiate(doc: Mapping[str, Any], manifest_bytes: bytes, host: Host) -> dict
         },
         "networkGranted": {"egress": host.network_egress},
         "verdict": "refuse" if unmet else "accept",
-        "unmet": unmet,
+        "unmet": list[Json](unmet),
     }
     return descriptor
 
 
-def unsupported_harness_error(descriptor: Mapping[str, Any], host: Host) -> dict[str, JsonValue]:
+def unsupported_harness_error(descriptor: Mapping[str, Any], host: Host) -> JsonObject:
     """The JSON-RPC error of a refusal, in MCP's exact form (§8.5 step 5)."""
     return {
         "code": -32602,
         "message": "Unsupported harness",
         "data": {
             "unmet": list(descriptor["unmet"]),
-            "supported": sorted(host.protocol_revisions),
+            "supported": list[Json](sorted(host.protocol_revisions)),
             "requested": [b["role"] for b in descriptor["bindings"]],
         },
     }

@@ -36,7 +36,7 @@ from engram.cartridge._harness import (
 from engram.cartridge._rom import Rom
 from engram.cartridge._skills import SKILLS_ROOT, derive_skills
 from engram.cartridge._verify import TrustReport, verify_rom
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.errors import CartridgeFormatError, EngramError
 from engram.trust import TrustRegistry, TrustState
 
@@ -69,6 +69,12 @@ def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:
         )
 
 
+def _array(value: Json) -> list[Json]:
+    return value if isinstance(value, list) else [value]
+
+
+# Any: the harness document _harness reads after harness_problems has accepted it (that module
+# keeps Any for schema-accepted documents).
 def harness_of(rom: Rom) -> tuple[dict[str, Any], bytes]:
     data = rom.files.get(HARNESS_FILE)
     if data is None:
@@ -84,10 +90,10 @@ def harness_of(rom: Rom) -> tuple[dict[str, Any], bytes]:
 @dataclass(frozen=True)
 class Activation:
     report: TrustReport
-    descriptor: dict[str, JsonValue]
+    descriptor: JsonObject
 
 
-def check_host(rom: Rom, host: Host) -> dict[str, JsonValue]:
+def check_host(rom: Rom, host: Host) -> JsonObject:
     """The §8.5 compliance descriptor for ``host`` (no file is touched)."""
     doc, data = harness_of(rom)
     return negotiate(doc, data, host)
@@ -108,9 +114,10 @@ def activate(
     doc, data = harness_of(rom)
     descriptor = negotiate(doc, data, host)
     if descriptor["verdict"] != "accept":
+        unmet = descriptor["unmet"]
         error = unsupported_harness_error(descriptor, host)
         raise ActivationRefused(
-            "activation refused (Unsupported harness): " + "; ".join(map(str, descriptor["unmet"])),
+            "activation refused (Unsupported harness): " + "; ".join(map(str, _array(unmet))),
             descriptor=descriptor,
             error=error,
         )
@@ -157,7 +164,7 @@ class RosterLine:
     manifest_hash: str
     error: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "path": str(self.path), "trust": self.state, "artifactId": self.artifact,
             "artifactVersion": self.version, "publisherId": self.publisher, "skills": self.skills,

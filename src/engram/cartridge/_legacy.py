@@ -20,15 +20,14 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from engram.cartridge._agent import ExportOptions, package_contents, set_memories
 from engram.cartridge._build import Built, Contents, File, write
 from engram.cartridge._format import DEFAULT_LIMITS, check_header
-from engram.cartridge._records import export_record
+from engram.cartridge._records import array, export_record
 from engram.cartridge._sqlar import FILE_MODE, check_entry, decode
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
@@ -120,9 +119,7 @@ def upgrade(
     return Upgraded(built, len(records), left_out)
 
 
-def _member(
-    document: dict[str, Any], meta: dict[str, str], member: str, key: str, path: Path
-) -> str:
+def _member(document: JsonObject, meta: dict[str, str], member: str, key: str, path: Path) -> str:
     value = document.get(member) or meta.get(key)
     if not isinstance(value, str) or not value:
         raise CartridgeFormatError(
@@ -131,18 +128,18 @@ def _member(
     return value
 
 
-def _records(old: list[Any], now: datetime, salt: bytes | None) -> tuple[list[dict[str, Any]], int]:
-    out: list[dict[str, Any]] = []
+def _records(old: list[Json], now: datetime, salt: bytes | None) -> tuple[list[JsonObject], int]:
+    out: list[JsonObject] = []
     left_out = 0
     for record in old:
         if not isinstance(record, dict):
             continue
-        base = {
+        base: JsonObject = {
             "id": str(record.get("id")),
             "title": str(record.get("kind") or "note"),
             "summary": str(record.get("text") or ""),
             "sourceType": str(record.get("kind") or "knowledge"),
-            "tags": [str(e) for e in record.get("entities") or []],
+            "tags": [str(e) for e in array(record.get("entities"))],
             "timestamp": format_instant(now),
         }
         if record.get("tier") == "field-learned":
@@ -168,7 +165,7 @@ def _contents(
     version: str,
     now: datetime,
     files: dict[str, tuple[bytes, int, int]],
-    records: list[dict[str, Any]],
+    records: list[JsonObject],
 ) -> Contents:
     with tempfile.TemporaryDirectory() as tmp:
         package = Path(tmp)

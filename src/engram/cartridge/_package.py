@@ -14,15 +14,14 @@ that the LanceDB descriptor is the normative 14-column table for the cartridge's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from engram.cartridge._capabilities import capability_problems
 from engram.cartridge._harness import HARNESS_FILE, harness_problems
-from engram.cartridge._records import record_problems
+from engram.cartridge._records import array, record_problems
 from engram.cartridge._rom import Rom
 from engram.cartridge._schemas import issues
 from engram.cartridge._skills import budget_problems, derive_skills
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 PACKAGE_SPEC_FILE = "rom/package-spec.json"
@@ -41,7 +40,7 @@ REQUIRED_META = (
 )
 """Meta keys every cartridge carries, signed (§3.2 required keys; the reference adds publisher)."""
 
-LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
+LANCE_COLUMNS: tuple[JsonObject, ...] = (
     {"name": "id", "type": "utf8", "nullable": False},
     {"name": "zone", "type": "utf8", "nullable": False, "enum": ["rom", "save"]},
     {"name": "portable", "type": "bool", "nullable": False},
@@ -65,7 +64,7 @@ LANCE_COLUMNS: tuple[dict[str, JsonValue], ...] = (
 """The normative ``memories`` columns of ``acx.lance-memory/1``, in order."""
 
 
-def lance_schema(engine: dict[str, JsonValue]) -> dict[str, JsonValue]:
+def lance_schema(engine: JsonObject) -> JsonObject:
     dim = engine["dim"]
     columns = [{**c, "type": str(c["type"]).replace("{dim}", str(dim))} for c in LANCE_COLUMNS]
     return {
@@ -76,14 +75,14 @@ def lance_schema(engine: dict[str, JsonValue]) -> dict[str, JsonValue]:
         "distanceMetric": "cosine",
         "embeddingEngine": {"id": engine["id"], "dim": dim},
         "textTemplate": 'title + "\\n\\n" + summary',
-        "columns": columns,
+        "columns": list[Json](columns),
     }
 
 
-def _same_table(got: dict[str, Any], want: dict[str, Any]) -> bool:
+def _same_table(got: JsonObject, want: JsonObject) -> bool:
     """Same engine and the same columns (name, type, nullability) in the same order."""
 
-    def columns(doc: dict[str, Any]) -> list[tuple[object, object, object]]:
+    def columns(doc: JsonObject) -> list[tuple[object, object, object]]:
         cols = doc.get("columns")
         if not isinstance(cols, list):
             return []
@@ -97,12 +96,12 @@ def _same_table(got: dict[str, Any], want: dict[str, Any]) -> bool:
 def build_package_spec(
     *,
     cartridge_id: str,
-    engine: dict[str, JsonValue],
+    engine: JsonObject,
     memories: int,
     skills: int,
     capabilities: int,
     levels: int = 0,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     return {
         "schemaVersion": "acx.package-spec/1",
         "cartridgeId": cartridge_id,
@@ -175,7 +174,7 @@ def build_package_spec(
     }
 
 
-def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
+def default_loop_policy(engine_id: str) -> JsonObject:
     """A minimal loop + context policy (item 12 owns its evaluation): v1 fields only, labelled
     1.1 as the package spec's fixed role requires (1.1 is additive over 1)."""
     return {
@@ -209,7 +208,7 @@ def default_loop_policy(engine_id: str) -> dict[str, JsonValue]:
     }
 
 
-def engine_of(meta: dict[str, str]) -> dict[str, Any]:
+def engine_of(meta: dict[str, str]) -> JsonObject:
     text = meta.get("acx.embedding_engine")
     try:
         engine = parse_strict(text or "")
@@ -229,7 +228,7 @@ def engine_of(meta: dict[str, str]) -> dict[str, Any]:
 
 @dataclass
 class SpecReport:
-    spec: dict[str, Any] | None
+    spec: JsonObject | None
     counts: dict[str, int]
     issues: list[str] = field(default_factory=list)
 
@@ -237,12 +236,12 @@ class SpecReport:
     def clean(self) -> bool:
         return not self.issues
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "clean": self.clean,
             "packageSpec": self.spec,
-            "counts": self.counts,
-            "issues": self.issues,
+            "counts": dict[str, Json](self.counts),
+            "issues": list[Json](self.issues),
         }
 
 
@@ -251,7 +250,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
     found: list[str] = []
     meta = rom.signed_meta
     try:
-        engine: dict[str, Any] | None = engine_of(meta)
+        engine: JsonObject | None = engine_of(meta)
     except CartridgeFormatError as e:
         engine = None
         found.append(e.message)
@@ -271,7 +270,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
         "capabilities": len(rom.capabilities),
         "level": level_count,
     }
-    spec: dict[str, Any] | None = None
+    spec: JsonObject | None = None
     try:
         spec = rom.json_file(PACKAGE_SPEC_FILE)
     except CartridgeFormatError as e:
@@ -290,7 +289,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             )
         declared = {
             a.get("role"): a.get("count")
-            for a in spec.get("artifacts") or []
+            for a in array(spec.get("artifacts"))
             if isinstance(a, dict)
         }
         for role, live in (("skills", counts["skills"]), ("capabilities", counts["capabilities"])):

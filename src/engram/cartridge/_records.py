@@ -26,10 +26,9 @@ import hmac
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from engram.cartridge._schemas import issues
-from engram.core.canonical import canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.errors import CartridgeFormatError
 
 SCHEMA = "memory-partition"
@@ -40,7 +39,16 @@ _IMPACT_RANK = {"negative": 3, "neutral": 2, "positive": 1}
 MIN_SALT_BYTES = 32
 
 
-def artifact_fingerprint(record: Mapping[str, Any]) -> str:
+def array(value: Json) -> list[Json]:
+    """A list member of a record, or an empty one (the record schema makes it a list)."""
+    return list(value) if isinstance(value, list) else []
+
+
+def _number(value: Json) -> int | float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def artifact_fingerprint(record: Mapping[str, Json]) -> str:
     """The 10-hex content address of §7.3 (tier-independent)."""
 
     def text(key: str) -> str:
@@ -55,7 +63,7 @@ def artifact_fingerprint(record: Mapping[str, Any]) -> str:
         "timestamp": record.get("timestamp") or "",
         "impact": record.get("impact") or "neutral",
         "xpAwarded": record.get("xpAwarded") or 0,
-        "tags": sorted(str(t).lower() for t in record.get("tags") or []),
+        "tags": list[Json](sorted(str(t).lower() for t in array(record.get("tags")))),
     }
     return hashlib.sha1(canonicalize(key), usedforsecurity=False).hexdigest()[:10]
 
@@ -88,7 +96,7 @@ def codebase_fingerprint(installation_salt: bytes, repo_identity: str) -> str:
     return "cbf1_" + digest.hexdigest()[:40]
 
 
-def tier_problems(record: Mapping[str, Any], where: str) -> list[str]:
+def tier_problems(record: Mapping[str, Json], where: str) -> list[str]:
     """The §7.1 tier rules (the schema does not state the repoId rule)."""
     portable = record.get("portable")
     if not isinstance(portable, bool):
@@ -104,7 +112,7 @@ def tier_problems(record: Mapping[str, Any], where: str) -> list[str]:
     return []
 
 
-def record_problems(record: Mapping[str, Any], where: str) -> list[str]:
+def record_problems(record: Mapping[str, Json], where: str) -> list[str]:
     """Everything wrong with one stored record: schema, tier, fingerprint."""
     found = issues(SCHEMA, dict(record), where) + tier_problems(record, where)
     if not found and record.get("artifactFingerprint") != artifact_fingerprint(record):
@@ -112,7 +120,7 @@ def record_problems(record: Mapping[str, Any], where: str) -> list[str]:
     return found
 
 
-def validate_record(record: Mapping[str, Any], where: str = "memory record") -> dict[str, Any]:
+def validate_record(record: Mapping[str, Json], where: str = "memory record") -> JsonObject:
     problems = record_problems(record, where)
     if problems:
         raise CartridgeFormatError("; ".join(problems[:5]))
@@ -120,10 +128,10 @@ def validate_record(record: Mapping[str, Any], where: str = "memory record") -> 
 
 
 def export_record(
-    record: Mapping[str, Any],
+    record: Mapping[str, Json],
     *,
     codebase: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """§7.4: the cartridge form of an author's record.
 
     A record with a ``repoId`` (or ``portable: false``) is field-learned and needs ``codebase``,
@@ -131,7 +139,7 @@ def export_record(
     are refused (the schema is closed); derived members are computed, never taken on trust.
     """
     field_learned = record.get("portable") is False or record.get("repoId") not in (None, "")
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "id": record.get("id"),
         "title": record.get("title") or "",
         "summary": record.get("summary") or "",
@@ -140,7 +148,7 @@ def export_record(
         "timestamp": record.get("timestamp") or "1970-01-01T00:00:00.000Z",
         "impact": record.get("impact") or "neutral",
         "xpAwarded": record.get("xpAwarded") or 0,
-        "tags": list(record.get("tags") or []),
+        "tags": array(record.get("tags")),
         "origin": record.get("origin") or "native",
         "repoId": None,
     }
@@ -160,7 +168,7 @@ def export_record(
     return validate_record(out, f"memory record {record.get('id')!r}")
 
 
-def repo_literals(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def repo_literals(records: Iterable[Mapping[str, Json]]) -> list[str]:
     """The raw repository identifiers that must not survive export (§7.5)."""
     found: list[str] = []
     for r in records:
@@ -177,14 +185,14 @@ def repo_literals(records: Iterable[Mapping[str, Any]]) -> list[str]:
 
 @dataclass(frozen=True)
 class MergeResult:
-    records: tuple[dict[str, Any], ...]
+    records: tuple[JsonObject, ...]
     """The merged set, first-seen order."""
     added: tuple[str, ...]
     by_id: tuple[str, ...]
     by_fingerprint: tuple[str, ...]
 
 
-def _second_key(record: Mapping[str, Any]) -> tuple[str, bool, str]:
+def _second_key(record: Mapping[str, Json]) -> tuple[str, bool, str]:
     return (
         str(record.get("artifactFingerprint") or artifact_fingerprint(record)),
         bool(record.get("portable")),
@@ -192,7 +200,7 @@ def _second_key(record: Mapping[str, Any]) -> tuple[str, bool, str]:
     )
 
 
-def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_conflict(a: Mapping[str, Json], b: Mapping[str, Json]) -> JsonObject:
     """§7.3's deterministic, order-independent survivor of two records that are one.
 
     A record met again unchanged is kept as it is, so merging twice gives what merging once did.
@@ -208,7 +216,7 @@ def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, An
         )
     x, y = (a, b) if str(a.get("id")) <= str(b.get("id")) else (b, a)
 
-    def longer(key: str) -> Any:
+    def longer(key: str) -> Json:
         s1, s2 = str(x.get(key) or ""), str(y.get(key) or "")
         if len(s1) != len(s2):
             return x.get(key) if len(s1) > len(s2) else y.get(key)
@@ -222,23 +230,23 @@ def resolve_conflict(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, An
         "title": longer("title"),
         "summary": longer("summary"),
         "impact": impact,
-        "xpAwarded": max(a.get("xpAwarded") or 0, b.get("xpAwarded") or 0),
-        "tags": sorted(set(a.get("tags") or []) | set(b.get("tags") or [])),
+        "xpAwarded": max(_number(a.get("xpAwarded")), _number(b.get("xpAwarded"))),
+        "tags": list[Json](sorted({str(t) for t in array(a.get("tags")) + array(b.get("tags"))})),
         "timestamp": ta if ta >= tb else tb,
     }
 
 
 def merge_records(
-    existing: Iterable[Mapping[str, Any]], incoming: Iterable[Mapping[str, Any]]
+    existing: Iterable[Mapping[str, Json]], incoming: Iterable[Mapping[str, Json]]
 ) -> MergeResult:
     """§7.3 two-key merge: by ``id``, then by (fingerprint, tier, codebase); idempotent."""
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, JsonObject] = {}
     by_key: dict[tuple[str, bool, str], str] = {}
     added: list[str] = []
     dup_id: list[str] = []
     dup_fp: list[str] = []
 
-    def upsert(record: Mapping[str, Any], new: bool) -> None:
+    def upsert(record: Mapping[str, Json], new: bool) -> None:
         rid, key = str(record["id"]), _second_key(record)
         if rid in by_id:
             target = rid

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
 from engram.cartridge._skills import derive_skills, index_problems
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.cartridge._sqlar import Entry
+from engram.core.canonical import JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
@@ -62,7 +62,7 @@ class RomObject:
     oid: str
     """The content address recomputed from live bytes (or the stored one if the source is gone)."""
 
-    def entry(self) -> dict[str, JsonValue]:
+    def entry(self) -> JsonObject:
         return {"sourceRef": self.source_ref, "oid": self.oid, "canon": self.canon, "sz": self.sz}
 
 
@@ -76,7 +76,7 @@ class MemoryRow:
     oid: str
     created_at: str
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         """The payload parsed strictly (a payload that is not a JSON object is refused)."""
         try:
             value = parse_strict(self.payload)
@@ -97,7 +97,7 @@ class Rom:
     """Every memory row, both zones."""
     capabilities: dict[str, str]
     objects: list[RomObject]
-    manifest: list[dict[str, JsonValue]]
+    manifest: list[JsonObject]
     manifest_hash: str
     problems: list[str] = field(default_factory=list)
     modes: dict[str, int] = field(default_factory=dict)
@@ -124,7 +124,7 @@ class Rom:
     def cartridge_id(self) -> str:
         return self.signed_meta.get("acx.cartridge_id", "")
 
-    def json_file(self, name: str) -> dict[str, Any] | None:
+    def json_file(self, name: str) -> JsonObject | None:
         """A ROM JSON document parsed strictly, or None when the file is absent."""
         data = self.files.get(name)
         if data is None:
@@ -289,7 +289,7 @@ def _live(
     files: dict[str, bytes],
     memories: dict[str, MemoryRow],
     capabilities: dict[str, str],
-    entries: dict[str, Any],
+    entries: dict[str, Entry],
 ) -> tuple[str | None, int, str]:
     """``(live oid, live size, zone of the source)`` for one ``source_ref``."""
     if ref.startswith("memory:"):

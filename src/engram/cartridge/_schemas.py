@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -25,7 +24,7 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads(text))
 
 
-def issues(name: str, document: Any, where: str) -> list[str]:
+def issues(name: str, document: object, where: str) -> list[str]:
     """Every way ``document`` breaks the published schema ``name`` (empty when it conforms)."""
     found = sorted(validator(name).iter_errors(document), key=lambda e: list(e.absolute_path))
     return [
@@ -34,7 +33,7 @@ def issues(name: str, document: Any, where: str) -> list[str]:
     ]
 
 
-def require(name: str, document: Any, where: str) -> None:
+def require(name: str, document: object, where: str) -> None:
     problems = issues(name, document, where)
     if problems:
         raise CartridgeFormatError("; ".join(problems[:5]))

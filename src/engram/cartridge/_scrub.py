@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engram.cartridge._errors import ScrubBlocked
+from engram.core.canonical import JsonObject
 
 _RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
     ("private-key", re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
@@ -127,7 +128,7 @@ def _high_entropy(data: bytes) -> list[int]:
 class Finding:
     """One blocked match: where it is and which rule matched (never the matched bytes).
 
-    ``to_json`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
+    ``to_wire`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
     """
 
     path: str
@@ -138,7 +139,7 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
 
-    def to_json(self) -> dict[str, object]:
+    def to_wire(self) -> JsonObject:
         return {"file": self.path, "byteOffset": self.offset, "ruleId": self.rule}
 
 

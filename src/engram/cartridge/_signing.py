@@ -25,10 +25,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from engram.cartridge._errors import CartridgeTampered
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import format_instant, parse_instant
 from engram.core.dsse import pae
 from engram.core.keys import PrivateKey, PublicKey
@@ -81,13 +80,13 @@ def statement(
     manifest_hash: str,
     cartridge_id: str,
     publisher_id: str,
-    embedding_engine: JsonValue,
+    embedding_engine: Json,
     signed_at: datetime,
     spec_version: str,
     checksum: str | None,
     file_count: int | None,
     provenance_instance_id: str | None = None,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     digest = manifest_hash.removeprefix("sha256:")
     return {
         "_type": STATEMENT_TYPE,
@@ -107,7 +106,7 @@ def statement(
     }
 
 
-def sign(statement_doc: dict[str, JsonValue], key: PrivateKey) -> dict[str, JsonValue]:
+def sign(statement_doc: JsonObject, key: PrivateKey) -> JsonObject:
     """The DSSE envelope (standard base64, as the reference writes it)."""
     payload = canonicalize(statement_doc)
     signature = key.sign(pae(PAYLOAD_TYPE, payload))
@@ -170,7 +169,7 @@ class Signed:
 
     publisher_id: str
     signed_at: datetime
-    predicate: dict[str, Any]
+    predicate: JsonObject
     subject_name: str
 
 

@@ -19,11 +19,10 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._frontmatter import parse_frontmatter, split_frontmatter
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 SKILL_SCHEMA_VERSION = "acx.skill/1"
@@ -51,12 +50,12 @@ class Skill:
     body_tokens: int
     body_lines: int
     content_sha256: str
-    resources: tuple[dict[str, JsonValue], ...]
-    ext: dict[str, Any] | None
+    resources: tuple[JsonObject, ...]
+    ext: JsonObject | None
     metadata: dict[str, str]
     allowed_tools: tuple[str, ...]
 
-    def row(self) -> dict[str, JsonValue]:
+    def row(self) -> JsonObject:
         """The ``acx_skill`` row (JSON columns as RFC 8785 text)."""
         return {
             "name": self.name,
@@ -72,7 +71,7 @@ class Skill:
             "schema_version": SKILL_SCHEMA_VERSION,
         }
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             **{k: v for k, v in self.row().items() if k not in ("resources", "ext")},
             "resources": list(self.resources),
@@ -94,7 +93,7 @@ def derive_skills(files: Mapping[str, bytes], max_skill_md_bytes: int = 1024**2)
 def derive_skill(name: str, files: Mapping[str, bytes], max_skill_md_bytes: int) -> Skill:
     base = f"{SKILLS_ROOT}/{name}"
     where = f"{base}/{SKILL_FILE}"
-    resources: list[dict[str, JsonValue]] = []
+    resources: list[JsonObject] = []
     for path in sorted(p for p in files if p.startswith(base + "/")):
         parts = path[len(base) + 1 :].split("/")
         if parts in ([SKILL_FILE], [EXT_FILE]):
@@ -189,7 +188,7 @@ def _text(
     return value
 
 
-def _ext(name: str, ext_json: bytes | None) -> dict[str, Any] | None:
+def _ext(name: str, ext_json: bytes | None) -> JsonObject | None:
     if ext_json is None:
         return None
     where = f"{SKILLS_ROOT}/{name}/{EXT_FILE}"

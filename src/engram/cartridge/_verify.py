@@ -28,7 +28,7 @@ from engram.cartridge._container import Cartridge
 from engram.cartridge._errors import CartridgeTampered
 from engram.cartridge._rom import Rom, load_rom
 from engram.cartridge._signing import check_statement, parse_envelope, verify_with
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 from engram.core.keys import PublicKey
 from engram.errors import CartridgeFormatError, EngramError
@@ -61,7 +61,7 @@ class TrustReport:
             return "warning"
         return "verified"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "status": self.status,
             "trust": self.state.value,

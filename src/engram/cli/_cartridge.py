@@ -213,11 +213,11 @@ def verify_command(
         f"summary:  {report.reason}",
         f"manifest: {report.manifest_hash}",
         f"keyid:    {report.keyid or '-'}",
-        f"signedAt: {report.to_json()['signedAt'] or '-'}",
+        f"signedAt: {report.to_wire()['signedAt'] or '-'}",
     ]
     lines += [f"warning:  {w}" for w in report.warnings]
     lines += [f"issue:    {p}" for p in report.problems[:20]]
-    _emit(report.to_json(), as_json, lines)
+    _emit(report.to_wire(), as_json, lines)
     if report.state is TrustState.TAMPERED:
         raise click.exceptions.Exit(1)
 
@@ -242,10 +242,10 @@ def inspect_command(file: Path, as_json: bool) -> None:
     caps = {cid: parse_strict(text) for cid, text in rom.capabilities.items()}
     signed = rom.signed_meta
     value = {
-        "trust": report.to_json(),
+        "trust": report.to_wire(),
         "meta": {k: {"value": v, "signed": k in signed} for k, v in sorted(rom.meta.items())},
         "romObjects": {"total": len(rom.objects), "byKind": kinds},
-        "skills": [s.to_json() for s in skills],
+        "skills": [s.to_wire() for s in skills],
         "capabilities": list(caps.values()),
         "memory": zones,
         "attestations": [{"id": a, "type": t, "mediaType": m} for a, t, m in attestations],
@@ -309,14 +309,15 @@ def spec_command(file: Path, as_json: bool) -> None:
         engine = dumps_text(result.spec.get("embeddingEngine"))
         lines.append(f"package-spec: {result.spec.get('schemaVersion')}  engine={engine}")
         lines.append("artifacts:")
-        for a in result.spec.get("artifacts") or []:
+        listed = result.spec.get("artifacts")
+        for a in listed if isinstance(listed, list) else []:
             if isinstance(a, dict):
                 mark = "*" if a.get("required") else " "
                 role, schema = a.get("role", ""), a.get("schema", "")
                 lines.append(f"  {mark} {role:<16} {schema:<28} {a.get('kind')}")
     lines.append("validation: CLEAN" if result.clean else "validation: NOT CLEAN")
     lines += [f"  - {i}" for i in result.issues]
-    _emit(result.to_json(), as_json, lines)
+    _emit(result.to_wire(), as_json, lines)
     if not result.clean:
         raise click.exceptions.Exit(1)
 
@@ -342,7 +343,7 @@ def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
                 f"{r.state:<9} {r.artifact:<28} {r.version:<9} {r.publisher:<24} "
                 f"{r.skills:>6} {r.memories:>3}  {r.path}"
             )
-    _emit([r.to_json() for r in lines_], as_json, rows if lines_ else ["no cartridges found"])
+    _emit([r.to_wire() for r in lines_], as_json, rows if lines_ else ["no cartridges found"])
 
 
 def _host(
@@ -436,7 +437,7 @@ def check_command(
     """Harness preflight: would this host accept FILE's signed requirements? (writes nothing)"""
     rom = _intact(file)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)
-    descriptor = check_host(rom, host)
+    descriptor: dict[str, Any] = check_host(rom, host)  # engram's own descriptor shape
     lines = [f"verdict: {descriptor['verdict']}"]
     lines += [
         f"  {b['role']:<18} -> {b['boundTool'] or '(unbound)'}  "
@@ -716,7 +717,7 @@ def trust_list(registry: Path, as_json: bool) -> None:
     """The keys in REGISTRY."""
     loaded = load_trust_registry(registry.read_bytes())
     _emit(
-        loaded.to_json(),
+        loaded.to_wire(),
         as_json,
         [
             f"{k.keyid}  {k.publisher_id}  {k.status.value}  until {k.not_after.date()}"

@@ -428,7 +428,7 @@ def verify_command(
         evidence=_evidence_lookup(evidence_dir),
     )
     if as_json:
-        click.echo(dumps_text(report.to_json(), indent=2))
+        click.echo(dumps_text(report.to_wire(), indent=2))
     else:
         marks = {True: "ok  ", False: "FAIL", None: "--  "}
         for finding in report.findings:

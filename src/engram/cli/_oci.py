@@ -152,7 +152,7 @@ def push_command(
         *(f"  referrer {r.artifact_type} {r.digest} ({_how(r.via)})" for r in pushed.referrers),
         *(f"  cosign {c.tag} {c.digest}" for c in pushed.cosign),
     ]
-    emit(pushed.to_json(), as_json, lines)
+    emit(pushed.to_wire(), as_json, lines)
 
 
 @click.command("pull")
@@ -209,7 +209,7 @@ def pull_command(
         f"  ROM manifest hash {pulled.rom_hash}",
         *(f"  warning: {w}" for w in pulled.warnings),
     ]
-    emit(pulled.to_json(), as_json, lines)
+    emit(pulled.to_wire(), as_json, lines)
 
 
 @click.command("discover")
@@ -236,7 +236,7 @@ def discover_command(
         lines.append(f"  {'ok ' if r.ok else 'BAD'} {r.artifact_type} {r.digest}")
         lines += [f"        {'ok' if h else 'FAILED'} {c}: {d}" for c, h, d in r.checks]
     lines += [f"  note: {n}" for n in found.notes]
-    emit(found.to_json(), as_json, lines)
+    emit(found.to_wire(), as_json, lines)
     if not all(r.ok for r in found.referrers):
         raise click.exceptions.Exit(1)
 

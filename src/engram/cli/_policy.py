@@ -71,7 +71,7 @@ def policy_command(
         if as_json:
             click.echo(
                 dumps_text(
-                    {"error": e.to_wire()["error"], "problems": [p.to_json() for p in e.problems]},
+                    {"error": e.to_wire()["error"], "problems": [p.to_wire() for p in e.problems]},
                     indent=2,
                 )
             )
@@ -87,7 +87,7 @@ def policy_command(
     )
     effective = effective_policy(policy, host, rules)
     if as_json:
-        click.echo(dumps_text(effective.to_json(), indent=2))
+        click.echo(dumps_text(effective.to_wire(), indent=2))
     else:
         click.echo("\n".join(_render(effective)))
 

@@ -86,7 +86,7 @@ def index_command(directory: Path, trust_file: Path | None, as_json: bool) -> No
     )
     value = {
         "ok": build.ok,
-        "problems": [p.to_json() for p in build.problems],
+        "problems": [p.to_wire() for p in build.problems],
         "generatedAt": index["generatedAt"],
     }
     emit(value, as_json, lines)
@@ -115,7 +115,7 @@ def check_command(
         else [f"FAILED: {len(report.problems)} problem(s)", *_problem_lines(report.problems)]
     )
     lines += [f"note: {n}" for n in report.notes]
-    emit(report.to_json(), as_json, lines)
+    emit(report.to_wire(), as_json, lines)
     if not report.ok:
         raise click.exceptions.Exit(1)
 

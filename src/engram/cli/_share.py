@@ -70,7 +70,7 @@ def _make(kind: str, help_text: str) -> click.Command:
             if shared.changed and not shared.dry_run
             else shared.reason,
         ]
-        emit(shared.to_json(), as_json, lines)
+        emit(shared.to_wire(), as_json, lines)
 
     return command
 

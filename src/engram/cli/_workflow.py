@@ -133,7 +133,7 @@ def verification_table(verification: Verification, title: str) -> Table:
 def report_check(check: ArtifactCheck, what: str, as_json: bool) -> None:
     """Print ``verify``'s answer; exit 1 unless the signature holds and lint --publish passes."""
     if as_json:
-        emit_json(check.to_json())
+        emit_json(check.to_wire())
     else:
         out = console()
         out.print(verification_table(check.verification, f"{what} signature"))
@@ -153,7 +153,7 @@ def lint_command(
     document = load(read_bytes(file), str(file))
     report = lint(document, publish)
     if as_json:
-        emit_json(report.to_json())
+        emit_json(report.to_wire())
     else:
         print_lint(report, f"{file}{' (publish profile)' if publish else ''}")
     if not report.ok:
@@ -275,7 +275,7 @@ def ready_cmd(
         document, offers, verification=verification, unreadable=unreadable, levels=outcomes
     )
     if as_json:
-        emit_json(report.to_json())
+        emit_json(report.to_wire())
     else:
         _print_ready(report, file, cartridges)
     if not report.ready:
@@ -393,7 +393,7 @@ def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
     verification = verify_workflow(
         document, registry=read_registry(registry), now=SystemClock().now()
     )
-    card = workflow_card(document, verification)
+    card: dict[str, Any] = workflow_card(document, verification)  # engram's own card shape
     if as_json:
         emit_json(card)
         return

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.errors import InputError
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -54,7 +54,7 @@ class KnowledgeRef:
     id: str
     revision: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {"id": self.id, "revision": self.revision}
 
 
@@ -70,21 +70,21 @@ class RouteEvent:
     knowledge: tuple[KnowledgeRef, ...]
     causation_id: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {
+    def to_wire(self) -> JsonObject:
+        out: JsonObject = {
             "eventId": self.event_id,
             "correlationId": self.correlation_id,
             "graphDigest": self.graph_digest,
             "routeId": self.route_id,
             "hopCount": self.hop_count,
-            "knowledge": [k.to_json() for k in self.knowledge],
+            "knowledge": [k.to_wire() for k in self.knowledge],
         }
         if self.causation_id is not None:
             out["causationId"] = self.causation_id
         return out
 
     @classmethod
-    def from_json(cls, value: JsonValue) -> RouteEvent:
+    def from_wire(cls, value: Json) -> RouteEvent:
         """Exactly the §16.7.1 members; a knowledge reference is exactly ``{id, revision}``."""
         if not isinstance(value, dict):
             raise RouteEventError("a route event is a JSON object")
@@ -92,11 +92,14 @@ class RouteEvent:
         extra = sorted(set(value) - _REQUIRED - _OPTIONAL)
         if missing or extra:
             raise RouteEventError(f"route event members: missing {missing}, unexpected {extra}")
-        for member in ("eventId", "correlationId", "routeId"):
-            _text(value[member], member)
-        if "causationId" in value:
-            _text(value["causationId"], "causationId")
-        if not isinstance(value["graphDigest"], str) or not _DIGEST.fullmatch(value["graphDigest"]):
+        event_id, correlation_id, route_id = (
+            _text(value[member], member) for member in ("eventId", "correlationId", "routeId")
+        )
+        causation_id = (
+            _text(value["causationId"], "causationId") if "causationId" in value else None
+        )
+        graph_digest = value["graphDigest"]
+        if not isinstance(graph_digest, str) or not _DIGEST.fullmatch(graph_digest):
             raise RouteEventError("graphDigest is the verified graph's sha256:<hex> digest")
         hops = value["hopCount"]
         if not isinstance(hops, int) or isinstance(hops, bool) or hops < 0:
@@ -110,23 +113,23 @@ class RouteEvent:
                 raise RouteEventError(
                     "a knowledge reference is exactly {id, revision}: content never travels"
                 )
-            _text(ref["id"], "knowledge id")
-            _text(ref["revision"], "knowledge revision")
-            parsed.append(KnowledgeRef(ref["id"], ref["revision"]))
+            ref_id = _text(ref["id"], "knowledge id")
+            parsed.append(KnowledgeRef(ref_id, _text(ref["revision"], "knowledge revision")))
         return cls(
-            event_id=value["eventId"],
-            correlation_id=value["correlationId"],
-            graph_digest=value["graphDigest"],
-            route_id=value["routeId"],
+            event_id=event_id,
+            correlation_id=correlation_id,
+            graph_digest=graph_digest,
+            route_id=route_id,
             hop_count=hops,
             knowledge=tuple(parsed),
-            causation_id=value.get("causationId"),
+            causation_id=causation_id,
         )
 
 
-def _text(value: object, what: str) -> None:
+def _text(value: Json, what: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > 256:
         raise RouteEventError(f"{what} is a non-empty string of at most 256 characters")
+    return value
 
 
 def _new_id() -> str:
@@ -137,6 +140,8 @@ def _new_id() -> str:
 class RouteLedger:
     """A host's bookkeeping for one verified graph: bounds, route checks and deduplication."""
 
+    # Any: a graph that lint_graph has accepted, so agent-graph.schema.json has already shaped
+    # every member read here; isinstance checks would restate the schema.
     graph: Mapping[str, Any]
     graph_digest: str
     _seen: set[tuple[str, str]] = field(default_factory=set)
@@ -236,7 +241,7 @@ class RouteLedger:
             knowledge=knowledge,
             causation_id=causation_id,
         )
-        return RouteEvent.from_json(event.to_json())  # the envelope's own checks, once
+        return RouteEvent.from_wire(event.to_wire())  # the envelope's own checks, once
 
     def _route(self, route_id: str) -> Mapping[str, Any]:
         route: Mapping[str, Any] | None = self._routes.get(route_id)
@@ -253,7 +258,7 @@ class RouteLedger:
 class ConvergenceInbox:
     """One convergence point's inputs, gathered per correlation, never mixed across them."""
 
-    graph: Mapping[str, Any]
+    graph: Mapping[str, Any]  # Any: an accepted graph, as RouteLedger.graph
     point_id: str
     _inputs: dict[str, dict[tuple[str, str], KnowledgeRef]] = field(default_factory=dict)
     _rounds: dict[str, int] = field(default_factory=dict)

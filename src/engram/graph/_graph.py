@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.core.keys import PrivateKey
 from engram.graph._lint import P, lint_graph
 from engram.trust import TrustRegistry
@@ -60,19 +59,19 @@ AGENT_GRAPH = ArtifactKind(
 )
 
 
-def load_graph(data: bytes, *, what: str = "Agent Graph") -> dict[str, JsonValue]:
+def load_graph(data: bytes, *, what: str = "Agent Graph") -> JsonObject:
     """Strict I-JSON object of at most 4 MiB."""
     return load_document(data, what=what)
 
 
-def graph_digest(document: dict[str, JsonValue]) -> str:
+def graph_digest(document: JsonObject) -> str:
     """§16.8 steps 1-3: ``sha256:`` + hex SHA-256 of the JCS of the graph minus ``integrity``."""
     return document_digest(document)
 
 
 def sign_graph(
-    document: dict[str, Any], key: PrivateKey, *, publisher_id: str, signed_at: datetime
-) -> dict[str, JsonValue]:
+    document: JsonObject, key: PrivateKey, *, publisher_id: str, signed_at: datetime
+) -> JsonObject:
     """A signed copy of a publishable graph (§16.8, §16.9); :class:`SignError` otherwise."""
     return sign_publishable(
         AGENT_GRAPH, lint_graph, document, key, publisher_id=publisher_id, signed_at=signed_at
@@ -80,7 +79,7 @@ def sign_graph(
 
 
 def verify_graph(
-    document: dict[str, JsonValue],
+    document: JsonObject,
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -93,7 +92,7 @@ def verify_graph(
 
 
 def check_graph(
-    document: dict[str, Any],
+    document: JsonObject,
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -110,11 +109,11 @@ class PinnedWorkflow:
     """A workflow document offered for resolving graph pins, with where it came from."""
 
     source: str
-    document: dict[str, Any]
+    document: JsonObject
 
 
 def resolve_pins(
-    graph: dict[str, Any], workflows: Iterable[PinnedWorkflow], *, now: datetime
+    graph: JsonObject, workflows: Iterable[PinnedWorkflow], *, now: datetime
 ) -> list[Issue]:
     """§17.4 / §16.1: each pinned ``acx-workflow`` loop resolves to exactly its bytes.
 
@@ -129,9 +128,11 @@ def resolve_pins(
         if verification.signed:
             offered.append((workflow, verification))
     issues: list[Issue] = []
-    for index, loop in enumerate(graph.get("loops", [])):
-        ref = loop.get("workflowRef")
-        if loop.get("kind") != "acx-workflow" or not isinstance(ref, dict) or "digest" not in ref:
+    for index, loop in enumerate(_array(graph.get("loops"))):
+        ref = loop.get("workflowRef") if isinstance(loop, dict) else None
+        if not isinstance(loop, dict) or loop.get("kind") != "acx-workflow":
+            continue
+        if not isinstance(ref, dict) or "digest" not in ref:
             continue
         path = member_path("$.loops", index, "workflowRef")
         coordinate = f"{ref.get('publisherId')}/{ref['id']}@{ref.get('version')}"
@@ -158,9 +159,11 @@ def resolve_pins(
                 )
             )
             continue
-        aliases = {p.get("alias") for p in pinned[0][0].document.get("participants", [])}
-        for j, binding in enumerate(loop.get("actorBindings", [])):
-            for alias in binding.get("participants", []):
+        participants = _array(pinned[0][0].document.get("participants"))
+        aliases = {p.get("alias") for p in participants if isinstance(p, dict)}
+        for j, binding in enumerate(_array(loop.get("actorBindings"))):
+            listed = binding.get("participants") if isinstance(binding, dict) else None
+            for alias in _array(listed):
                 if alias not in aliases:
                     issues.append(
                         Issue(
@@ -170,6 +173,12 @@ def resolve_pins(
                         )
                     )
     return issues
+
+
+def _array(value: Json) -> list[Json]:
+    """``value`` when it is a JSON array, else empty: pins are resolved on documents that may
+    not have passed lint, so a member of the wrong shape contributes nothing."""
+    return value if isinstance(value, list) else []
 
 
 __all__ = [

@@ -16,10 +16,11 @@ are reported under those rules' ids.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 from jsonschema.exceptions import ValidationError
 
+from engram.core.canonical import JsonObject
 from engram.workflow import (
     Issue,
     LintReport,
@@ -34,6 +35,11 @@ from engram.workflow import (
 
 P = "engram.graph"
 
+Accepted: TypeAlias = dict[str, Any]
+"""A graph with no schema issue. Any on purpose: the rules below run only once
+agent-graph.schema.json has shaped every member they read (lint_graph returns early otherwise),
+and restating the schema as isinstance checks would only add noise."""
+
 _GRANTS = frozenset(
     {
         "permission", "permissions", "grant", "grants", "tool", "tools", "access", "scopes",
@@ -45,7 +51,7 @@ _GRANTS = frozenset(
 
 
 def lint_graph(
-    document: dict[str, Any], *, publish: bool = False, publisher_id: str | None = None
+    document: JsonObject, *, publish: bool = False, publisher_id: str | None = None
 ) -> LintReport:
     """Every broken §16 rule of ``document`` (errors) and what a person should know (warnings)."""
     issues = schema_issues(
@@ -58,7 +64,8 @@ def lint_graph(
     if issues:
         return LintReport.of(issues)
     integrity = document.get("integrity")
-    signer = publisher_id or (integrity.get("publisherId") if isinstance(integrity, dict) else None)
+    listed = integrity.get("publisherId") if isinstance(integrity, dict) else None
+    signer = publisher_id or (listed if isinstance(listed, str) else None)
     issues = lineage_issues(document, prefix=P, publisher_id=signer)
     identity = _unique_ids(document) + list(_references(document))
     issues += identity
@@ -74,12 +81,15 @@ def lint_graph(
     return LintReport.of(issues)
 
 
-def publication_issues(document: dict[str, Any]) -> list[Issue]:
+def publication_issues(document: JsonObject) -> list[Issue]:
     """§16.1 discovery profile, §16.5/§17.4 pinned workflows, and the fail-closed secret scan."""
     issues = profile_issues(
         document, prefix=P, what="Agent Graph", command="engram graph sign", pinned=_is_pinned
     )
-    for index, loop in enumerate(document.get("loops", [])):
+    loops = document.get("loops", [])
+    for index, loop in enumerate(loops if isinstance(loops, list) else []):
+        if not isinstance(loop, dict):
+            continue
         ref = loop.get("workflowRef")
         if loop.get("kind") != "acx-workflow" or not isinstance(ref, dict):
             continue
@@ -121,7 +131,7 @@ _COLLECTIONS = (
 )
 
 
-def _unique_ids(doc: dict[str, Any]) -> list[Issue]:
+def _unique_ids(doc: Accepted) -> list[Issue]:
     out: list[Issue] = []
     for member, what in _COLLECTIONS:
         values = [item["id"] for item in doc.get(member, [])]
@@ -132,7 +142,7 @@ def _unique_ids(doc: dict[str, Any]) -> list[Issue]:
     return out
 
 
-def _references(doc: dict[str, Any]) -> Iterator[Issue]:
+def _references(doc: Accepted) -> Iterator[Issue]:
     """Every graph-local id reference resolves (§16.1)."""
     actors = {a["id"] for a in doc["actors"]}
     knowledge = {k["id"] for k in doc["knowledge"]}
@@ -180,7 +190,7 @@ def _references(doc: dict[str, Any]) -> Iterator[Issue]:
         )
 
 
-def _cardinality(doc: dict[str, Any]) -> Iterator[Issue]:
+def _cardinality(doc: Accepted) -> Iterator[Issue]:
     for index, actor in enumerate(doc["actors"]):
         bounds = actor.get("cardinality", {})
         if "min" in bounds and "max" in bounds and bounds["min"] > bounds["max"]:
@@ -190,7 +200,7 @@ def _cardinality(doc: dict[str, Any]) -> Iterator[Issue]:
             )
 
 
-def _routes(doc: dict[str, Any]) -> Iterator[Issue]:
+def _routes(doc: Accepted) -> Iterator[Issue]:
     """§16.4: no self-route, fan-out within the bound, explicit and correct return routes."""
     fanout = doc["limits"]["maxFanout"]
     by_id = {r["id"]: r for r in doc["routes"]}
@@ -224,7 +234,7 @@ def _routes(doc: dict[str, Any]) -> Iterator[Issue]:
                 )
 
 
-def _direction(doc: dict[str, Any]) -> Iterator[Issue]:
+def _direction(doc: Accepted) -> Iterator[Issue]:
     """§16.4: per knowledge module one mandatory director per target, and no command cycle."""
     owners: dict[tuple[str, str], str] = {}
     edges: dict[str, dict[str, set[str]]] = {}
@@ -276,7 +286,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def _loops(doc: dict[str, Any]) -> Iterator[Issue]:
+def _loops(doc: Accepted) -> Iterator[Issue]:
     """§16.5: within a loop binding a participant alias belongs to at most one actor."""
     for index, loop in enumerate(doc.get("loops", [])):
         aliases = [a for b in loop.get("actorBindings", []) for a in b["participants"]]
@@ -288,7 +298,7 @@ def _loops(doc: dict[str, Any]) -> Iterator[Issue]:
             )
 
 
-def _convergence(doc: dict[str, Any]) -> Iterator[Issue]:
+def _convergence(doc: Accepted) -> Iterator[Issue]:
     """§16.6: two distinct loops, exported inputs that reach the steward, synthesized outputs."""
     loops = {loop["id"]: loop for loop in doc.get("loops", [])}
     stewards = {k["id"]: set(k["stewards"]) for k in doc["knowledge"]}
@@ -333,7 +343,7 @@ def _convergence(doc: dict[str, Any]) -> Iterator[Issue]:
                 )
 
 
-def _participation(doc: dict[str, Any]) -> Iterator[Issue]:
+def _participation(doc: Accepted) -> Iterator[Issue]:
     """§16.1: no isolated actor and no knowledge module that nothing routes, binds or produces."""
     actors: set[str] = set()
     knowledge: set[str] = set()

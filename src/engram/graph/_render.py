@@ -21,11 +21,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, TypeAlias
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.errors import MissingDependency, RemoteError
 from engram.workflow import Verification
+
+Accepted: TypeAlias = dict[str, Any]
+"""A graph that lint_graph has accepted. Any on purpose: agent-graph.schema.json has shaped every
+member these views read, and restating the schema as isinstance checks would only add noise."""
 
 _KIND_COLOUR = {
     "agent": "#dbeafe",
@@ -60,7 +64,7 @@ class Outline:
         return out
 
 
-def graph_card(document: dict[str, Any], verification: Verification) -> dict[str, JsonValue]:
+def graph_card(document: Accepted, verification: Verification) -> JsonObject:
     """The discovery card of §16.9 ``inspect``."""
     return {
         "id": document.get("id"),
@@ -111,7 +115,7 @@ def graph_card(document: dict[str, Any], verification: Verification) -> dict[str
     }
 
 
-def graph_outline(document: dict[str, Any], verification: Verification) -> Outline:
+def graph_outline(document: Accepted, verification: Verification) -> Outline:
     """The graph as a tree of short lines (the terminal view of ``engram graph inspect``)."""
     names = _names(document)
     title = f"{document.get('id')} {document.get('version') or '(unversioned)'}"
@@ -164,7 +168,7 @@ def graph_outline(document: dict[str, Any], verification: Verification) -> Outli
     return root
 
 
-def _names(document: dict[str, Any]) -> dict[str, str]:
+def _names(document: Accepted) -> dict[str, str]:
     return {a["id"]: a.get("name") or a["id"] for a in document.get("actors", [])}
 
 
@@ -202,7 +206,7 @@ def _duration(ms: int) -> str:
     return f"{ms} ms"
 
 
-def graph_dot(document: dict[str, Any], verification: Verification) -> str:
+def graph_dot(document: Accepted, verification: Verification) -> str:
     """Graphviz DOT text of the graph (see the module docstring for what is drawn how)."""
     names = _names(document)
     knowledge = {k["id"]: k for k in document.get("knowledge", [])}

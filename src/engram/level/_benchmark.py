@@ -27,12 +27,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.level._errors import LevelRefused
@@ -55,8 +54,8 @@ class Task:
     artifacts: Mapping[str, str] = field(default_factory=dict)
     published_at: str | None = None
 
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {
+    def to_wire(self) -> JsonObject:
+        out: JsonObject = {
             "id": self.id,
             "difficulty": self.difficulty,
             "spec": self.spec,
@@ -99,7 +98,7 @@ class Benchmark:
 
     @cached_property
     def digest(self) -> str:
-        body = {"id": self.id, "version": self.version, "tasks": [t.to_json() for t in self.tasks]}
+        body = {"id": self.id, "version": self.version, "tasks": [t.to_wire() for t in self.tasks]}
         return "sha256:" + hashlib.sha256(canonicalize(body)).hexdigest()
 
     @cached_property
@@ -125,7 +124,7 @@ class Benchmark:
         order = sorted(self.held_out, key=lambda t: _sha(f"{rom_digest}|draw|{t.id}"))
         return order[:count]
 
-    def public_view(self) -> dict[str, JsonValue]:
+    def public_view(self) -> JsonObject:
         """What may be published: identity, digests and the public slice, never held-out tasks."""
         return {
             "id": self.id,
@@ -136,19 +135,19 @@ class Benchmark:
             "heldOutSliceDigest": self.held_out_slice_digest,
             "taskCount": len(self.tasks),
             "heldOutCount": len(self.held_out),
-            "publicSlice": [t.to_json() for t in self.public_slice],
+            "publicSlice": [t.to_wire() for t in self.public_slice],
         }
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         """The verifier's private file (held-out tasks and the seal in the clear)."""
-        out: dict[str, JsonValue] = {
+        out: JsonObject = {
             "schemaVersion": BENCHMARK_VERSION,
             "id": self.id,
             "version": self.version,
             "name": self.name,
             "seal": self.seal,
             "heldOutFraction": self.held_out_fraction,
-            "tasks": [t.to_json() for t in self.tasks],
+            "tasks": [t.to_wire() for t in self.tasks],
         }
         if self.cutoff is not None:
             out["cutoff"] = self.cutoff
@@ -186,7 +185,7 @@ def load_benchmark(data: bytes, *, key: bytes | None = None) -> Benchmark:
         raise InvalidRequest(
             f"benchmark schemaVersion {document.get('schemaVersion')!r} is not {BENCHMARK_VERSION}"
         )
-    return _from_json(document)
+    return _from_wire(document)
 
 
 def seal_benchmark(benchmark: Benchmark, key: bytes, *, nonce: bytes | None = None) -> bytes:
@@ -194,7 +193,7 @@ def seal_benchmark(benchmark: Benchmark, key: bytes, *, nonce: bytes | None = No
     if len(key) != 32:
         raise InvalidRequest("a benchmark key is 32 bytes")
     nonce = nonce if nonce is not None else os.urandom(12)
-    plaintext = canonicalize(benchmark.to_json())
+    plaintext = canonicalize(benchmark.to_wire())
     sealed = ChaCha20Poly1305(key).encrypt(nonce, plaintext, benchmark.coordinate.encode("utf-8"))
     document = {
         "schemaVersion": SEALED_VERSION,
@@ -204,16 +203,19 @@ def seal_benchmark(benchmark: Benchmark, key: bytes, *, nonce: bytes | None = No
     return canonicalize(document)
 
 
-def _open_sealed(document: dict[str, Any], key: bytes) -> Benchmark:
+def _open_sealed(document: JsonObject, key: bytes) -> Benchmark:
     if len(key) != 32:
         raise InvalidRequest("a benchmark key is 32 bytes")
     try:
-        blob = base64.urlsafe_b64decode(document["sealed"] + "=" * (-len(document["sealed"]) % 4))
+        sealed = document["sealed"]
+        if not isinstance(sealed, str):
+            raise TypeError("sealed is not a string")
+        blob = base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))
         coordinate = f"{document['id']}@{document['version']}".encode()
         plaintext = ChaCha20Poly1305(key).decrypt(blob[:12], blob[12:], coordinate)
     except (KeyError, TypeError, binascii.Error, ValueError, InvalidTag) as e:
         raise LevelRefused("the sealed benchmark does not open with this key") from e
-    benchmark = _from_json(_object(plaintext, "sealed benchmark"))
+    benchmark = _from_wire(_object(plaintext, "sealed benchmark"))
     if (benchmark.digest, benchmark.held_out_slice_digest) != (
         document.get("benchmarkDigest"),
         document.get("heldOutSliceDigest"),
@@ -222,7 +224,7 @@ def _open_sealed(document: dict[str, Any], key: bytes) -> Benchmark:
     return benchmark
 
 
-def _object(data: bytes, what: str) -> dict[str, Any]:
+def _object(data: bytes, what: str) -> JsonObject:
     if len(data) > MAX_BENCHMARK_BYTES:
         raise InvalidRequest(f"{what}: more than {MAX_BENCHMARK_BYTES} bytes")
     try:
@@ -234,23 +236,31 @@ def _object(data: bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def _from_json(document: Mapping[str, Any]) -> Benchmark:
+def _from_wire(document: Mapping[str, Json]) -> Benchmark:
     try:
-        tasks = [_task(t) for t in document["tasks"]]
+        listed, fraction = document["tasks"], document.get("heldOutFraction", 0.6)
+        if not isinstance(listed, list):
+            raise TypeError("tasks is not a list")
+        if not isinstance(fraction, int | float | str):
+            raise TypeError("heldOutFraction is not a number")
+        cutoff = document.get("cutoff")
+        if cutoff is not None and not isinstance(cutoff, str):
+            raise TypeError("cutoff is not a string")
+        tasks = [_task(t) for t in listed]
         return Benchmark(
             id=_text(document["id"], "id"),
             version=_text(document["version"], "version"),
             name=_text(document.get("name", document["id"]), "name"),
             tasks=tuple(tasks),
             seal=_text(document["seal"], "seal"),
-            held_out_fraction=float(document.get("heldOutFraction", 0.6)),
-            cutoff=document.get("cutoff"),
+            held_out_fraction=float(fraction),
+            cutoff=cutoff,
         )
     except (KeyError, TypeError) as e:
         raise InvalidRequest(f"benchmark: missing or mistyped member {e}") from e
 
 
-def _task(item: Any) -> Task:
+def _task(item: Json) -> Task:
     if not isinstance(item, dict):
         raise InvalidRequest("a benchmark task is an object")
     difficulty = item["difficulty"]
@@ -262,16 +272,19 @@ def _task(item: Any) -> Task:
         for v in artifacts.values()
     ):
         raise InvalidRequest(f"task {item.get('id')!r}: artifacts map paths to full SHA-256 hex")
+    published_at = item.get("publishedAt")
+    if published_at is not None and not isinstance(published_at, str):
+        raise InvalidRequest(f"task {item.get('id')!r}: publishedAt is a date-time string")
     return Task(
         id=_text(item["id"], "task id"),
         difficulty=difficulty,
         spec=_text(item["spec"], "task spec"),
-        artifacts=dict(artifacts),
-        published_at=item.get("publishedAt"),
+        artifacts={path: digest for path, digest in artifacts.items() if isinstance(digest, str)},
+        published_at=published_at,
     )
 
 
-def _text(value: Any, what: str) -> str:
+def _text(value: Json, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidRequest(f"benchmark {what} is a non-empty string")
     return value

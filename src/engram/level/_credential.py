@@ -19,9 +19,8 @@ Correct by both standards and by the published ACX schema at once:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.level._benchmark import Benchmark
 from engram.level._rating import TIERS, Rating
 
@@ -58,17 +57,17 @@ def level_credential(
     level: int,
     tier: str,
     rom_digest: str,
-    evidence: Sequence[dict[str, JsonValue]],
+    evidence: Sequence[JsonObject],
     status_list_url: str,
     status_index: int,
     valid_until: str | None = None,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """The unsigned credential (sign it with :func:`engram.level.add_proof`)."""
     achievement = achievement_id(benchmark.id, benchmark.version)
     tier_rd, rating_rd, pass_rd = (
         f"{achievement}#{n}" for n in ("career-tier", "rating", "passrate")
     )
-    rubric = [
+    rubric: list[Json] = [
         {
             "id": tier_level_id(achievement, name),
             "type": ["RubricCriterionLevel"],
@@ -78,7 +77,7 @@ def level_credential(
         }
         for name in TIERS
     ]
-    result: dict[str, Any] = {
+    result: JsonObject = {
         "type": ["Result"],
         "resultDescription": tier_rd,
         "achievedLevel": tier_level_id(achievement, tier),
@@ -93,7 +92,7 @@ def level_credential(
         "acx:benchmarkDigest": benchmark.digest,
         "acx:heldOutSliceDigest": benchmark.held_out_slice_digest,
     }
-    credential: dict[str, JsonValue] = {
+    credential: JsonObject = {
         "@context": list(CONTEXT),
         "id": credential_id,
         "type": ["VerifiableCredential", "OpenBadgeCredential"],

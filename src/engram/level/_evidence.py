@@ -23,9 +23,8 @@ import binascii
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.dsse import (
     PAYLOAD_TYPE_IN_TOTO,
     in_toto_statement,
@@ -53,7 +52,7 @@ class Evidence:
     difficulty: float
     passed: bool
     trajectory_sha256: str
-    envelope: dict[str, JsonValue]
+    envelope: JsonObject
 
     @property
     def envelope_bytes(self) -> bytes:
@@ -68,7 +67,7 @@ class Evidence:
         """The envelope's content-addressed file name in an evidence folder."""
         return f"{self.envelope_sha256}.dsse.json"
 
-    def entry(self, base_url: str | None, benchmark: Benchmark) -> dict[str, JsonValue]:
+    def entry(self, base_url: str | None, benchmark: Benchmark) -> JsonObject:
         """The credential's ``evidence[]`` member linking this trajectory."""
         digest = bytes.fromhex(self.trajectory_sha256)
         link = (
@@ -136,7 +135,7 @@ class CheckedEvidence:
     trajectory_sha256: str
 
 
-def check_evidence(envelope: Mapping[str, Any], issuer_key: PublicKey) -> CheckedEvidence:
+def check_evidence(envelope: Mapping[str, Json], issuer_key: PublicKey) -> CheckedEvidence:
     """Verify one envelope by the issuer's key and read what it attests.
 
     Raises :class:`~engram.errors.VerificationError` subclasses or ``InvalidRequest``: a bad

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
 from engram.level._benchmark import Benchmark
@@ -64,7 +64,7 @@ class Issuance:
     tier: str
     failures: tuple[str, ...]
     evidence: tuple[Evidence, ...]
-    credential: dict[str, JsonValue] | None
+    credential: JsonObject | None
 
 
 def prove_level(

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TypeGuard
 
 from jsonschema import Draft202012Validator
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest
 from engram.level._credential import OB_V3, VC_V2
@@ -40,12 +40,12 @@ class Finding:
     path: str
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         return {"check": self.check, "ok": self.ok, "path": self.path, "message": self.message}
 
 
 @cache
-def published_schema() -> dict[str, Any]:
+def published_schema() -> JsonObject:
     raw = (
         resources.files("engram.level")
         .joinpath("_schemas", "acx-level-credential.published.schema.json")
@@ -56,21 +56,26 @@ def published_schema() -> dict[str, Any]:
     return value
 
 
-def schema_departures(credential: Mapping[str, Any]) -> list[Finding]:
+def schema_departures(credential: Mapping[str, Json]) -> list[Finding]:
     validator = Draft202012Validator(published_schema())
     errors = sorted(validator.iter_errors(credential), key=lambda e: (e.json_path, e.message))
     return [Finding("acx-schema", False, e.json_path, e.message) for e in errors]
 
 
-def _is_uri(value: Any) -> bool:
+def _is_uri(value: Json) -> TypeGuard[str]:
     return isinstance(value, str) and bool(_URI.match(value))
 
 
-def _types(value: Any) -> list[Any]:
+def _array(value: Json) -> list[Json]:
+    """A list member, or nothing to walk: a credential is untrusted input."""
+    return value if isinstance(value, list) else []
+
+
+def _types(value: Json) -> list[Json]:
     return value if isinstance(value, list) else [value]
 
 
-def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
+def standard_departures(credential: Mapping[str, Json]) -> list[Finding]:
     """Every departure from VC 2.0 and OB 3.0 (module docstring), in document order."""
     out: list[Finding] = []
 
@@ -116,8 +121,11 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
             if name == "validFrom":
                 ob("$.validFrom", "an OpenBadgeCredential must have validFrom")
             continue
+        stamp = credential[name]
         try:
-            parse_instant(credential[name])
+            if not isinstance(stamp, str):
+                raise InvalidRequest(f"{name} is not a string")
+            parse_instant(stamp)
         except InvalidRequest:
             vc(f"$.{name}", f"{name} is not a dateTimeStamp")
     subject = credential.get("credentialSubject")
@@ -129,7 +137,7 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
     if "AchievementSubject" not in _types(subject.get("type")):
         ob("$.credentialSubject.type", "credentialSubject.type must include AchievementSubject")
     achievement = subject.get("achievement")
-    descriptions: dict[str, Mapping[str, Any]] = {}
+    descriptions: dict[str, Mapping[str, Json]] = {}
     if not isinstance(achievement, Mapping):
         ob("$.credentialSubject.achievement", "an AchievementSubject must have an achievement")
     else:
@@ -144,15 +152,16 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
         criteria = achievement.get("criteria")
         if not isinstance(criteria, Mapping) or not ({"id", "narrative"} & set(criteria)):
             ob(f"{base}.criteria", "an Achievement must have criteria with an id or a narrative")
-        for index, rd in enumerate(achievement.get("resultDescription") or []):
+        for index, rd in enumerate(_array(achievement.get("resultDescription"))):
             path = f"{base}.resultDescription[{index}]"
             if not isinstance(rd, Mapping):
                 ob(path, "a ResultDescription is an object")
                 continue
-            if not _is_uri(rd.get("id")):
-                ob(f"{path}.id", f"ResultDescription id {rd.get('id')!r} is not a URI")
+            rd_id = rd.get("id")
+            if not _is_uri(rd_id):
+                ob(f"{path}.id", f"ResultDescription id {rd_id!r} is not a URI")
             else:
-                descriptions[rd["id"]] = rd
+                descriptions[rd_id] = rd
             if "ResultDescription" not in _types(rd.get("type")):
                 ob(f"{path}.type", "type must include ResultDescription")
             for name in ("name", "resultType"):
@@ -162,7 +171,7 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
                 "rubricCriterionLevel"
             ):
                 ob(f"{path}.rubricCriterionLevel", "a RubricCriterionLevel result lists its levels")
-    for index, result in enumerate(subject.get("result") or []):
+    for index, result in enumerate(_array(subject.get("result"))):
         path = f"$.credentialSubject.result[{index}]"
         if not isinstance(result, Mapping):
             ob(path, "a Result is an object")
@@ -185,10 +194,10 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
                 f"{path}.resultDescription",
                 "a Result with achievedLevel must name its ResultDescription",
             )
-        elif ref in descriptions:
+        elif isinstance(ref, str) and ref in descriptions:
             levels = [
                 lv.get("id")
-                for lv in descriptions[ref].get("rubricCriterionLevel") or []
+                for lv in _array(descriptions[ref].get("rubricCriterionLevel"))
                 if isinstance(lv, Mapping)
             ]
             if level not in levels:
@@ -196,7 +205,7 @@ def standard_departures(credential: Mapping[str, Any]) -> list[Finding]:
                     f"{path}.achievedLevel",
                     f"achievedLevel {level!r} is not a RubricCriterionLevel of {ref}",
                 )
-    for index, item in enumerate(credential.get("evidence") or []):
+    for index, item in enumerate(_array(credential.get("evidence"))):
         path = f"$.evidence[{index}]"
         if not isinstance(item, Mapping) or "Evidence" not in _types(item.get("type")):
             ob(f"{path}.type", "an Evidence entry's type must include Evidence")

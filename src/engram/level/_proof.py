@@ -20,9 +20,8 @@ import copy
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import CanonicalJsonError, EngramError
 from engram.level._errors import ProofInvalid
@@ -44,7 +43,7 @@ class VerifiedProof:
     key: PublicKey
 
 
-def hash_data(document: Mapping[str, Any], proof_config: Mapping[str, Any]) -> bytes:
+def hash_data(document: Mapping[str, Json], proof_config: Mapping[str, Json]) -> bytes:
     """SHA-256(JCS(proof config)) ‖ SHA-256(JCS(document)): what the Ed25519 key signs."""
     unsecured = {k: v for k, v in document.items() if k != "proof"}
     return (
@@ -54,14 +53,14 @@ def hash_data(document: Mapping[str, Any], proof_config: Mapping[str, Any]) -> b
 
 
 def add_proof(
-    document: Mapping[str, Any],
+    document: Mapping[str, Json],
     key: PrivateKey,
     *,
     verification_method: str,
     created: str,
     proof_purpose: str = "assertionMethod",
     with_context: bool = True,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """``document`` with an ``eddsa-jcs-2022`` DataIntegrityProof (a new dict).
 
     ``with_context`` copies the document's ``@context`` into the proof, as the suite's
@@ -69,7 +68,7 @@ def add_proof(
     """
     if "proof" in document:
         raise ProofInvalid("the document already carries a proof")
-    config: dict[str, JsonValue] = {
+    config: JsonObject = {
         "type": PROOF_TYPE,
         "cryptosuite": CRYPTOSUITE,
         "created": created,
@@ -84,7 +83,7 @@ def add_proof(
     return secured
 
 
-def verify_proof(document: Mapping[str, Any], resolve: KeyResolver) -> VerifiedProof:
+def verify_proof(document: Mapping[str, Json], resolve: KeyResolver) -> VerifiedProof:
     """Verify the document's one ``eddsa-jcs-2022`` proof; :class:`ProofInvalid` says why not."""
     proof = document.get("proof")
     if isinstance(proof, list):
@@ -124,7 +123,7 @@ def verify_proof(document: Mapping[str, Any], resolve: KeyResolver) -> VerifiedP
     return VerifiedProof(method, purpose, created if isinstance(created, str) else None, key)
 
 
-def _as_list(value: Any) -> list[Any]:
+def _as_list(value: Json) -> list[Json]:
     return list(value) if isinstance(value, list) else [value]
 
 
@@ -151,7 +150,7 @@ def static_resolver(keys: Mapping[str, PublicKey]) -> KeyResolver:
     return resolve
 
 
-def did_document_resolver(document: Mapping[str, Any]) -> KeyResolver:
+def did_document_resolver(document: Mapping[str, Json]) -> KeyResolver:
     """A resolver over the Multikey verification methods of one DID document (e.g. did:web).
 
     Relative ids (``#key-1``) are taken against the document's ``id``; a method whose
@@ -159,7 +158,8 @@ def did_document_resolver(document: Mapping[str, Any]) -> KeyResolver:
     """
     subject = document.get("id")
     keys: dict[str, PublicKey] = {}
-    for method in document.get("verificationMethod") or []:
+    methods = document.get("verificationMethod")
+    for method in methods if isinstance(methods, list) else []:
         if not isinstance(method, Mapping) or not isinstance(subject, str):
             continue
         ident = method.get("id")
@@ -168,8 +168,11 @@ def did_document_resolver(document: Mapping[str, Any]) -> KeyResolver:
         if method.get("controller", subject) != subject or not isinstance(ident, str):
             continue
         if method.get("type") in ("Multikey", "Ed25519VerificationKey2020"):
+            multibase = method.get("publicKeyMultibase", "")
+            if not isinstance(multibase, str):
+                continue
             try:
-                keys[ident] = public_from_multikey(method.get("publicKeyMultibase", ""))
+                keys[ident] = public_from_multikey(multibase)
             except EngramError:
                 continue
     return static_resolver(keys)

@@ -120,7 +120,7 @@ class CommandSolver:
                 start_new_session=True,
             )
             try:
-                process.communicate(canonicalize(task.to_json()), timeout=self.timeout_sec)
+                process.communicate(canonicalize(task.to_wire()), timeout=self.timeout_sec)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 with contextlib.suppress(ProcessLookupError):

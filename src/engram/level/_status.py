@@ -30,9 +30,8 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.core.keys import PrivateKey
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
@@ -124,12 +123,12 @@ def status_list_credential(
     status_list: StatusList | None = None,
     purpose: str = "revocation",
     valid_until: str | None = None,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """An unsigned ``BitstringStatusListCredential`` (§2.2) whose subject is ``list_id#list``."""
     if purpose not in PURPOSES:
         raise InvalidRequest(f"statusPurpose {purpose!r} is not one of {sorted(PURPOSES)}")
     bits = status_list or StatusList()
-    credential: dict[str, JsonValue] = {
+    credential: JsonObject = {
         "@context": [VC_V2],
         "id": list_id,
         "type": ["VerifiableCredential", "BitstringStatusListCredential"],
@@ -148,18 +147,24 @@ def status_list_credential(
 
 
 def set_entry(
-    list_credential: Mapping[str, Any],
+    list_credential: Mapping[str, Json],
     index: int,
     key: PrivateKey,
     *,
     verification_method: str,
     created: str,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """The list credential with entry ``index`` set, re-signed (``revoke`` flips the bit)."""
     unsigned = {k: v for k, v in list_credential.items() if k != "proof"}
-    subject = dict(unsigned["credentialSubject"])
-    bits = StatusList.decode(subject["encodedList"])
-    bits.set(index, True, purpose=subject["statusPurpose"])
+    listed = unsigned["credentialSubject"]
+    if not isinstance(listed, dict):
+        raise InvalidRequest("the status list credential has no credentialSubject object")
+    subject = dict(listed)
+    encoded, purpose = subject["encodedList"], subject["statusPurpose"]
+    if not isinstance(encoded, str) or not isinstance(purpose, str):
+        raise InvalidRequest("the status list's encodedList and statusPurpose are strings")
+    bits = StatusList.decode(encoded)
+    bits.set(index, True, purpose=purpose)
     subject["encodedList"] = bits.encode()
     unsigned["credentialSubject"] = subject
     return add_proof(unsigned, key, verification_method=verification_method, created=created)
@@ -176,7 +181,7 @@ class StatusResult:
 
 
 def check_status(
-    entry: Mapping[str, Any],
+    entry: Mapping[str, Json],
     fetch: Fetch,
     resolve: KeyResolver,
     *,
@@ -240,7 +245,7 @@ def check_status(
 
 
 def _verify_list_credential(
-    credential: dict[str, Any],
+    credential: JsonObject,
     url: str,
     resolve: KeyResolver,
     now: datetime,
@@ -272,6 +277,8 @@ def _verify_list_credential(
         if value is None:
             continue
         try:
+            if not isinstance(value, str):
+                raise InvalidRequest("not an RFC 3339 date-time string")
             moment = parse_instant(value)
         except InvalidRequest as e:
             raise fail(f"{name}: {e.message}") from e

@@ -28,9 +28,8 @@ import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.level._errors import ProofInvalid, StatusCheckError
@@ -50,7 +49,7 @@ EvidenceLookup = Callable[[str], bytes | None]
 @dataclass(frozen=True)
 class LevelReport:
     findings: tuple[Finding, ...]
-    credential: Mapping[str, Any] | None
+    credential: Mapping[str, Json] | None
     revoked: bool | None
     trusted: bool | None
 
@@ -67,12 +66,12 @@ class LevelReport:
         """Departures from the standards and the published schema."""
         return self.failures("acx-schema", "vc2", "ob3")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         return {
             "verified": self.verified,
             "trusted": self.trusted,
             "revoked": self.revoked,
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_wire() for f in self.findings],
         }
 
 
@@ -148,7 +147,7 @@ def verify_level(
     return LevelReport(tuple(findings), credential, revoked, trusted)
 
 
-def _tier_result(subject: Mapping[str, Any]) -> Mapping[str, Any]:
+def _tier_result(subject: Mapping[str, Json]) -> Mapping[str, Json]:
     results = subject.get("result")
     for result in results if isinstance(results, list) else []:
         if isinstance(result, Mapping) and "acx:ratingMu" in result:
@@ -157,7 +156,7 @@ def _tier_result(subject: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _proof(
-    credential: Mapping[str, Any], issuer_id: Any, resolve: KeyResolver, findings: list[Finding]
+    credential: Mapping[str, Json], issuer_id: Json, resolve: KeyResolver, findings: list[Finding]
 ) -> VerifiedProof | None:
     try:
         proof = verify_proof(credential, resolve)
@@ -190,7 +189,7 @@ def _proof(
     return proof
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Json) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -204,7 +203,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _gate(result: Mapping[str, Any], gate: Gate) -> list[Finding]:
+def _gate(result: Mapping[str, Json], gate: Gate) -> list[Finding]:
     path = "$.credentialSubject.result[0]"
     mu, sigma = _number(result.get("acx:ratingMu")), _number(result.get("acx:ratingSigma"))
     games = result.get("acx:gamesPlayed")
@@ -259,8 +258,8 @@ def _gate(result: Mapping[str, Any], gate: Gate) -> list[Finding]:
 
 
 def _status(
-    credential: Mapping[str, Any],
-    issuer_id: Any,
+    credential: Mapping[str, Json],
+    issuer_id: Json,
     fetch: Fetch | None,
     resolve: KeyResolver,
     now: datetime,
@@ -325,7 +324,7 @@ def _status(
     return False
 
 
-def _validity(credential: Mapping[str, Any], now: datetime) -> list[Finding]:
+def _validity(credential: Mapping[str, Json], now: datetime) -> list[Finding]:
     out = []
     for name, later in (("validFrom", False), ("validUntil", True)):
         value = credential.get(name)
@@ -341,7 +340,7 @@ def _validity(credential: Mapping[str, Any], now: datetime) -> list[Finding]:
 
 
 def _content_address_mismatch(
-    item: Any, link: Any, envelope: Any, trajectory_sha256: str
+    item: Json, link: Json, envelope: Json, trajectory_sha256: str
 ) -> str | None:
     """Why the envelope read is not the one the evidence entry names by digest, else None.
 
@@ -377,8 +376,8 @@ _NI = "ni:///sha-256;"
 
 
 def _evidence(
-    credential: Mapping[str, Any],
-    result: Mapping[str, Any],
+    credential: Mapping[str, Json],
+    result: Mapping[str, Json],
     proof: VerifiedProof | None,
     lookup: EvidenceLookup | None,
 ) -> list[Finding]:
@@ -393,7 +392,7 @@ def _evidence(
     for index, item in enumerate(items):
         path = f"$.evidence[{index}]"
         link = item.get("acx:dsseEnvelope") if isinstance(item, Mapping) else None
-        envelope: Any = link if isinstance(link, Mapping) else None
+        envelope: Json = link if isinstance(link, Mapping) else None
         if isinstance(link, str) and lookup is not None:
             raw = lookup(link)
             if raw is not None:
@@ -406,6 +405,11 @@ def _evidence(
                     continue
         if envelope is None:
             unread += 1
+            continue
+        if not isinstance(envelope, dict):
+            out.append(
+                Finding("evidence", False, path, "evidence does not verify: not a JSON object")
+            )
             continue
         try:
             checked = check_evidence(envelope, proof.key)

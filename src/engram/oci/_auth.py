@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.oci._errors import RegistryAuthFailed
 
@@ -129,7 +129,7 @@ def _token(response: httpx.Response, request: httpx.Request) -> str:
     if len(response.content) > MAX_TOKEN_RESPONSE:
         raise RegistryAuthFailed(f"token realm {request.url.host} sent an oversized answer")
     try:
-        body = parse_strict(response.content)
+        body: Json = parse_strict(response.content)
     except CanonicalJsonError as e:
         raise RegistryAuthFailed(f"token realm {request.url.host} sent no JSON token") from e
     token = body.get("token") or body.get("access_token") if isinstance(body, dict) else None

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 import httpx
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.oci._auth import Credentials, RegistryAuth
 from engram.oci._errors import RegistryError
@@ -46,7 +46,7 @@ class Fetched:
     body: bytes
     digest: str
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> JsonObject:
         try:
             value = parse_strict(self.body)
         except CanonicalJsonError as e:
@@ -58,7 +58,7 @@ class Fetched:
 
 @dataclass(frozen=True)
 class Referrers:
-    descriptors: list[dict[str, Any]]
+    descriptors: list[JsonObject]
     via: str
     """``api`` (the registry's referrers API) or ``tag`` (the referrers tag schema)."""
     filtered: bool = False
@@ -104,6 +104,8 @@ class RegistryClient:
 
     # -- requests ---------------------------------------------------------------------------
 
+    # Any: the keyword arguments go straight to httpx.Client.request, whose many options are
+    # typed there; repeating its signature here would only drift from it.
     def _send(self, method: str, url: str | httpx.URL, **kwargs: Any) -> httpx.Response:
         try:
             return self._http.request(method, url, **kwargs)
@@ -286,7 +288,7 @@ class RegistryClient:
         """Every referrer of ``digest``: the API, or on ``404`` the referrers tag's index."""
         params = {"artifactType": artifact_type} if artifact_type else None
         url: str | httpx.URL = f"/v2/{repository}/referrers/{digest}"
-        descriptors: list[dict[str, Any]] = []
+        descriptors: list[JsonObject] = []
         filtered = True
         for page in range(MAX_REFERRER_PAGES):
             try:
@@ -327,7 +329,7 @@ class RegistryClient:
         return _filter(Referrers(_index_manifests(tagged), "tag"), artifact_type)
 
 
-def _index_manifests(index: Fetched) -> list[dict[str, Any]]:
+def _index_manifests(index: Fetched) -> list[JsonObject]:
     document = index.json()
     manifests = document.get("manifests", [])
     if document.get("schemaVersion") != 2 or not isinstance(manifests, list):

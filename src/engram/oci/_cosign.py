@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import JsonObject, canonicalize
 from engram.core.dsse import PAYLOAD_TYPE_IN_TOTO, sign_envelope
 from engram.core.keys import PrivateKey
 from engram.oci._client import RegistryClient, sha256_digest
@@ -67,8 +66,8 @@ def simple_signing_payload(docker_reference: str, manifest_digest: str) -> bytes
 
 
 def attestation_statement(
-    docker_reference: str, manifest_digest: str, predicate: dict[str, JsonValue]
-) -> dict[str, JsonValue]:
+    docker_reference: str, manifest_digest: str, predicate: JsonObject
+) -> JsonObject:
     return {
         "_type": STATEMENT_V01,
         "predicateType": CARTRIDGE_PREDICATE,
@@ -100,7 +99,7 @@ def sign_and_attest(
     repository: str,
     subject: Built,
     key: PrivateKey,
-    predicate: dict[str, JsonValue],
+    predicate: JsonObject,
 ) -> list[CosignWritten]:
     """Write (or extend) the ``.sig`` and ``.att`` manifests for ``subject``."""
     reference = f"{client.registry}/{repository}"
@@ -140,10 +139,11 @@ def _append(
     payload: bytes,
     annotations: dict[str, str],
 ) -> CosignWritten:
-    layers: list[dict[str, Any]] = []
+    layers: list[JsonObject] = []
     current = client.get_manifest(repository, tag)
     if current is not None and current.media_type == IMAGE_MANIFEST:
-        layers = [x for x in current.json().get("layers", []) if isinstance(x, dict)]
+        listed = current.json().get("layers", [])
+        layers = [x for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
     layer = descriptor(media_type, payload, annotations)
     if not any(
         x.get("digest") == layer["digest"] and x.get("annotations") == annotations for x in layers
@@ -157,7 +157,7 @@ def _append(
             "schemaVersion": 2,
             "mediaType": IMAGE_MANIFEST,
             "config": descriptor(IMAGE_CONFIG, config),
-            "layers": layers,
+            "layers": list(layers),
         }
     )
     client.put_manifest(repository, tag, manifest.body, IMAGE_MANIFEST)

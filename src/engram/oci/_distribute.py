@@ -33,10 +33,9 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from engram.cartridge import Cartridge, verify_rom
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.keys import PrivateKey
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.oci._client import MONOLITHIC_LIMIT, RegistryClient, sha256_digest
@@ -44,6 +43,7 @@ from engram.oci._cosign import CosignWritten, sign_and_attest
 from engram.oci._errors import ArtifactRefused, RegistryError
 from engram.oci._manifest import (
     Built,
+    CartridgeLayer,
     cartridge_manifest,
     check_cartridge_manifest,
     index_descriptor,
@@ -93,7 +93,7 @@ class Pushed:
     referrers: tuple[Attached, ...]
     cosign: tuple[CosignWritten, ...] = ()
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "reference": str(self.reference.with_digest(self.manifest_digest)),
             "manifestDigest": self.manifest_digest,
@@ -122,7 +122,7 @@ class Pulled:
     reason: str
     warnings: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "reference": str(self.reference.with_digest(self.manifest_digest)),
             "path": str(self.path),
@@ -149,7 +149,7 @@ class Referrer:
     def ok(self) -> bool:
         return all(holds for _, holds, _ in self.checks)
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "artifactType": self.artifact_type,
             "digest": self.digest,
@@ -169,13 +169,13 @@ class Discovery:
     referrers: tuple[Referrer, ...]
     notes: tuple[str, ...] = field(default=())
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "reference": str(self.reference.with_digest(self.digest)),
             "digest": self.digest,
             "romManifestHash": self.rom_hash,
             "via": self.via,
-            "referrers": [r.to_json() for r in self.referrers],
+            "referrers": [r.to_wire() for r in self.referrers],
             "notes": list(self.notes),
         }
 
@@ -279,7 +279,7 @@ def _file_digest(path: Path) -> str:
     return "sha256:" + hasher.hexdigest()
 
 
-def _predicate(envelope_text: str) -> dict[str, JsonValue]:
+def _predicate(envelope_text: str) -> JsonObject:
     statement = _statement(envelope_text.encode("utf-8"))
     predicate = statement.get("predicate")
     if not isinstance(predicate, dict):
@@ -336,7 +336,7 @@ def attach_referrer(
         return Attached(artifact_type, referrer.digest, "api")
     tag = referrers_tag(subject.digest)
     current = client.get_manifest(repo, tag)
-    manifests: list[dict[str, Any]] = []
+    manifests: list[JsonObject] = []
     if current is not None:
         document = current.json()
         if (
@@ -347,7 +347,9 @@ def attach_referrer(
                 f"{repo}:{tag} holds a {current.media_type or 'non-index'} manifest, not the "
                 "referrers image index; it is left as it is"
             )
-        manifests = [m for m in document.get("manifests", []) if isinstance(m, dict)]
+        listed = document.get("manifests", [])
+        if isinstance(listed, list):
+            manifests = [m for m in listed if isinstance(m, dict)]
     if any(m.get("digest") == referrer.digest for m in manifests):
         return Attached(artifact_type, referrer.digest, "tag", changed=False)
     manifests.append(index_descriptor(referrer))
@@ -361,7 +363,7 @@ def attach_referrer(
 
 def _fetch_cartridge(
     client: RegistryClient, reference: Reference, max_layer_bytes: int
-) -> tuple[Built, Any]:
+) -> tuple[Built, CartridgeLayer]:
     fetched = client.get_manifest(reference.repository, reference.reference)
     if fetched is None:
         raise ArtifactRefused(f"{reference}: no such manifest on {reference.registry}")
@@ -475,7 +477,7 @@ def discover(
 
 
 def _inspect(
-    client: RegistryClient, repo: str, entry: dict[str, Any], subject: str, rom_hash: str
+    client: RegistryClient, repo: str, entry: JsonObject, subject: str, rom_hash: str
 ) -> Referrer:
     digest = str(entry.get("digest", ""))
     raw = entry.get("annotations")
@@ -490,12 +492,16 @@ def _inspect(
             checks.append(("manifest", False, f"{digest} is listed but not served"))
             return Referrer(artifact_type, digest, size, annotations, tuple(checks))
         document = fetched.json()
-        bound = (document.get("subject") or {}).get("digest")
+        bound = _member(document.get("subject"), "digest")
         checks.append(("subject", bound == subject, f"subject {bound}"))
         layers = document.get("layers") or []
-        if artifact_type in (DSSE_ENVELOPE, LEVEL_ARTIFACT) and len(layers) == 1:
+        if (
+            artifact_type in (DSSE_ENVELOPE, LEVEL_ARTIFACT)
+            and isinstance(layers, list)
+            and len(layers) == 1
+        ):
             blob = client.fetch_blob(
-                repo, str(layers[0].get("digest")), max_bytes=MAX_REFERRER_LAYER
+                repo, str(_member(layers[0], "digest")), max_bytes=MAX_REFERRER_LAYER
             )
             checks.append(_content_check(artifact_type, blob, rom_hash))
     except EngramError as e:
@@ -510,7 +516,8 @@ def _content_check(artifact_type: str, blob: bytes, rom_hash: str) -> tuple[str,
         except ArtifactRefused as e:
             return ("dsse", False, e.message)
         subjects = statement.get("subject") or []
-        bound = subjects[0].get("digest", {}).get("sha256") if subjects else None
+        first = subjects[0] if isinstance(subjects, list) and subjects else None
+        bound = _member(_member(first, "digest"), "sha256")
         holds = f"sha256:{bound}" == rom_hash
         return (
             "dsse",
@@ -524,7 +531,13 @@ def _content_check(artifact_type: str, blob: bytes, rom_hash: str) -> tuple[str,
     return ("level", True, f"bound to ROM {rom_hash}")
 
 
-def _statement(envelope_bytes: bytes) -> dict[str, Any]:
+def _member(value: Json, name: str) -> Json:
+    """``value[name]`` when ``value`` is an object that has it, else ``None``: a referrer's
+    manifest and Statement are read from a registry, so their shape is not taken on trust."""
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _statement(envelope_bytes: bytes) -> JsonObject:
     try:
         envelope = parse_strict(envelope_bytes)
         payload = envelope["payload"] if isinstance(envelope, dict) else None

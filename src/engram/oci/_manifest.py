@@ -19,9 +19,8 @@ import base64
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.oci._client import sha256_digest
 from engram.oci._errors import ArtifactRefused
 from engram.oci._media import (
@@ -48,17 +47,17 @@ class Built:
 
     body: bytes
     digest: str
-    document: dict[str, Any]
+    document: JsonObject
 
     @property
-    def descriptor(self) -> dict[str, JsonValue]:
+    def descriptor(self) -> JsonObject:
         return {"mediaType": IMAGE_MANIFEST, "digest": self.digest, "size": len(self.body)}
 
 
 def descriptor(
     media_type: str, data: bytes, annotations: Mapping[str, str] | None = None
-) -> dict[str, JsonValue]:
-    out: dict[str, JsonValue] = {
+) -> JsonObject:
+    out: JsonObject = {
         "mediaType": media_type,
         "digest": sha256_digest(data),
         "size": len(data),
@@ -68,7 +67,7 @@ def descriptor(
     return out
 
 
-def build(document: dict[str, Any]) -> Built:
+def build(document: JsonObject) -> Built:
     body = canonicalize(document)
     return Built(body, sha256_digest(body), document)
 
@@ -77,7 +76,7 @@ def cartridge_manifest(
     *, layer_digest: str, layer_size: int, rom_hash: str, spec_version: str, title: str
 ) -> Built:
     """§11's image manifest for one frozen ``.acx``: empty config, one raw SQLite layer."""
-    annotations = {
+    annotations: JsonObject = {
         ROM_HASH_ANNOTATION: rom_hash,
         SPEC_VERSION_ANNOTATION: spec_version,
         TITLE_ANNOTATION: title,
@@ -124,19 +123,24 @@ def referrer_manifest(
     )
 
 
-def index_descriptor(referrer: Built) -> dict[str, JsonValue]:
+def index_descriptor(referrer: Built) -> JsonObject:
     """The referrers-list entry for ``referrer``: ``artifactType`` (or the config's media
     type when it has none) and every annotation of the manifest (distribution spec)."""
     document = referrer.document
-    entry: dict[str, JsonValue] = dict(referrer.descriptor)
-    entry["artifactType"] = document.get("artifactType") or document["config"]["mediaType"]
-    if document.get("annotations"):
-        entry["annotations"] = dict(document["annotations"])
+    entry: JsonObject = dict(referrer.descriptor)
+    artifact_type = document.get("artifactType")
+    if not artifact_type:
+        config = document["config"]
+        artifact_type = config["mediaType"] if isinstance(config, dict) else None
+    entry["artifactType"] = artifact_type
+    listed = document.get("annotations")
+    if listed and isinstance(listed, dict):
+        entry["annotations"] = dict(listed)
     return entry
 
 
-def referrers_index(manifests: list[dict[str, Any]]) -> Built:
-    return build({"schemaVersion": 2, "mediaType": IMAGE_INDEX, "manifests": manifests})
+def referrers_index(manifests: list[JsonObject]) -> Built:
+    return build({"schemaVersion": 2, "mediaType": IMAGE_INDEX, "manifests": list(manifests)})
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,7 @@ class CartridgeLayer:
 
 
 def check_cartridge_manifest(
-    document: Mapping[str, Any], *, max_layer_bytes: int
+    document: Mapping[str, Json], *, max_layer_bytes: int
 ) -> CartridgeLayer:
     """The §11 shape, or :class:`ArtifactRefused` naming the first departure."""
 
@@ -181,7 +185,7 @@ def check_cartridge_manifest(
     if size > max_layer_bytes:
         raise refuse(f"the layer is {size} bytes, over the {max_layer_bytes}-byte limit")
     listed = layer.get("annotations")
-    annotations: Mapping[str, Any] = listed if isinstance(listed, Mapping) else {}
+    annotations: Mapping[str, Json] = listed if isinstance(listed, Mapping) else {}
     rom_hash = annotations.get(ROM_HASH_ANNOTATION)
     if not isinstance(rom_hash, str) or not DIGEST.fullmatch(rom_hash):
         raise refuse(f"the layer has no {ROM_HASH_ANNOTATION} annotation")
@@ -196,7 +200,7 @@ def check_cartridge_manifest(
     )
 
 
-def _is_empty_descriptor(config: Mapping[str, Any]) -> bool:
+def _is_empty_descriptor(config: Mapping[str, Json]) -> bool:
     if (
         config.get("mediaType") != EMPTY_MEDIA_TYPE
         or config.get("digest") != EMPTY_DIGEST

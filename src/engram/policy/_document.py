@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.policy._errors import PolicyError, Problem
 from engram.policy._lint import semantic_problems, vendor_problems
@@ -55,31 +55,31 @@ class LoopContextPolicy:
     raw: bytes = field(repr=False)
     digest: str
     schema_version: str
-    _document: dict[str, JsonValue] = field(repr=False, compare=False)
+    _document: JsonObject = field(repr=False, compare=False)
 
-    def document(self) -> dict[str, JsonValue]:
+    def document(self) -> JsonObject:
         return copy.deepcopy(self._document)
 
-    def get(self, *path: str) -> Any:
+    def get(self, *path: str) -> Any:  # Any: the policy is Accepted (see there)
         """The value at ``path`` (keys), or None; a deep copy, never the policy's own object."""
-        node: Any = self._document
+        node: Json = self._document
         for key in path:
-            if not isinstance(node, Mapping) or key not in node:
+            if not isinstance(node, dict) or key not in node:
                 return None
             node = node[key]
         return copy.deepcopy(node)
 
 
-def schema_for(schema_version: str) -> dict[str, Any]:
+def schema_for(schema_version: str) -> JsonObject:
     """engram's JSON Schema for ``schema_version`` (a copy)."""
     return copy.deepcopy(_schema(schema_version))
 
 
 @cache
-def _schema(schema_version: str) -> dict[str, Any]:
+def _schema(schema_version: str) -> JsonObject:
     name = _SCHEMA_FILES[schema_version]
     text = resources.files("engram.policy").joinpath("_schemas", name).read_bytes()
-    value = parse_strict(text)
+    value: Json = parse_strict(text)
     assert isinstance(value, dict)
     Draft202012Validator.check_schema(value)
     return value
@@ -108,7 +108,7 @@ def load_policy(data: bytes, *, what: str = POLICY_PATH) -> LoopContextPolicy:
             [Problem("engram.policy.strict-json", "$", f"{len(raw)} bytes > {MAX_POLICY_BYTES}")],
         )
     try:
-        value = parse_strict(raw)
+        value: Json = parse_strict(raw)
     except CanonicalJsonError as e:
         raise PolicyError(what, [Problem("engram.policy.strict-json", "$", e.message)]) from e
     if not isinstance(value, dict):
@@ -142,7 +142,7 @@ def load_policy(data: bytes, *, what: str = POLICY_PATH) -> LoopContextPolicy:
     )
 
 
-def validate_policy_document(document: Mapping[str, Any]) -> list[Problem]:
+def validate_policy_document(document: Mapping[str, Json]) -> list[Problem]:
     """The problems of an already-parsed document (empty when it is a valid policy)."""
     version = document.get("schemaVersion")
     if version not in SCHEMA_VERSIONS:
@@ -158,7 +158,7 @@ def validate_policy_document(document: Mapping[str, Any]) -> list[Problem]:
     return problems or semantic_problems(value)
 
 
-def _schema_problems(value: dict[str, Any], version: str) -> list[Problem]:
+def _schema_problems(value: JsonObject, version: str) -> list[Problem]:
     errors = sorted(_validator(version).iter_errors(value), key=lambda e: (e.json_path, e.message))
     return [Problem("engram.policy.schema", e.json_path, e.message) for e in errors]
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.policy._document import LoopContextPolicy
 from engram.policy._evaluator import DEFAULT_ACTIONS
 from engram.policy._limits import EffectiveLimits, HostLimits, effective_limits
+from engram.policy._lint import Accepted
 from engram.policy._overlay import RuleOverlay
 
 SUBAGENT_SUMMARY_TOKENS = 1500
@@ -30,7 +30,7 @@ SUBAGENT_SUMMARY_TOKENS = 1500
 @dataclass(frozen=True)
 class Entry:
     path: str
-    value: JsonValue
+    value: Json
     source: str
 
 
@@ -40,9 +40,9 @@ class EffectivePolicy:
     policy_digest: str
     entries: tuple[Entry, ...]
     limits: EffectiveLimits
-    rules: tuple[tuple[dict[str, JsonValue], str], ...]
+    rules: tuple[tuple[JsonObject, str], ...]
 
-    def value(self, path: str) -> JsonValue:
+    def value(self, path: str) -> Json:
         for entry in self.entries:
             if entry.path == path:
                 return entry.value
@@ -54,7 +54,7 @@ class EffectivePolicy:
                 return entry.source
         raise KeyError(path)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         return {
             "schemaVersion": self.schema_version,
             "policyDigest": self.policy_digest,
@@ -71,7 +71,7 @@ def effective_policy(
     overlay: RuleOverlay | None = None,
 ) -> EffectivePolicy:
     """Resolve ``policy`` against the host's limits and the SAVE overlay; nothing is mutated."""
-    document = policy.document()
+    document: Accepted = policy.document()
     entries: list[Entry] = []
     loop = document["loop"]
     entries.append(Entry("loop.maxTurns", loop["maxTurns"], "rom"))
@@ -124,10 +124,10 @@ def effective_policy(
     )
 
 
-def _leaves(prefix: str, node: Mapping[str, Any], source: str) -> list[Entry]:
+def _leaves(prefix: str, node: Mapping[str, Json], source: str) -> list[Entry]:
     out = []
     for key, value in node.items():
-        if isinstance(value, Mapping):
+        if isinstance(value, dict):
             out += _leaves(f"{prefix}.{key}", value, source)
         else:
             out.append(Entry(f"{prefix}.{key}", value, source))

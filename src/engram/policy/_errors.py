@@ -22,7 +22,7 @@ class Problem:
     path: str
     message: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_wire(self) -> dict[str, str]:
         return {"rule": self.rule, "path": self.path, "message": self.message}
 
     def __str__(self) -> str:

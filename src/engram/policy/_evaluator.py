@@ -24,12 +24,13 @@ finished run accepts no further event, so a run can never emit a second one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
+from engram.core.canonical import Json, JsonObject
 from engram.policy._document import LoopContextPolicy
 from engram.policy._limits import EffectiveLimits
+from engram.policy._lint import Accepted
 
 Condition = Literal[
     "completed",
@@ -155,7 +156,7 @@ class OperatorCommandReport:
     learnings: tuple[str, ...] = ()
     blockers: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         return {
             "type": "OperatorCommandReport",
             "outcome": self.outcome,
@@ -195,12 +196,13 @@ def decide(
     policy: LoopContextPolicy, limits: EffectiveLimits, state: LoopState, event: Event
 ) -> Decision:
     """The next decision of a run; pure (see the module docstring)."""
-    loop: Mapping[str, Any] = policy.get("loop")
+    loop: Accepted = policy.get("loop")
     cycle: list[str] = loop["cycle"]
     if state.finished:
         return Decision("refuse", state, "the run has ended: no event is taken after the report")
     if limits.value("killSwitch", "enabled"):
-        why = limits.value("killSwitch", "reason") or "the host kill switch is on"
+        reason = limits.value("killSwitch", "reason")
+        why = reason if isinstance(reason, str) and reason else "the host kill switch is on"
         return _end(state, None, "stop", f"kill switch: {why}", blockers=(why,))
     match event:
         case TurnEnded(tokens=tokens):
@@ -246,9 +248,7 @@ def _advance(cycle: list[str], state: LoopState, reason: str) -> Decision:
     return Decision("continue", replace(state, phase_index=index), reason, cycle[index])
 
 
-def _turn(
-    loop: Mapping[str, Any], limits: EffectiveLimits, state: LoopState, tokens: float
-) -> Decision:
+def _turn(loop: Accepted, limits: EffectiveLimits, state: LoopState, tokens: float) -> Decision:
     state = replace(
         state,
         turn=state.turn + 1,
@@ -263,22 +263,20 @@ def _turn(
     }
     for name, used in spent.items():
         ceiling = limits.leaves[("tokenSpend", name)]
-        if ceiling.value is not None and used >= ceiling.value:
+        bound = _number(ceiling.value)
+        if bound is not None and used >= bound:
             return _condition(
                 loop,
                 state,
                 "budget_exhausted",
-                f"token spend {used:g} reached tokenSpend.{name} {ceiling.value:g} "
-                f"({ceiling.source})",
+                f"token spend {used:g} reached tokenSpend.{name} {bound:g} ({ceiling.source})",
             )
     if state.turn >= loop["maxTurns"]:
         return _condition(loop, state, "max_turns", f"turn {state.turn} of {loop['maxTurns']}")
     return Decision("continue", state, f"turn {state.turn} ended", _phase(loop["cycle"], state))
 
 
-def _verification(
-    loop: Mapping[str, Any], cycle: list[str], state: LoopState, passed: bool
-) -> Decision:
+def _verification(loop: Accepted, cycle: list[str], state: LoopState, passed: bool) -> Decision:
     if cycle[state.phase_index] != "verify":
         return Decision(
             "refuse", state, f"no verification runs in phase {cycle[state.phase_index]}"
@@ -310,8 +308,8 @@ def _verification(
 def _command(
     limits: EffectiveLimits, state: LoopState, cycle: list[str], seconds: int | None
 ) -> Decision:
-    ceiling = limits.value("timeouts", "maxCommandSec")
-    default = limits.value("timeouts", "defaultCommandSec")
+    ceiling = _seconds(limits.value("timeouts", "maxCommandSec"))
+    default = _seconds(limits.value("timeouts", "defaultCommandSec"))
     timeout = seconds if seconds is not None else default
     if ceiling is not None:
         timeout = ceiling if timeout is None else min(timeout, ceiling)
@@ -324,9 +322,18 @@ def _command(
     )
 
 
-def _condition(
-    loop: Mapping[str, Any], state: LoopState, condition: Condition, reason: str
-) -> Decision:
+def _number(value: Json) -> int | float | None:
+    """A numeric limit leaf (load_host_limits and the schema made it a number) or unset."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _seconds(value: Json) -> int | None:
+    """A timeout leaf: a whole number of seconds or unset."""
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def _condition(loop: Accepted, state: LoopState, condition: Condition, reason: str) -> Decision:
     listed = {c["when"]: c["action"] for c in loop["stopConditions"]}
     action: Action = listed.get(condition, DEFAULT_ACTIONS[condition])
     note = () if condition in listed else (f"{condition} is not listed: engram default {action}",)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import yaml
 
+from engram.core.canonical import Json, JsonObject
 from engram.policy._errors import HostLimitsError
 
 MAX_HOST_LIMITS_BYTES = 64 * 1024
@@ -55,7 +56,7 @@ Source = Literal["host", "cartridge", "unset"]
 class HostLimits:
     """The leaves a host file sets (``("timeouts", "maxCommandSec") -> 3600``)."""
 
-    values: Mapping[tuple[str, str], Any]
+    values: Mapping[tuple[str, str], Json]
 
     @classmethod
     def empty(cls) -> HostLimits:
@@ -66,9 +67,9 @@ class HostLimits:
 class Limit:
     """One effective leaf: its value (None when nobody set it) and where it came from."""
 
-    value: Any
+    value: Json
     source: Source
-    cartridge_value: Any = None
+    cartridge_value: Json = None
     """What the cartridge asked for, kept when the host's value overrode it."""
 
 
@@ -76,23 +77,24 @@ class Limit:
 class EffectiveLimits:
     leaves: Mapping[tuple[str, str], Limit]
 
-    def value(self, part: str, name: str) -> Any:
+    def value(self, part: str, name: str) -> Json:
         return self.leaves[(part, name)].value
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_wire(self) -> JsonObject:
+        out: dict[str, JsonObject] = {}
         for (part, name), limit in self.leaves.items():
-            entry: dict[str, Any] = {"value": limit.value, "source": limit.source}
+            entry: JsonObject = {"value": limit.value, "source": limit.source}
             if limit.source == "host" and limit.cartridge_value is not None:
                 entry["cartridgeDefault"] = limit.cartridge_value
             out.setdefault(part, {})[name] = entry
-        return out
+        return dict(out)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a mapping that names one key twice."""
 
 
+# Any: PyYAML constructs untyped objects; load_host_limits narrows what comes out of it.
 def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
@@ -124,7 +126,7 @@ def load_host_limits(data: bytes, *, what: str = HOST_LIMITS_FILE) -> HostLimits
         return HostLimits.empty()
     if not isinstance(document, dict):
         raise HostLimitsError(f"{what}: the top level is a mapping of {', '.join(_PARTS)}")
-    values: dict[tuple[str, str], Any] = {}
+    values: dict[tuple[str, str], Json] = {}
     for part, body in document.items():
         if part not in _PARTS:
             raise HostLimitsError(f"{what}: unknown key {part!r} (known: {', '.join(_PARTS)})")
@@ -143,7 +145,7 @@ def load_host_limits(data: bytes, *, what: str = HOST_LIMITS_FILE) -> HostLimits
     return HostLimits(values)
 
 
-def _leaf(value: Any, kind: LeafKind, where: str) -> Any:
+def _leaf(value: object, kind: LeafKind, where: str) -> Json:
     if kind == "boolean":
         if not isinstance(value, bool):
             raise HostLimitsError(f"{where} is true or false")
@@ -169,7 +171,7 @@ def _leaf(value: Any, kind: LeafKind, where: str) -> Any:
 
 
 def effective_limits(
-    host: HostLimits | None, cartridge_budget: Mapping[str, Any] | None
+    host: HostLimits | None, cartridge_budget: Mapping[str, Json] | None
 ) -> EffectiveLimits:
     """Every ResourceLimits leaf: the host's value when it sets one, else the cartridge's.
 
@@ -181,7 +183,8 @@ def effective_limits(
     budget = cartridge_budget or {}
     leaves: dict[tuple[str, str], Limit] = {}
     for part, name in LEAVES:
-        ours = (budget.get(part) or {}).get(name)
+        section = budget.get(part)
+        ours = section.get(name) if isinstance(section, dict) else None
         if (part, name) in host_values:
             leaves[(part, name)] = Limit(host_values[(part, name)], "host", ours)
         elif ours is not None:

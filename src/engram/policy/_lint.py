@@ -20,9 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
+from engram.core.canonical import Json
 from engram.policy._errors import Problem
+
+Accepted: TypeAlias = dict[str, Any]
+"""A policy document (or overlay rule) that has passed its schema. Any on purpose: the schema
+has shaped every member the semantic rules and resolvers read, and restating it as isinstance
+checks would only add noise. Unchecked JSON is :data:`Json` until it gets here."""
 
 CANONICAL_CYCLE = ("plan", "gather_context", "act", "verify", "reflect")
 READ_ONLY_TOOLS = frozenset({"acx:search"})
@@ -49,7 +55,7 @@ _VENDOR_VALUE = re.compile(
 )
 
 
-def vendor_problems(document: Mapping[str, Any]) -> list[Problem]:
+def vendor_problems(document: Mapping[str, Json]) -> list[Problem]:
     """Vendor specifics outside ``hints`` (engram.policy.vendor-only-in-hints)."""
     problems = []
     for path, key, value in _walk(document, "$"):
@@ -77,7 +83,9 @@ def vendor_problems(document: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _walk(node: Any, path: str, key: str | None = None) -> Iterator[tuple[str, str | None, Any]]:
+def _walk(
+    node: Json | Mapping[str, Json], path: str, key: str | None = None
+) -> Iterator[tuple[str, str | None, Json | Mapping[str, Json]]]:
     yield path, key, node
     if path == "$.hints":
         return
@@ -95,7 +103,7 @@ def _join(path: str, name: str) -> str:
     )
 
 
-def semantic_problems(document: Mapping[str, Any]) -> list[Problem]:
+def semantic_problems(document: Accepted) -> list[Problem]:
     """The semantic rules, for a document that already matches its schema."""
     loop = document["loop"]
     hints = document.get("hints") or {}
@@ -169,7 +177,7 @@ def semantic_problems(document: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _duplicates(items: list[Mapping[str, Any]], path: str, what: str) -> list[Problem]:
+def _duplicates(items: list[Accepted], path: str, what: str) -> list[Problem]:
     first: dict[str, int] = {}
     problems = []
     for index, item in enumerate(items):

@@ -19,23 +19,24 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.policy._document import LoopContextPolicy, schema_for
 from engram.policy._errors import PolicyError, Problem
-from engram.policy._lint import vendor_problems
+from engram.policy._lint import Accepted, vendor_problems
 
 OVERLAY_PATH = "save/policy/rule-overlay.json"
 OVERLAY_VERSION = "engram.rule-overlay/1"
 MAX_OVERLAY_BYTES = 1 << 20
 
 
-def _overlay_schema() -> dict[str, Any]:
-    rule = schema_for("acx.loop-context-policy/1.1")["$defs"]["MissionRule"]
+def _overlay_schema() -> JsonObject:
+    definitions = schema_for("acx.loop-context-policy/1.1")["$defs"]
+    assert isinstance(definitions, dict)  # engram's own packaged schema
+    rule = definitions["MissionRule"]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
@@ -55,10 +56,10 @@ _VALIDATOR = Draft202012Validator(_overlay_schema())
 class RuleOverlay:
     """The field-learned rules of one SAVE zone."""
 
-    _rules: tuple[dict[str, JsonValue], ...] = field(default=())
+    _rules: tuple[JsonObject, ...] = field(default=())
 
     @property
-    def rules(self) -> list[dict[str, JsonValue]]:
+    def rules(self) -> list[JsonObject]:
         return copy.deepcopy(list(self._rules))
 
     def to_bytes(self) -> bytes:
@@ -76,7 +77,7 @@ def load_rule_overlay(
             [Problem("engram.policy.strict-json", "$", f"{len(data)} bytes > {MAX_OVERLAY_BYTES}")],
         )
     try:
-        value = parse_strict(bytes(data))
+        value: Json = parse_strict(bytes(data))
     except CanonicalJsonError as e:
         raise PolicyError(what, [Problem("engram.policy.strict-json", "$", e.message)]) from e
     if not isinstance(value, dict):
@@ -86,23 +87,27 @@ def load_rule_overlay(
         for e in sorted(_VALIDATOR.iter_errors(value), key=lambda e: e.json_path)
     ]
     problems += vendor_problems(value)
+    rules: list[Accepted] = []
     if not problems:
-        problems = _conflicts(value["rules"], policy)
+        listed = value["rules"]
+        assert isinstance(listed, list)  # the overlay schema: an array of MissionRule objects
+        rules = [rule for rule in listed if isinstance(rule, dict)]
+        problems = _conflicts(rules, policy)
     if problems:
         raise PolicyError(what, problems)
-    return RuleOverlay(tuple(value["rules"]))
+    return RuleOverlay(tuple(rules))
 
 
 def add_rule(
-    overlay: RuleOverlay | None, rule: Mapping[str, Any], policy: LoopContextPolicy
+    overlay: RuleOverlay | None, rule: Mapping[str, Json], policy: LoopContextPolicy
 ) -> RuleOverlay:
     """The overlay with ``rule`` appended, checked exactly as a loaded overlay is."""
-    rules = ([] if overlay is None else overlay.rules) + [dict(rule)]
-    document = {"schemaVersion": OVERLAY_VERSION, "rules": rules}
+    rules: list[Json] = [*([] if overlay is None else overlay.rules), dict(rule)]
+    document: JsonObject = {"schemaVersion": OVERLAY_VERSION, "rules": rules}
     return load_rule_overlay(canonicalize(document), policy, what="the new rule overlay")
 
 
-def _conflicts(rules: list[dict[str, Any]], policy: LoopContextPolicy) -> list[Problem]:
+def _conflicts(rules: list[Accepted], policy: LoopContextPolicy) -> list[Problem]:
     signed = {rule["id"] for rule in policy.get("rules") or []}
     problems = []
     seen: set[str] = set()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.cartridge import Cartridge, spec_report, verify_rom
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
 from engram.graph import check_graph
 from engram.registry._layout import (
@@ -67,11 +67,11 @@ class Summary:
     document: dict[str, Any] | None = None
 
 
-def _json_list(text: str | None) -> list[Any]:
+def _json_list(text: str | None) -> list[Json]:
     if not text:
         return []
     try:
-        value = parse_strict(text)
+        value: Json = parse_strict(text)
     except CanonicalJsonError:
         return []
     return value if isinstance(value, list) else []
@@ -107,13 +107,13 @@ def _save_rows(cartridge: Cartridge) -> dict[str, int]:
     return counts
 
 
-def _capabilities(cartridge: Cartridge) -> list[dict[str, JsonValue]]:
+def _capabilities(cartridge: Cartridge) -> list[JsonObject]:
     if not cartridge.has("capabilities"):
         return []
-    out: list[dict[str, JsonValue]] = []
+    out: list[JsonObject] = []
     for (text,) in cartridge.query("SELECT json FROM capabilities NOT INDEXED ORDER BY id"):
         try:
-            record = parse_strict(str(text))
+            record: Json = parse_strict(str(text))
         except CanonicalJsonError:
             continue
         if not isinstance(record, dict):
@@ -138,7 +138,7 @@ def _capabilities(cartridge: Cartridge) -> list[dict[str, JsonValue]]:
 
 def _levels(
     cartridge: Cartridge, rom_digest: str, resolve: LevelResolver | None
-) -> tuple[dict[str, JsonValue] | None, dict[str, JsonValue]]:
+) -> tuple[JsonObject | None, JsonObject]:
     claimed: tuple[int, str | None] | None = None
     proven: ResolvedLevel | None = None
     for (document,) in cartridge.query(
@@ -147,7 +147,7 @@ def _levels(
     ):
         data = str(document).encode("utf-8")
         try:
-            credential = parse_strict(data)
+            credential: Json = parse_strict(data)
         except CanonicalJsonError:
             continue
         subject = credential.get("credentialSubject") if isinstance(credential, dict) else None
@@ -168,7 +168,7 @@ def _levels(
         resolved = resolve(data, rom_digest) if resolve is not None else None
         if resolved is not None and (proven is None or resolved.acx_level > proven.acx_level):
             proven = resolved
-    level_entry: dict[str, JsonValue] | None = None
+    level_entry: JsonObject | None = None
     if proven is not None:
         level_entry = {
             "acxLevel": proven.acx_level,
@@ -177,7 +177,7 @@ def _levels(
             "proven": True,
             "verificationState": proven.verification_state,
         }
-    claim: dict[str, JsonValue] = {
+    claim: JsonObject = {
         "acxLevel": claimed[0] if claimed else None,
         "careerTier": claimed[1] if claimed else None,
         "verificationState": "verified" if proven else "unresolved",
@@ -369,7 +369,7 @@ def lineage_problems(
     return found
 
 
-def lineage_entries(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
+def lineage_entries(document: dict[str, Any]) -> list[JsonObject]:
     lineage = document.get("lineage")
     parents = lineage.get("parents") if isinstance(lineage, dict) else None
     return [
@@ -602,7 +602,7 @@ def summarize_template(root: Path, folder: str, files: list[str]) -> Summary:
     relative = f"{folder}/manifest.json"
     template_id = folder.rsplit("/", 1)[-1]
     try:
-        manifest = parse_strict((root / relative).read_bytes())
+        manifest: Json = parse_strict((root / relative).read_bytes())
     except (OSError, CanonicalJsonError) as e:
         return Summary(
             None,
@@ -613,7 +613,8 @@ def summarize_template(root: Path, folder: str, files: list[str]) -> Summary:
         return Summary(
             None, {"path": relative}, [Problem(relative, "registry.templates", "not a template")]
         )
-    name = manifest.get("name") if isinstance(manifest.get("name"), str) else None
+    listed = manifest.get("name")
+    name = listed if isinstance(listed, str) else None
     if not name or name.upper().startswith("TODO"):
         name = " ".join(
             w[:1].upper() + w[1:] for w in template_id.replace("_", "-").split("-") if w

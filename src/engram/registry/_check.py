@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.errors import InvalidRequest
 from engram.registry._artifacts import LevelResolver
 from engram.registry._history import history_problems
@@ -35,7 +35,7 @@ class CheckReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         index = self.build.index
         return {
             "ok": self.ok,
@@ -45,7 +45,7 @@ class CheckReport:
                 "agentGraphs": index["agentGraphCount"],
                 "templates": index["templateCount"],
             },
-            "problems": [p.to_json() for p in self.problems],
+            "problems": [p.to_wire() for p in self.problems],
             "notes": list(self.notes),
         }
 

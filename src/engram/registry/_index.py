@@ -61,6 +61,9 @@ ALLOWED_BESIDE = ("README.md",)
 
 @dataclass
 class IndexBuild:
+    # Any (here and in Summary.entry, the site's views): index entries engram builds itself from
+    # documents that already passed check_workflow/check_graph/verify_rom, read back deeply by the
+    # site renderer; typing them as Json would need a narrowing at every member it reads.
     index: dict[str, Any]
     problems: list[Problem]
     accepted: dict[Coordinate, dict[str, Any]] = field(default_factory=dict)

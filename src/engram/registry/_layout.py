@@ -66,7 +66,7 @@ class Coordinate:
     def path(self) -> str:
         return canonical_path(self.artifact_type, self.publisher_id, self.id, self.version)
 
-    def to_json(self) -> dict[str, str]:
+    def to_wire(self) -> dict[str, str]:
         return {
             "artifactType": self.artifact_type,
             "publisherId": self.publisher_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.errors import InputError
 
 
@@ -19,7 +19,7 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.path}: [{self.rule}] {self.message}"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {"path": self.path, "rule": self.rule, "message": self.message}
 
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.registry._artifacts import (
     Summary,
     summarize_cartridge,
@@ -47,7 +47,7 @@ class Shared:
     entry: dict[str, Any]
     reason: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "artifactType": self.artifact_type,
             "path": self.path,

@@ -33,7 +33,7 @@ from typing import Any
 
 import jinja2
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
 from engram.registry._artifacts import summarize_cartridge, summarize_graph, summarize_workflow
@@ -285,7 +285,7 @@ def build_site(
         )
     site.put("assets/exchange.css", _asset("exchange.css"))
     site.put("assets/exchange.js", _asset("exchange.js"))
-    data_index: dict[str, JsonValue] = {
+    data_index: JsonObject = {
         "exchangeSchemaVersion": EXCHANGE_VERSION,
         "generatedAt": index["generatedAt"],
         "registryIndexDigest": index_digest,
@@ -325,7 +325,7 @@ def build_site(
 
 def _is_previous_build(out: Path) -> bool:
     try:
-        manifest = parse_strict((out / "manifest.json").read_bytes())
+        manifest: Json = parse_strict((out / "manifest.json").read_bytes())
     except (OSError, CanonicalJsonError):
         return False
     return isinstance(manifest, dict) and manifest.get("schemaVersion") == MANIFEST_VERSION

@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.registry._layout import STATUS_FILE, Coordinate, https_url
@@ -31,7 +31,7 @@ EPOCH = "1970-01-01T00:00:00.000Z"
 RULE = "registry.status-ledger"
 
 
-def active() -> dict[str, JsonValue]:
+def active() -> JsonObject:
     return {
         "status": "active",
         "reason": None,
@@ -41,7 +41,7 @@ def active() -> dict[str, JsonValue]:
     }
 
 
-def coordinate_of(identity: Mapping[str, Any]) -> Coordinate:
+def coordinate_of(identity: Mapping[str, Json]) -> Coordinate:
     return Coordinate(
         str(identity.get("artifactType")),
         str(identity.get("publisherId")),
@@ -58,7 +58,7 @@ class Ledger:
     problems: tuple[Problem, ...] = field(default=())
     present: bool = True
 
-    def lifecycle(self, coordinate: Coordinate) -> dict[str, JsonValue]:
+    def lifecycle(self, coordinate: Coordinate) -> JsonObject:
         """The resolved status of ``coordinate`` for its index entry (active when not listed)."""
         for entry in self.entries:
             if coordinate_of(entry["artifact"]) == coordinate:
@@ -122,7 +122,8 @@ def load_ledger(data: bytes | None) -> Ledger:
     if data is None:
         return Ledger(EPOCH, (), present=False)
     try:
-        document = parse_strict(data)
+        # Any: status.json is read member by member only after its schema holds (below).
+        document: Any = parse_strict(data)
     except CanonicalJsonError as e:
         return Ledger(EPOCH, (), (Problem(STATUS_FILE, RULE, f"not strict JSON: {e.message}"),))
     problems = [

@@ -81,7 +81,7 @@ class ImportSummary:
 
     def to_json(self) -> JsonObject:
         return {
-            "trust": self.report.to_json(),
+            "trust": self.report.to_wire(),
             "ringId": self.ring_id,
             "imported": self.imported,
             "alreadyKnown": self.already_known,

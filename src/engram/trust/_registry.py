@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import format_instant, parse_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey
@@ -111,8 +111,8 @@ class NamespaceProof:
         owned = list(reversed(domain.split(".")))
         return len(owned) >= 2 and all(owned) and labels[: len(owned)] == owned
 
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {
+    def to_wire(self) -> JsonObject:
+        out: JsonObject = {
             "method": self.method.value,
             "verifiedAt": format_instant(self.verified_at),
         }
@@ -144,8 +144,8 @@ class TrustedKey:
         """Whether this entry is for ``publisher_id``: the same id or a signed sub-namespace."""
         return publisher_id == self.publisher_id or publisher_id.startswith(self.publisher_id + "/")
 
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {
+    def to_wire(self) -> JsonObject:
+        out: JsonObject = {
             "keyid": self.keyid,
             "publisherId": self.publisher_id,
             "algorithm": "ed25519",
@@ -153,7 +153,7 @@ class TrustedKey:
             "status": self.status.value,
             "notBefore": format_instant(self.not_before),
             "notAfter": format_instant(self.not_after),
-            "namespaceProof": self.namespace_proof.to_json(),
+            "namespaceProof": self.namespace_proof.to_wire(),
         }
         if self.rotated_from is not None:
             out["rotatedFrom"] = self.rotated_from
@@ -193,18 +193,18 @@ class TrustRegistry:
             raise TrustRegistryError(f"{keyid} is not in the trust registry")
         return replace(self, keys=tuple(entry for entry in self.keys if entry.keyid != keyid))
 
-    def to_json(self) -> dict[str, JsonValue]:
-        out: dict[str, JsonValue] = {"schemaVersion": REGISTRY_SCHEMA_VERSION}
+    def to_wire(self) -> JsonObject:
+        out: JsonObject = {"schemaVersion": REGISTRY_SCHEMA_VERSION}
         if self.registry_id is not None:
             out["registryId"] = self.registry_id
         if self.updated_at is not None:
             out["updatedAt"] = format_instant(self.updated_at)
-        out["keys"] = [entry.to_json() for entry in self.keys]
+        out["keys"] = [entry.to_wire() for entry in self.keys]
         return out
 
     def to_bytes(self) -> bytes:
         """The registry as a person reads and git diffs it: sorted members, two-space indent."""
-        return (dumps_text(self.to_json(), indent=2) + "\n").encode("utf-8")
+        return (dumps_text(self.to_wire(), indent=2) + "\n").encode("utf-8")
 
 
 def load_trust_registry(data: bytes) -> TrustRegistry:
@@ -214,7 +214,7 @@ def load_trust_registry(data: bytes) -> TrustRegistry:
             "trust registry holds private key material: a registry publishes public keys only"
         )
     try:
-        document = parse_strict(data)
+        document: Json = parse_strict(data)
     except CanonicalJsonError as e:
         raise TrustRegistryError(f"trust registry is not valid JSON: {e.message}") from e
     _refuse_private_material(document)
@@ -248,7 +248,7 @@ def load_trust_registry(data: bytes) -> TrustRegistry:
     )
 
 
-def _trusted_key(entry: JsonValue, at: str) -> TrustedKey:
+def _trusted_key(entry: Json, at: str) -> TrustedKey:
     if not isinstance(entry, dict):
         raise TrustRegistryError(f"{at}: a registry key entry must be an object")
     _exact_members(entry, required=_KEY_REQUIRED, allowed=_KEY_REQUIRED | _KEY_OPTIONAL, at=at)
@@ -269,8 +269,11 @@ def _trusted_key(entry: JsonValue, at: str) -> TrustedKey:
         raise TrustRegistryError(f"{at}.publicKeyPem: {e.message}") from e
     if public_key.key_id != keyid:
         raise TrustRegistryError(f"{at}: keyid {keyid} is not the hash of its publicKeyPem")
+    raw_status = entry["status"]
     try:
-        status = KeyStatus(entry["status"])
+        if not isinstance(raw_status, str):
+            raise ValueError(raw_status)
+        status = KeyStatus(raw_status)
     except ValueError as e:
         raise TrustRegistryError(f"{at}.status must be active, revoked or expired") from e
     reason = entry.get("revocationReason")
@@ -294,10 +297,15 @@ def _trusted_key(entry: JsonValue, at: str) -> TrustedKey:
     )
 
 
-def _namespace_proof(proof: JsonValue, at: str) -> NamespaceProof:
-    if not isinstance(proof, dict) or proof.get("method") not in _PROOF_MEMBERS:
+def _namespace_proof(proof: Json, at: str) -> NamespaceProof:
+    raw_method = proof.get("method") if isinstance(proof, dict) else None
+    if (
+        not isinstance(proof, dict)
+        or not isinstance(raw_method, str)
+        or raw_method not in _PROOF_MEMBERS
+    ):
         raise TrustRegistryError(f"{at}.method must be dns-txt or github-oidc")
-    method = ProofMethod(proof["method"])
+    method = ProofMethod(raw_method)
     members = _PROOF_MEMBERS[method.value]
     _exact_members(proof, required=members, allowed=members, at=at)
     verified_at = _instant(proof["verifiedAt"], f"{at}.verifiedAt")
@@ -315,7 +323,7 @@ def _namespace_proof(proof: JsonValue, at: str) -> NamespaceProof:
 
 
 def _exact_members(
-    value: Mapping[str, JsonValue],
+    value: Mapping[str, Json],
     *,
     required: frozenset[str] | set[str],
     allowed: frozenset[str],
@@ -329,7 +337,7 @@ def _exact_members(
         raise TrustRegistryError(f"{at} has unknown member {unknown[0]!r}")
 
 
-def _instant(value: JsonValue, at: str) -> datetime:
+def _instant(value: Json, at: str) -> datetime:
     if not isinstance(value, str):
         raise TrustRegistryError(f"{at} must be an RFC 3339 date-time")
     try:
@@ -338,7 +346,7 @@ def _instant(value: JsonValue, at: str) -> datetime:
         raise TrustRegistryError(f"{at}: {e.message}") from e
 
 
-def _optional_keyid(value: JsonValue, at: str) -> str | None:
+def _optional_keyid(value: Json, at: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not KEYID.fullmatch(value):
@@ -357,8 +365,8 @@ def _oidc_owner(subject: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
-def _refuse_private_material(value: JsonValue) -> None:
-    stack: list[tuple[JsonValue, str]] = [(value, "$")]
+def _refuse_private_material(value: Json) -> None:
+    stack: list[tuple[Json, str]] = [(value, "$")]
     while stack:
         item, path = stack.pop()
         if isinstance(item, dict):

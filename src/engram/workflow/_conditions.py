@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.errors import InputError
-from engram.workflow._issues import Issue, member_path
+from engram.workflow._issues import Accepted, Issue, member_path
 
 RULE_CLOSED = "engram.workflow.conditions-closed"
 RULE_REFERENCES = "engram.workflow.condition-references"
@@ -52,7 +52,7 @@ class StepLimitReached(InputError):
 
 
 def condition_issues(
-    condition: JsonValue,
+    condition: Json,
     path: str,
     *,
     variables: Mapping[str, str],
@@ -64,7 +64,8 @@ def condition_issues(
         return
     if "all" in condition or "any" in condition:
         key = "all" if "all" in condition else "any"
-        for index, part in enumerate(condition[key]):
+        parts = condition[key]
+        for index, part in enumerate(parts if isinstance(parts, list) else [parts]):
             yield from condition_issues(
                 part, member_path(path, key, index), variables=variables, rac_ids=rac_ids
             )
@@ -84,7 +85,7 @@ def condition_issues(
 
 
 def _comparison_issues(
-    condition: dict[str, Any], path: str, variables: Mapping[str, str]
+    condition: Accepted, path: str, variables: Mapping[str, str]
 ) -> Iterator[Issue]:
     name, _, rest = str(condition["var"]).partition(".")
     where = member_path(path, "var")
@@ -123,9 +124,16 @@ def _has_type(value: object, declared: str) -> bool:
     return isinstance(value, _SCALAR_TYPES[declared]) and not isinstance(value, bool)
 
 
+def _parts(condition: JsonObject, key: str) -> list[Json]:
+    parts = condition[key]
+    if not isinstance(parts, list):
+        raise ConditionError(f"{key} is a list of conditions")
+    return parts
+
+
 def evaluate_condition(
-    condition: JsonValue | None,
-    variables: Mapping[str, JsonValue],
+    condition: Json | None,
+    variables: Mapping[str, Json],
     rac_available: Collection[str] = (),
 ) -> bool:
     """The truth of a closed condition; no condition is true. Anything else is refused."""
@@ -136,9 +144,13 @@ def evaluate_condition(
     if "always" in condition:
         return condition["always"] is True
     if "all" in condition:
-        return all(evaluate_condition(c, variables, rac_available) for c in condition["all"])
+        return all(
+            evaluate_condition(c, variables, rac_available) for c in _parts(condition, "all")
+        )
     if "any" in condition:
-        return any(evaluate_condition(c, variables, rac_available) for c in condition["any"])
+        return any(
+            evaluate_condition(c, variables, rac_available) for c in _parts(condition, "any")
+        )
     if "not" in condition:
         return not evaluate_condition(condition["not"], variables, rac_available)
     if "racAvailable" in condition:
@@ -149,7 +161,7 @@ def evaluate_condition(
 _MISSING = object()
 
 
-def _compare(condition: Mapping[str, JsonValue], variables: Mapping[str, JsonValue]) -> bool:
+def _compare(condition: Mapping[str, Json], variables: Mapping[str, Json]) -> bool:
     actual: object = variables
     for part in str(condition["var"]).split("."):
         actual = actual.get(part, _MISSING) if isinstance(actual, Mapping) else _MISSING
@@ -168,6 +180,8 @@ def _compare(condition: Mapping[str, JsonValue], variables: Mapping[str, JsonVal
         )
         if not comparable:
             return False
+        # Any: both are numbers or both strings (checked just above), a pairing mypy cannot
+        # express on the two variables, so the comparison is typed loosely here only.
         a: Any = actual
         b: Any = value
         outcome: bool = {"lt": a < b, "gt": a > b, "le": a <= b, "ge": a >= b}[str(op)]
@@ -185,9 +199,9 @@ def _same(a: object, b: object) -> bool:
 
 
 def next_nodes(
-    workflow: Mapping[str, Any],
+    workflow: Accepted,
     node_id: str,
-    variables: Mapping[str, JsonValue],
+    variables: Mapping[str, Json],
     rac_available: Collection[str] = (),
 ) -> list[str]:
     """The nodes a host moves to after ``node_id`` (a linted workflow; docstring above)."""
@@ -205,7 +219,7 @@ def next_nodes(
 class StepBudget:
     """Counts executed steps and refuses the one beyond ``limits.maxSteps`` before it runs."""
 
-    def __init__(self, workflow: Mapping[str, Any]) -> None:
+    def __init__(self, workflow: Accepted) -> None:
         limits = workflow.get("limits") or {}
         self.max_steps: int | None = limits.get("maxSteps")
         self.taken = 0

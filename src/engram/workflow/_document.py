@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
-from engram.core.canonical import JsonValue, parse_object, parse_strict
+from engram.core.canonical import Json, JsonObject, parse_object, parse_strict
 from engram.errors import InputError
 from engram.workflow._issues import Issue, member_path
 
@@ -39,7 +38,7 @@ class DocumentError(InputError):
     code = "invalid_document"
 
 
-def load_document(data: bytes, *, what: str) -> dict[str, JsonValue]:
+def load_document(data: bytes, *, what: str) -> JsonObject:
     """Parse ``data`` as one strict I-JSON object, or raise :class:`DocumentError`."""
     if len(data) > MAX_DOCUMENT_BYTES:
         raise DocumentError(f"{what} is {len(data)} bytes; the limit is {MAX_DOCUMENT_BYTES}")
@@ -47,10 +46,10 @@ def load_document(data: bytes, *, what: str) -> dict[str, JsonValue]:
 
 
 @cache
-def packaged_schema(package: str, name: str) -> dict[str, Any]:
+def packaged_schema(package: str, name: str) -> JsonObject:
     """A schema shipped in ``package``'s ``schemas/`` folder, parsed strictly, cached."""
     text = resources.files(package).joinpath("schemas", name).read_bytes()
-    schema = parse_strict(text)
+    schema: Json = parse_strict(text)
     assert isinstance(schema, dict)
     return schema
 
@@ -68,7 +67,7 @@ metadata-only rule, not just "an unknown property"), or None for the schema rule
 
 
 def schema_issues(
-    document: JsonValue,
+    document: Json,
     *,
     package: str,
     schema: str,

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeAlias
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 
 Severity = Literal["error", "warning"]
+
+Accepted: TypeAlias = dict[str, Any]
+"""A workflow document (or a part of one) that its JSON Schema has accepted. Any on purpose: the
+lint rules and the readiness check run only once the schema has shaped every member they read,
+and restating the schema as isinstance checks would only add noise. Unchecked JSON is
+:data:`Json` until it gets here."""
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,7 @@ class Issue:
     message: str
     severity: Severity = "error"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "rule": self.rule,
             "path": self.path,
@@ -73,11 +79,11 @@ class LintReport:
         """The ids of the rules the document breaks."""
         return frozenset(i.rule for i in self.errors)
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "ok": self.ok,
-            "errors": [i.to_json() for i in self.errors],
-            "warnings": [i.to_json() for i in self.warnings],
+            "errors": [i.to_wire() for i in self.errors],
+            "warnings": [i.to_wire() for i in self.warnings],
         }
 
 

@@ -15,13 +15,13 @@ secret scan. Nothing here looks at cartridges: staffing is ``ready``'s verdict.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
+from engram.core.canonical import JsonObject
 from engram.workflow._conditions import condition_issues
 from engram.workflow._document import schema_issues, unexpected_members
-from engram.workflow._issues import Issue, LintReport, duplicates, member_path
+from engram.workflow._issues import Accepted, Issue, LintReport, duplicates, member_path
 from engram.workflow._profile import lineage_issues, profile_issues
 from engram.workflow._secrets import is_private_key_name, private_keys
 
@@ -30,7 +30,7 @@ TERMINAL_EVENTS = frozenset({"end", "stop"})
 
 
 def lint_workflow(
-    document: dict[str, Any], *, publish: bool = False, publisher_id: str | None = None
+    document: JsonObject, *, publish: bool = False, publisher_id: str | None = None
 ) -> LintReport:
     """Every broken rule of ``document`` (errors) and what a person should know (warnings).
 
@@ -54,7 +54,8 @@ def lint_workflow(
     issues += list(_rac_metadata(document))
     issues += list(_completion(document))
     integrity = document.get("integrity")
-    signer = publisher_id or (integrity.get("publisherId") if isinstance(integrity, dict) else None)
+    listed = integrity.get("publisherId") if isinstance(integrity, dict) else None
+    signer = publisher_id or (listed if isinstance(listed, str) else None)
     issues += lineage_issues(document, prefix=P, publisher_id=signer)
     if not identity and not references:
         issues += list(_graph(document))
@@ -71,7 +72,7 @@ def _classify(error: ValidationError) -> str | None:
     return None
 
 
-def publication_issues(document: dict[str, Any]) -> list[Issue]:
+def publication_issues(document: JsonObject) -> list[Issue]:
     """§14.1: the discovery profile, absolute URIs and the fail-closed secret scan."""
     return profile_issues(
         document, prefix=P, what="workflow", command="engram workflow sign", pinned=_is_pinned
@@ -85,7 +86,7 @@ def _is_pinned(path: str) -> bool:
     )
 
 
-def _unique_ids(doc: dict[str, Any]) -> list[Issue]:
+def _unique_ids(doc: Accepted) -> list[Issue]:
     rule = f"{P}.unique-ids"
     out: list[Issue] = []
     for member, key, what in (
@@ -101,7 +102,7 @@ def _unique_ids(doc: dict[str, Any]) -> list[Issue]:
     return out
 
 
-def _references(doc: dict[str, Any]) -> Iterator[Issue]:
+def _references(doc: Accepted) -> Iterator[Issue]:
     rule = f"{P}.references"
     aliases = {p["alias"] for p in doc["participants"]}
     rac_ids = {r["id"] for r in doc.get("rac", [])}
@@ -125,7 +126,7 @@ def _references(doc: dict[str, Any]) -> Iterator[Issue]:
                 yield Issue(rule, path, f"edge {end} names no node: {edge[end]!r}")
 
 
-def _conditions(doc: dict[str, Any]) -> Iterator[Issue]:
+def _conditions(doc: Accepted) -> Iterator[Issue]:
     variables = {v["name"]: v["type"] for v in doc.get("variables", [])}
     rac_ids = {r["id"] for r in doc.get("rac", [])}
     for index, edge in enumerate(doc["edges"]):
@@ -134,7 +135,7 @@ def _conditions(doc: dict[str, Any]) -> Iterator[Issue]:
             yield from condition_issues(edge["when"], path, variables=variables, rac_ids=rac_ids)
 
 
-def _rac_metadata(doc: dict[str, Any]) -> Iterator[Issue]:
+def _rac_metadata(doc: Accepted) -> Iterator[Issue]:
     """§14.4: a RAC item is a description; its OKF descriptor is metadata, never content."""
     rule = f"{P}.rac-description-only"
     for index, item in enumerate(doc.get("rac", [])):
@@ -146,7 +147,7 @@ def _rac_metadata(doc: dict[str, Any]) -> Iterator[Issue]:
                 yield Issue(rule, path, "an OKF descriptor is metadata only: no content member")
 
 
-def _completion(doc: dict[str, Any]) -> Iterator[Issue]:
+def _completion(doc: Accepted) -> Iterator[Issue]:
     """§14.3: exactly one typed completion contract per task, and not an empty one."""
     rule = f"{P}.completion-contract"
     for index, node in enumerate(doc["nodes"]):
@@ -162,14 +163,14 @@ def _completion(doc: dict[str, Any]) -> Iterator[Issue]:
             yield Issue(rule, path, f"task {node['id']!r} has a blank completion contract entry")
 
 
-def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
+def _graph(doc: Accepted) -> Iterator[Issue]:
     """§14.3 graph and termination semantics over a workflow whose references all resolve."""
     nodes = {n["id"]: n for n in doc["nodes"]}
     index_of = {n["id"]: i for i, n in enumerate(doc["nodes"])}
     terminal = {
         i for i, n in nodes.items() if n["type"] == "event" and n["event"] in TERMINAL_EVENTS
     }
-    outgoing: dict[str, list[tuple[int, dict[str, Any]]]] = {i: [] for i in nodes}
+    outgoing: dict[str, list[tuple[int, Accepted]]] = {i: [] for i in nodes}
     for index, edge in enumerate(doc["edges"]):
         outgoing[edge["from"]].append((index, edge))
     start_issues = list(_start_event(doc, nodes))
@@ -204,7 +205,7 @@ def _graph(doc: dict[str, Any]) -> Iterator[Issue]:
                 )
 
 
-def _start_event(doc: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Iterator[Issue]:
+def _start_event(doc: Accepted, nodes: dict[str, Accepted]) -> Iterator[Issue]:
     starts = [i for i, n in nodes.items() if n["type"] == "event" and n["event"] == "start"]
     rule = f"{P}.start-event"
     if len(starts) > 1:
@@ -216,9 +217,9 @@ def _start_event(doc: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Itera
 
 
 def _edges(
-    doc: dict[str, Any],
-    nodes: dict[str, dict[str, Any]],
-    outgoing: dict[str, list[tuple[int, dict[str, Any]]]],
+    doc: Accepted,
+    nodes: dict[str, Accepted],
+    outgoing: dict[str, list[tuple[int, Accepted]]],
     terminal: set[str],
 ) -> Iterator[Issue]:
     seen: set[tuple[str, str]] = set()
@@ -229,7 +230,7 @@ def _edges(
         seen.add(pair)
     for node_id, all_edges in outgoing.items():
         # A repeated edge is reported above; it is not a second branch.
-        first: dict[str, tuple[int, dict[str, Any]]] = {}
+        first: dict[str, tuple[int, Accepted]] = {}
         for index, edge in all_edges:
             first.setdefault(edge["to"], (index, edge))
         edges = list(first.values())
@@ -253,7 +254,7 @@ def _edges(
                     )
 
 
-def _unconditional(edge: dict[str, Any]) -> bool:
+def _unconditional(edge: Accepted) -> bool:
     when = edge.get("when")
     return when is None or when == {"always": True}
 

@@ -19,13 +19,13 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from engram.cartridge import Cartridge, derive_skills, verify_rom
 from engram.core.canonical import parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError, EngramError
 from engram.trust import TrustRegistry, TrustState
 from engram.workflow._document import load_document, schema_issues
+from engram.workflow._issues import Accepted
 from engram.workflow._ready import Capability, CartridgeOffer
 
 OfferReader = Callable[[Path], CartridgeOffer]
@@ -135,7 +135,7 @@ def _capability(ref: str, text: str) -> Capability:
     return Capability(task_type, frozenset(str(s) for s in stack))
 
 
-def _skillset(pointer: str, files: Mapping[str, bytes]) -> dict[str, Any]:
+def _skillset(pointer: str, files: Mapping[str, bytes]) -> Accepted:
     if pointer not in files:
         raise CartridgeFormatError(f"acx.cal_skillset points at {pointer!r}, which ROM lacks")
     skillset = load_document(files[pointer], what=pointer)

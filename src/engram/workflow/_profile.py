@@ -17,13 +17,13 @@ own requirement ids.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from license_expression import Licensing, get_spdx_licensing
 
-from engram.core.canonical import JsonValue
-from engram.workflow._issues import Issue, member_path
+from engram.core.canonical import Json
+from engram.workflow._issues import Accepted, Issue, member_path
 from engram.workflow._secrets import private_keys, scan_document
 
 _ABSOLUTE_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]+$")
@@ -57,7 +57,7 @@ def is_absolute_uri(text: str) -> bool:
     return bool(_ABSOLUTE_URI.match(text))
 
 
-def metadata_issues(document: dict[str, Any], *, prefix: str, what: str) -> list[Issue]:
+def metadata_issues(document: Accepted, *, prefix: str, what: str) -> list[Issue]:
     """§14.1 / §16.1: the discovery members a published document must carry."""
     rule = f"{prefix}.publish-metadata"
     out: list[Issue] = []
@@ -83,7 +83,7 @@ def metadata_issues(document: dict[str, Any], *, prefix: str, what: str) -> list
     return out
 
 
-def uri_issues(document: dict[str, Any], *, prefix: str) -> list[Issue]:
+def uri_issues(document: Accepted, *, prefix: str) -> list[Issue]:
     """``homepage`` and author ``url`` must be absolute URIs (the schema's ``format: uri``)."""
     rule = f"{prefix}.publish-metadata"
     out: list[Issue] = []
@@ -98,7 +98,7 @@ def uri_issues(document: dict[str, Any], *, prefix: str) -> list[Issue]:
     return out
 
 
-def secret_issues(document: dict[str, Any], *, prefix: str, pinned: Any) -> list[Issue]:
+def secret_issues(document: Accepted, *, prefix: str, pinned: Callable[[str], bool]) -> list[Issue]:
     """The fail-closed scan of §16.1 over all public metadata, plus credential-named members."""
     rule = f"{prefix}.publish-secret-scan"
     out = [
@@ -115,7 +115,7 @@ def secret_issues(document: dict[str, Any], *, prefix: str, pinned: Any) -> list
 
 
 def profile_issues(
-    document: dict[str, Any], *, prefix: str, what: str, command: str, pinned: Any
+    document: Accepted, *, prefix: str, what: str, command: str, pinned: Callable[[str], bool]
 ) -> list[Issue]:
     """The discovery profile, absolute URIs, the secret scan and the not-signed-yet warning."""
     issues = metadata_issues(document, prefix=prefix, what=what)
@@ -133,9 +133,7 @@ def profile_issues(
     return issues
 
 
-def lineage_issues(
-    document: dict[str, Any], *, prefix: str, publisher_id: str | None
-) -> list[Issue]:
+def lineage_issues(document: Accepted, *, prefix: str, publisher_id: str | None) -> list[Issue]:
     """§17.3: no duplicate parents, and no parent that is this very artifact's coordinate.
 
     The child's coordinate includes its publisher, known once it is signed (or being signed):
@@ -148,7 +146,7 @@ def lineage_issues(
     rule = f"{prefix}.lineage"
     own_type = _LINEAGE_TYPE[prefix]
     out: list[Issue] = []
-    seen: set[tuple[JsonValue, ...]] = set()
+    seen: set[tuple[Json, ...]] = set()
     for index, parent in enumerate(lineage.get("parents") or []):
         path = member_path("$.lineage.parents", index)
         coordinate = tuple(

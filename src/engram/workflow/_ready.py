@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.trust import TrustState
-from engram.workflow._issues import LintReport
+from engram.workflow._issues import Accepted, LintReport
 from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import Verification
 
@@ -90,13 +89,13 @@ class CartridgeOffer:
     def label(self) -> str:
         return f"{self.publisher_id}/{self.artifact_id}@{self.artifact_version}"
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "source": self.source,
             "cartridge": self.label,
             "romDigest": self.rom_digest,
             "trust": self.trust.value,
-            "roles": sorted(self.roles),
+            "roles": list[Json](sorted(self.roles)),
             "provenLevel": None
             if self.level is None
             else {"acxLevel": self.level.acx_level, "careerTier": self.level.career_tier},
@@ -116,7 +115,7 @@ class LevelOutcome:
     def counts(self) -> bool:
         return self.level is not None
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "credential": self.source,
             "cartridge": self.cartridge,
@@ -139,12 +138,12 @@ class Staffing:
     candidates: tuple[str, ...]
     reason: str
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "alias": self.alias,
             "bind": self.bind,
             "required": self.required,
-            "selected": None if self.selected is None else self.selected.to_json(),
+            "selected": None if self.selected is None else self.selected.to_wire(),
             "candidates": list(self.candidates),
             "reason": self.reason,
         }
@@ -171,7 +170,7 @@ class ReadyReport:
     lint: LintReport
     staffing: tuple[Staffing, ...] = ()
     gaps: tuple[Gap, ...] = ()
-    rac: tuple[dict[str, JsonValue], ...] = ()
+    rac: tuple[JsonObject, ...] = ()
     approvals: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = ()
@@ -191,25 +190,25 @@ class ReadyReport:
     def ready(self) -> bool:
         return not self.missing
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "ready": self.ready,
-            "verification": self.verification.to_json(),
-            "lint": self.lint.to_json(),
+            "verification": self.verification.to_wire(),
+            "lint": self.lint.to_wire(),
             "refused": self.refused,
-            "staffing": [s.to_json() for s in self.staffing],
+            "staffing": [s.to_wire() for s in self.staffing],
             "gaps": [str(g) for g in self.gaps],
             "rac": list(self.rac),
             "approvals": list(self.approvals),
             "warnings": list(self.warnings),
             "unreadable": list(self.unreadable),
-            "levels": [o.to_json() for o in self.levels],
+            "levels": [o.to_wire() for o in self.levels],
             "missing": list(self.missing),
         }
 
 
 def ready(
-    document: dict[str, Any],
+    document: Accepted,
     offers: Iterable[CartridgeOffer],
     *,
     verification: Verification,
@@ -274,7 +273,7 @@ def ready(
     )
 
 
-def _staff(participant: dict[str, Any], offers: list[CartridgeOffer]) -> Staffing:
+def _staff(participant: Accepted, offers: list[CartridgeOffer]) -> Staffing:
     alias, bind = participant["alias"], participant["bind"]
     required = participant.get("required", True) is not False
     if bind == "hash":
@@ -307,7 +306,7 @@ def _ranked(offers: Iterable[CartridgeOffer]) -> list[CartridgeOffer]:
     )
 
 
-def _unmet(slot: dict[str, Any], offer: CartridgeOffer) -> list[str]:
+def _unmet(slot: Accepted, offer: CartridgeOffer) -> list[str]:
     """Each constraint of ``slot`` that ``offer`` does not satisfy."""
     unmet: list[str] = []
     role = slot.get("role")
@@ -326,7 +325,7 @@ def _unmet(slot: dict[str, Any], offer: CartridgeOffer) -> list[str]:
     return unmet
 
 
-def _meets_level(level: dict[str, Any], proven: ProvenLevel | None) -> bool:
+def _meets_level(level: Accepted, proven: ProvenLevel | None) -> bool:
     if proven is None:
         return False
     if "acxLevel" in level and proven.acx_level < level["acxLevel"]:
@@ -338,13 +337,13 @@ def _meets_level(level: dict[str, Any], proven: ProvenLevel | None) -> bool:
     return True
 
 
-def _describe_level(level: dict[str, Any]) -> str:
+def _describe_level(level: Accepted) -> str:
     parts = [f"acxLevel {level['acxLevel']}"] if "acxLevel" in level else []
     parts += [f"careerTier {level['careerTier']}"] if "careerTier" in level else []
     return " and ".join(parts)
 
 
-def _why_none(slot: dict[str, Any], offers: list[CartridgeOffer]) -> str:
+def _why_none(slot: Accepted, offers: list[CartridgeOffer]) -> str:
     if not offers:
         return "no usable cartridge was found"
     unmet = [set(_unmet(slot, o)) for o in offers]
@@ -357,7 +356,7 @@ def _why_none(slot: dict[str, Any], offers: list[CartridgeOffer]) -> str:
     return "no single cartridge meets every constraint of the slot"
 
 
-def _rac_checklist(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
+def _rac_checklist(document: Accepted) -> list[JsonObject]:
     return [
         {
             "id": item["id"],
@@ -370,7 +369,7 @@ def _rac_checklist(document: dict[str, Any]) -> list[dict[str, JsonValue]]:
     ]
 
 
-def _approvals(document: dict[str, Any]) -> list[str]:
+def _approvals(document: Accepted) -> list[str]:
     out: list[str] = []
     for node in document["nodes"]:
         if node["type"] != "task":

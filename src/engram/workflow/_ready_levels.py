@@ -18,12 +18,11 @@ counts, and the outcome says why. A tampered cartridge is never given a level.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.level import (
@@ -128,7 +127,7 @@ def _prove_one(
 
 
 def _reports(
-    document: dict[str, Any],
+    document: JsonObject,
     credential: LevelCredential,
     offer: CartridgeOffer,
     issuers: TrustRegistry,
@@ -179,11 +178,12 @@ def _why_not(report: LevelReport) -> str | None:
 def _level(report: LevelReport) -> ProvenLevel:
     assert report.credential is not None
     result = _tier_result(report.credential)
-    tier = result.get("acx:careerTier")
-    return ProvenLevel(int(result["acx:acxLevel"]), tier if isinstance(tier, str) else None)
+    tier, level = result.get("acx:careerTier"), result["acx:acxLevel"]
+    assert isinstance(level, int | float | str)  # verify_level has checked the tier result
+    return ProvenLevel(int(level), tier if isinstance(tier, str) else None)
 
 
-def _tier_result(credential: Any) -> dict[str, Any]:
+def _tier_result(credential: Json | Mapping[str, Json]) -> JsonObject:
     subject = credential.get("credentialSubject") if isinstance(credential, dict) else None
     results = subject.get("result") if isinstance(subject, dict) else None
     for result in results if isinstance(results, list) else []:
@@ -192,17 +192,17 @@ def _tier_result(credential: Any) -> dict[str, Any]:
     return {}
 
 
-def _bound_rom(document: dict[str, Any]) -> str | None:
+def _bound_rom(document: JsonObject) -> str | None:
     bound = _tier_result(document).get("acx:cartridgeRomDigest")
     return bound if isinstance(bound, str) else None
 
 
-def _issuer_id(document: dict[str, Any]) -> Any:
+def _issuer_id(document: JsonObject) -> Json:
     issuer = document.get("issuer")
     return issuer.get("id") if isinstance(issuer, dict) else issuer
 
 
-def _created(proof: dict[str, Any], now: datetime) -> datetime:
+def _created(proof: JsonObject, now: datetime) -> datetime:
     created = proof.get("created")
     try:
         return parse_instant(created) if isinstance(created, str) else now

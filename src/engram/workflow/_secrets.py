@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from engram.cartridge import scan as pattern_scan
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.workflow._issues import member_path
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -45,9 +45,7 @@ class SecretFinding:
     rule: str
 
 
-def scan_document(
-    document: dict[str, JsonValue], *, pinned: Callable[[str], bool]
-) -> list[SecretFinding]:
+def scan_document(document: JsonObject, *, pinned: Callable[[str], bool]) -> list[SecretFinding]:
     """Findings in every member name and string of ``document`` except ``integrity``.
 
     ``pinned(path)`` says whether the string at ``path`` is a pinned digest (an identifier the
@@ -73,7 +71,7 @@ def scan_document(
     return sorted(set(findings), key=lambda f: (f.path, f.rule))
 
 
-def private_keys(value: JsonValue, path: str) -> Iterator[str]:
+def private_keys(value: Json, path: str) -> Iterator[str]:
     """Paths of member names under ``value`` that name private content or a credential."""
     if isinstance(value, dict):
         for key, child in value.items():
@@ -93,8 +91,8 @@ def is_private_key_name(key: str) -> bool:
     return bool(_CONTENT_KEY.match(normalised) or _CREDENTIAL_KEY.search(normalised))
 
 
-def _strings(document: dict[str, JsonValue]) -> Iterator[tuple[str, str]]:
-    def walk(value: JsonValue, path: str) -> Iterator[tuple[str, str]]:
+def _strings(document: JsonObject) -> Iterator[tuple[str, str]]:
+    def walk(value: Json, path: str) -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
             yield path, value
         elif isinstance(value, dict):

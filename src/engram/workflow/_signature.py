@@ -25,9 +25,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.clock import format_instant, parse_instant
 from engram.core.dsse import (
     PAYLOAD_TYPE_IN_TOTO,
@@ -79,15 +78,15 @@ class ArtifactKind:
     counts: tuple[tuple[str, str], ...]
     """(predicate member, document array member) pairs: the predicate binds each array's length."""
 
-    def subject(self, document: Mapping[str, Any]) -> str:
+    def subject(self, document: Mapping[str, Json]) -> str:
         version = document.get("version")
         shown = version if isinstance(version, str) else _UNVERSIONED
         return f"{self.subject_prefix}{document.get('id')}@{shown}"
 
     def predicate(
-        self, document: Mapping[str, Any], *, publisher_id: str, signed_at: str, digest: str
-    ) -> dict[str, JsonValue]:
-        predicate: dict[str, JsonValue] = {
+        self, document: Mapping[str, Json], *, publisher_id: str, signed_at: str, digest: str
+    ) -> JsonObject:
+        predicate: JsonObject = {
             "acxSchemaVersion": document.get("schemaVersion"),
             self.id_member: document.get("id"),
             self.version_member: document.get("version"),
@@ -126,7 +125,7 @@ class Verification:
     def signed(self) -> bool:
         return self.state is not None and not self.tampered
 
-    def to_json(self) -> dict[str, JsonValue]:
+    def to_wire(self) -> JsonObject:
         return {
             "verdict": self.verdict,
             "reason": self.reason,
@@ -153,28 +152,28 @@ class ArtifactCheck:
     def ok(self) -> bool:
         return self.verification.signed and self.lint.ok
 
-    def to_json(self) -> dict[str, JsonValue]:
-        return {"ok": self.ok, **self.verification.to_json(), "lint": self.lint.to_json()}
+    def to_wire(self) -> JsonObject:
+        return {"ok": self.ok, **self.verification.to_wire(), "lint": self.lint.to_wire()}
 
 
-def unsigned(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+def unsigned(document: Mapping[str, Json]) -> JsonObject:
     """The document without its top-level ``integrity`` (and nothing else removed)."""
     return {k: v for k, v in document.items() if k != "integrity"}
 
 
-def document_digest(document: Mapping[str, JsonValue]) -> str:
+def document_digest(document: Mapping[str, Json]) -> str:
     """``sha256:`` + hex SHA-256 of the RFC 8785 bytes of :func:`unsigned` (§14.5 steps 1-3)."""
     return "sha256:" + hashlib.sha256(canonicalize(unsigned(document))).hexdigest()
 
 
 def sign_document(
     kind: ArtifactKind,
-    document: Mapping[str, JsonValue],
+    document: Mapping[str, Json],
     key: PrivateKey,
     *,
     publisher_id: str,
     signed_at: datetime,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """``document`` with a fresh ``integrity`` block by ``key`` for ``publisher_id``.
 
     Any previous ``integrity`` is dropped first. The caller checks publishability.
@@ -191,7 +190,7 @@ def sign_document(
     )
     envelope = sign_envelope(canonicalize(statement), PAYLOAD_TYPE_IN_TOTO, key)
     public = key.public_key()
-    integrity: dict[str, JsonValue] = {
+    integrity: JsonObject = {
         "schemaVersion": kind.signature_version,
         "digest": digest,
         "publisherId": publisher_id,
@@ -210,12 +209,12 @@ Linter = Callable[..., LintReport]
 def sign_publishable(
     kind: ArtifactKind,
     lint: Linter,
-    document: Mapping[str, JsonValue],
+    document: Mapping[str, Json],
     key: PrivateKey,
     *,
     publisher_id: str,
     signed_at: datetime,
-) -> dict[str, JsonValue]:
+) -> JsonObject:
     """:func:`sign_document` after ``lint --publish`` passes; :class:`SignError` otherwise."""
     report = lint(document, publish=True, publisher_id=publisher_id)
     if not report.ok:
@@ -228,7 +227,7 @@ def sign_publishable(
 def check_document(
     kind: ArtifactKind,
     lint: Linter,
-    document: Mapping[str, JsonValue],
+    document: Mapping[str, Json],
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -249,7 +248,7 @@ class _Tampered(Exception):
 
 def verify_document(
     kind: ArtifactKind,
-    document: Mapping[str, JsonValue],
+    document: Mapping[str, Json],
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -292,7 +291,7 @@ def verify_document(
 
 
 def _check(
-    kind: ArtifactKind, document: Mapping[str, JsonValue], integrity: JsonValue, digest: str
+    kind: ArtifactKind, document: Mapping[str, Json], integrity: Json, digest: str
 ) -> tuple[PublicKey, str, str, str]:
     """Every §14.5 / §16.8 binding; raises :class:`_Tampered` naming the first that fails."""
     if not isinstance(integrity, dict):
@@ -328,7 +327,7 @@ def _check(
     return key, publisher_id, keyid, signed_at
 
 
-def _verify_envelope(envelope: JsonValue, key: PublicKey, keyid: str) -> bytes:
+def _verify_envelope(envelope: Json, key: PublicKey, keyid: str) -> bytes:
     if not isinstance(envelope, dict) or set(envelope) != _ENVELOPE_MEMBERS:
         raise _Tampered("the DSSE envelope is not exactly {payloadType, payload, signatures}")
     if envelope["payloadType"] != PAYLOAD_TYPE_IN_TOTO:
@@ -352,7 +351,7 @@ def _verify_envelope(envelope: JsonValue, key: PublicKey, keyid: str) -> bytes:
 
 def _check_statement(
     kind: ArtifactKind,
-    document: Mapping[str, JsonValue],
+    document: Mapping[str, Json],
     payload: bytes,
     publisher_id: str,
     signed_at: str,
@@ -387,21 +386,19 @@ def _check_statement(
             )
 
 
-def _required(
-    integrity: Mapping[str, JsonValue], member: str, pattern: re.Pattern[str] | None
-) -> str:
+def _required(integrity: Mapping[str, Json], member: str, pattern: re.Pattern[str] | None) -> str:
     value = integrity[member]
     if not isinstance(value, str) or (pattern is not None and not pattern.fullmatch(value)):
         raise _Tampered(f"integrity.{member} is malformed")
     return value
 
 
-def _text(integrity: JsonValue, member: str) -> str | None:
+def _text(integrity: Json, member: str) -> str | None:
     value = integrity.get(member) if isinstance(integrity, dict) else None
     return value if isinstance(value, str) else None
 
 
-def _b64decode(text: JsonValue, what: str) -> bytes:
+def _b64decode(text: Json, what: str) -> bytes:
     """Standard or URL-safe base64, padded or not (§4.2: verifiers accept either alphabet)."""
     if not isinstance(text, str) or not (
         _STANDARD_B64.fullmatch(text) or _URLSAFE_B64.fullmatch(text)
@@ -414,7 +411,7 @@ def _b64decode(text: JsonValue, what: str) -> bytes:
         raise _Tampered(f"DSSE {what} is not base64") from e
 
 
-def _carries_private_key(value: JsonValue) -> bool:
+def _carries_private_key(value: Json) -> bool:
     if isinstance(value, str):
         return "PRIVATE KEY" in value
     if isinstance(value, dict):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.keys import PrivateKey
 from engram.trust import TrustRegistry
 from engram.workflow._document import load_document
+from engram.workflow._issues import Accepted
 from engram.workflow._lint import lint_workflow
 from engram.workflow._signature import (
     ArtifactCheck,
@@ -47,19 +47,19 @@ WORKFLOW = ArtifactKind(
 )
 
 
-def load_workflow(data: bytes, *, what: str = "workflow") -> dict[str, JsonValue]:
+def load_workflow(data: bytes, *, what: str = "workflow") -> JsonObject:
     """Strict I-JSON object of at most 4 MiB (the schema is lint's business, not the loader's)."""
     return load_document(data, what=what)
 
 
-def workflow_digest(document: dict[str, JsonValue]) -> str:
+def workflow_digest(document: JsonObject) -> str:
     """§14.5 steps 1-3: ``sha256:`` + hex SHA-256 of the JCS of the document minus ``integrity``."""
     return document_digest(document)
 
 
 def sign_workflow(
-    document: dict[str, Any], key: PrivateKey, *, publisher_id: str, signed_at: datetime
-) -> dict[str, JsonValue]:
+    document: JsonObject, key: PrivateKey, *, publisher_id: str, signed_at: datetime
+) -> JsonObject:
     """A signed copy of a publishable ``document`` (§14.5); :class:`SignError` otherwise."""
     return sign_publishable(
         WORKFLOW, lint_workflow, document, key, publisher_id=publisher_id, signed_at=signed_at
@@ -67,7 +67,7 @@ def sign_workflow(
 
 
 def verify_workflow(
-    document: dict[str, JsonValue],
+    document: JsonObject,
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -80,7 +80,7 @@ def verify_workflow(
 
 
 def check_workflow(
-    document: dict[str, Any],
+    document: JsonObject,
     *,
     registry: TrustRegistry | None = None,
     now: datetime,
@@ -92,7 +92,7 @@ def check_workflow(
     )
 
 
-def workflow_card(document: dict[str, Any], verification: Verification) -> dict[str, JsonValue]:
+def workflow_card(document: Accepted, verification: Verification) -> JsonObject:
     """The discovery card ``inspect`` shows: identity, team, tasks, context, safety, trust."""
     tasks = [
         n for n in document.get("nodes", []) if isinstance(n, dict) and n.get("type") == "task"
