@@ -600,7 +600,7 @@ def import_command(
         )
     report = summary.report
     _emit(
-        summary.to_json(),
+        summary.to_wire(),
         as_json,
         [
             f"{report.state.value}: {report.publisher_id}/{report.artifact_id}"
