@@ -48,6 +48,7 @@ async def _cut(
     )
     report = await run_provider(options, ledger, transport=provider.transport(), clock=clock)
     bundle = build_bundle(report, HOST, key or provider.signing_key())
+    assert isinstance(report.discovery, dict)
     return dumps_text(bundle, indent=2).encode("utf-8"), report.discovery
 
 
@@ -268,4 +269,6 @@ def test_an_edit_of_an_unsigned_member_is_shown_as_unsigned(
     report = verify_bundle(canonicalize(bundle), ledger, discovery=discovery)
     assert report.outcome is Outcome.CERTIFIED
     assert report.unsigned[".".join(member)] == value
-    assert set(report.to_wire()["unsigned"]) == {"host.name", "host.version", "discovery.url"}
+    unsigned = report.to_wire()["unsigned"]
+    assert isinstance(unsigned, dict)
+    assert set(unsigned) == {"host.name", "host.version", "discovery.url"}

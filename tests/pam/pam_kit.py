@@ -37,6 +37,7 @@ from portable_ai_memory.models.memory_store import (
 )
 from portable_ai_memory.schemas import load_schema
 
+from engram.core.canonical import JsonObject
 from engram.core.clock import FixedClock
 from engram.memory import MemoryEngine, default_manifest_text, open_engine, parse_manifest
 from engram.store import Store
@@ -46,6 +47,12 @@ OWNER = "550e8400-e29b-41d4-a716-446655440000"
 
 def engine_on(store: Store, clock: FixedClock | None = None) -> MemoryEngine:
     return open_engine(store, parse_manifest(default_manifest_text()), clock or FixedClock())
+
+
+def loose(document: JsonObject) -> dict[str, Any]:
+    """A document engram wrote, as a test reads it: indexed freely (a wrong shape fails the
+    test with a KeyError or TypeError), since the assertions are the check."""
+    return document
 
 
 def sdk_check(document: dict[str, Any]) -> pam.MemoryStore:

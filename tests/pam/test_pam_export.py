@@ -16,6 +16,7 @@ import portable_ai_memory as pam
 import pytest
 from pam_kit import (
     engine_on,
+    loose,
     multikey_public_bytes,
     reference_checksum,
     reference_verify,
@@ -47,7 +48,7 @@ def test_an_engram_export_is_valid_to_the_pam_sdk(any_store: Store) -> None:
     clock = FixedClock()
     engine = seat_with_memories(any_store, clock)
     result = export_pam(engine)
-    document = result.document
+    document = loose(result.document)
     store = sdk_check(document)
     assert len(store.memories) == result.memories == 4
     assert document["integrity"]["checksum"] == reference_checksum(document["memories"])
@@ -76,7 +77,9 @@ def test_an_engram_export_is_valid_to_the_pam_sdk(any_store: Store) -> None:
 @pytest.mark.req("engram.pam.signature")
 def test_a_signed_export_verifies_by_the_specs_reference_algorithm(memory_store: Store) -> None:
     key = PrivateKey.generate()
-    document = export_pam(seat_with_memories(memory_store, FixedClock()), sign_key=key).document
+    document = loose(
+        export_pam(seat_with_memories(memory_store, FixedClock()), sign_key=key).document
+    )
     sdk_check(document)
     block = document["signature"]
     assert block["algorithm"] == "Ed25519"
@@ -121,9 +124,9 @@ def test_memories_marked_not_exportable_are_never_exported(memory_store: Store) 
     }
     import_pam(engine, document)
     result = export_pam(engine)
-    assert [m["id"] for m in result.document["memories"]] == ["m-public"]
+    assert [m["id"] for m in loose(result.document)["memories"]] == ["m-public"]
     assert result.withheld == 1
-    sdk_check(result.document)
+    sdk_check(loose(result.document))
 
 
 def _hash(text: str) -> str:
@@ -137,14 +140,16 @@ def test_an_incremental_export_carries_what_changed_since_its_base(any_store: St
     full = export_pam(engine)
     clock.advance(timedelta(hours=1))
     fresh = record(engine, "Staging mirrors production nightly", "fact", "M3").memory
-    old = next(m for m in full.document["memories"] if m["content"] == "Rollbacks take 4 minutes")
+    old = next(
+        m for m in loose(full.document)["memories"] if m["content"] == "Rollbacks take 4 minutes"
+    )
     outcome(engine, old["id"], "tests_fail", decision_id="ci-2")
     delta = export_pam(engine, base_export_id=full.export_id)
-    document = delta.document
+    document = loose(delta.document)
     sdk_check(document)
     assert document["export_type"] == "incremental"
     assert document["base_export_id"] == full.export_id
-    assert document["since"] == full.document["export_date"]
+    assert document["since"] == loose(full.document)["export_date"]
     assert sorted(m["id"] for m in document["memories"]) == sorted([fresh.id, old["id"]])
     changed = next(m for m in document["memories"] if m["id"] == old["id"])
     assert changed["temporal"]["updated_at"] > changed["temporal"]["created_at"]
@@ -152,5 +157,5 @@ def test_an_incremental_export_carries_what_changed_since_its_base(any_store: St
     with pytest.raises(NotFound):
         export_pam(engine, base_export_id="never-exported")
     since_only = export_pam(engine, since=clock.now() - timedelta(minutes=1))
-    assert "base_export_id" not in since_only.document
+    assert "base_export_id" not in loose(since_only.document)
     assert since_only.memories == 2

@@ -17,7 +17,15 @@ import base58
 import portable_ai_memory as pam
 import pytest
 import rfc8785
-from pam_kit import OWNER, engine_on, save_sdk_document, sdk_check, sdk_document, without_engram
+from pam_kit import (
+    OWNER,
+    engine_on,
+    loose,
+    save_sdk_document,
+    sdk_check,
+    sdk_document,
+    without_engram,
+)
 
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
@@ -50,17 +58,17 @@ def test_an_sdk_document_round_trips_without_loss(any_store: Store, tmp_path: Pa
     assert (result.owner_id, result.signature) == (OWNER, "unsigned")
     assert result.withdrawn == 1  # the superseded memory is kept, not recalled
     again = export_pam(engine)
-    back = sdk_check(again.document)  # valid to the SDK the other way too
+    back = sdk_check(loose(again.document))  # valid to the SDK the other way too
     original = sdk_document()
-    ours = {m["id"]: without_engram(m) for m in again.document["memories"]}
+    ours = {m["id"]: without_engram(m) for m in loose(again.document)["memories"]}
     assert ours == sdk_dump(original)  # every member of every memory, as the SDK wrote it
     assert {m.id for m in back.memories} == {m.id for m in original.memories}
-    assert again.document["owner"] == written["owner"]
-    assert again.document["relations"] == written["relations"]
-    [conversation] = again.document["conversations_index"]
+    assert loose(again.document)["owner"] == written["owner"]
+    assert loose(again.document)["relations"] == written["relations"]
+    [conversation] = loose(again.document)["conversations_index"]
     assert conversation == written["conversations_index"][0]
     # engram says where it keeps each memory, in the one open block (§10).
-    kinds = {m["id"]: m["metadata"]["engram"]["kind"] for m in again.document["memories"]}
+    kinds = {m["id"]: m["metadata"]["engram"]["kind"] for m in loose(again.document)["memories"]}
     assert kinds["mem-003-custom"] == "security_clearance"
     assert kinds["mem-002-pref"] == "preference"
     # Importing the same document again changes nothing.
@@ -87,7 +95,7 @@ def test_engram_memories_travel_between_stores_through_pam(any_store: Store) -> 
     source = engine_on(any_store, clock)
     kept = record(source, "Run migrations before deploy", "procedure", "M4", thread="ops").memory
     outcome(source, kept.id, "tests_pass", decision_id="ci-9")
-    document = export_pam(source, sign_key=PrivateKey.generate()).document
+    document = loose(export_pam(source, sign_key=PrivateKey.generate()).document)
     target = engine_on(_fresh_store(), clock)
     result = import_pam(target, json.loads(json.dumps(document)), ring="M4")  # noqa: TID251
     assert (result.inserted, result.signature) == (1, "verified")
@@ -100,7 +108,7 @@ def test_engram_memories_travel_between_stores_through_pam(any_store: Store) -> 
     assert (moved.memory.alpha, moved.memory.beta) == (2.0, 1.0)  # rebuilt from the event
     assert [e["decision_id"] for e in moved.events] == ["ci-9"]
     assert moved.memory.id == kept.id  # same ring id, kind and text: the same content address
-    out = export_pam(target).document
+    out = loose(export_pam(target).document)
     assert [m["id"] for m in out["memories"]] == [kept.id]
 
 
@@ -136,7 +144,7 @@ def test_a_retraction_is_kept_withdrawn_and_can_be_undone(any_store: Store, tmp_
     result = import_pam(engine, delta(base, [retracted], "delta-1"))
     assert (result.updated, result.withdrawn) == (1, 1)
     assert not _recalled(engine, "concise answers code examples")
-    out = export_pam(engine).document
+    out = loose(export_pam(engine).document)
     assert len(out["memories"]) == 5  # nothing was deleted
     assert next(m for m in out["memories"] if m["id"] == "mem-002-pref")["status"] == "retracted"
     sdk_check(out)
@@ -163,7 +171,7 @@ def test_a_changed_content_replaces_the_served_memory(memory_store: Store, tmp_p
     texts = [h.memory.text for h in recall(engine, "answers", k=10).hits]
     assert content in texts
     assert "Prefers concise answers with code examples." not in texts
-    assert len(export_pam(engine).document["memories"]) == 5  # one PAM id, its new content
+    assert len(loose(export_pam(engine).document)["memories"]) == 5  # one PAM id, its new content
 
 
 @pytest.mark.req("engram.pam.incremental")
@@ -308,7 +316,7 @@ def test_spec_style_documents_with_nulls_and_other_spellings_import(memory_store
     }
     engine = engine_on(memory_store)
     assert import_pam(engine, document).signature == "verified"
-    out = export_pam(engine).document
+    out = loose(export_pam(engine).document)
     sdk_check(out)
     [again] = out["memories"]
     assert again["temporal"]["created_at"] == "2026-02-15T12:00:00.123000+02:00"  # SDK spelling

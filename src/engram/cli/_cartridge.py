@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import click
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -53,7 +52,7 @@ from engram.cartridge import (
     write,
 )
 from engram.cli._app import cli
-from engram.cli._common import database_option
+from engram.cli._common import F, database_option
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, PublicKey, load_private_key, save_private_key
@@ -90,7 +89,7 @@ def _local(paths: Iterable[Path]) -> frozenset[str]:
     return frozenset(load_private_key(p).public_key().key_id for p in paths)
 
 
-def _emit(value: Any, as_json: bool, lines: Iterable[str]) -> None:
+def _emit(value: object, as_json: bool, lines: Iterable[str]) -> None:
     if as_json:
         click.echo(dumps_text(value, indent=2))
     else:
@@ -399,7 +398,7 @@ def _host(
     )
 
 
-def _host_options(command: Any) -> Any:
+def _host_options(command: F) -> F:
     for option in reversed(
         [
             click.option(
@@ -601,7 +600,7 @@ def import_command(
         )
     report = summary.report
     _emit(
-        summary.to_json(),
+        summary.to_wire(),
         as_json,
         [
             f"{report.state.value}: {report.publisher_id}/{report.artifact_id}"

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 from urllib.parse import urlsplit
 
 import click
@@ -29,7 +28,7 @@ import httpx
 
 from engram.cli._app import cli
 from engram.cli._context import provider_options, runtime_config
-from engram.core.canonical import parse_strict
+from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
 from engram.runtime import ContextView, EngramClient, with_context
 
@@ -63,7 +62,7 @@ class LLM:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(timeout=httpx.Timeout(120.0, connect=10.0), headers=headers)
 
-    def reply(self, messages: list[dict[str, Any]]) -> str:
+    def reply(self, messages: list[JsonObject]) -> str:
         try:
             response = self._http.post(self.url, json={"model": self.model, "messages": messages})
         except httpx.HTTPError as e:
@@ -138,7 +137,7 @@ def chat_command(
 
 def _loop(engram: EngramClient, llm: LLM, base_prompt: str, interactive: bool) -> int:
     """Read and answer lines until EOF or /quit; return how many turns went unanswered."""
-    history: list[dict[str, Any]] = []
+    history: list[JsonObject] = []
     unanswered = 0
     while True:
         if interactive:

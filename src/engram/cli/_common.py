@@ -114,7 +114,7 @@ def cli_store(
         store.close()
 
 
-def emit(value: Any, as_json: bool, human: str | Iterable[str] | Callable[[], None]) -> None:
+def emit(value: object, as_json: bool, human: str | Iterable[str] | Callable[[], None]) -> None:
     """Print ``value`` as indented JSON with ``--json``; else the human text: a string, lines,
     or a function that prints them."""
     if as_json:

@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import shlex
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from engram.cli._app import cli
-from engram.cli._common import token_option
+from engram.cli._common import F, token_option
 from engram.conformance import (
     BADGES,
     HostInfo,
@@ -34,6 +33,7 @@ from engram.conformance import (
     totals,
     verify_bundle,
 )
+from engram.core.canonical import Json
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
 from engram.errors import EngramError, InvalidRequest
@@ -51,7 +51,7 @@ def conformance_group() -> None:
     """Engram v0.1 conformance: probe a provider, run a runtime, verify a bundle."""
 
 
-def _ledger_option(command: Any) -> Any:
+def _ledger_option(command: F) -> F:
     return click.option(
         "--ledger",
         "ledger_path",
@@ -211,7 +211,7 @@ def verify_command(
     bundle: Path, discovery: str | None, as_json: bool, ledger_path: Path | None
 ) -> None:
     """Recompute a bundle's digests, resolve its key in the host's discovery, apply the rules."""
-    document: Any = None
+    document: Json = None
     problem: str | None = None
     if discovery is not None:
         try:

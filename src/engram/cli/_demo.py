@@ -20,7 +20,7 @@ import click
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.context import DemoSubject, ensure_demo
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json
 from engram.store import Store, engram_home, redact_url
 
 DEFAULT_URL = "http://127.0.0.1:8420"
@@ -51,7 +51,7 @@ def curl_line(url: str, token: str, query: str = "") -> str:
     return f'curl -s "{url}/v1/context{query}" -H "Authorization: Bearer {token}"'
 
 
-def demo_summary(demo: DemoSubject, path: Path, url: str) -> dict[str, JsonValue]:
+def demo_summary(demo: DemoSubject, path: Path, url: str) -> dict[str, Json]:
     return {
         "subject_id": demo.subject.id,
         "display_name": demo.subject.display_name,

@@ -10,7 +10,6 @@ files in a folder (§17.4). Nothing here routes a message or grants anything.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.text import Text
@@ -30,6 +29,7 @@ from engram.cli._workflow import (
     sign_file,
     sign_options,
 )
+from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.errors import EngramError
 from engram.graph import (
@@ -55,7 +55,7 @@ def graph_group() -> None:
     """ACX Agent Graphs (acx.agent-graph/1): lint, sign, verify, inspect, digest."""
 
 
-def _load(data: bytes, what: str) -> dict[str, Any]:
+def _load(data: bytes, what: str) -> JsonObject:
     return load_graph(data, what=what)
 
 
@@ -72,7 +72,7 @@ def _workflows(directory: Path) -> tuple[list[PinnedWorkflow], list[str]]:
     return found, unreadable
 
 
-def _with_pins(report: LintReport, document: dict[str, Any], workflows: Path | None) -> LintReport:
+def _with_pins(report: LintReport, document: JsonObject, workflows: Path | None) -> LintReport:
     if workflows is None or not report.ok:
         return report
     found, unreadable = _workflows(workflows)
@@ -90,7 +90,7 @@ def _with_pins(report: LintReport, document: dict[str, Any], workflows: Path | N
 def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -> None:
     """Check references and §16 invariants (and with --publish the profile); exit 1 if invalid."""
 
-    def lint(document: dict[str, Any], publish: bool) -> LintReport:
+    def lint(document: JsonObject, publish: bool) -> LintReport:
         return _with_pins(lint_graph(document, publish=publish), document, workflows)
 
     lint_command(_load, lint, file, publish, as_json)

@@ -16,7 +16,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json
 from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
 from engram.provider import ProviderConfig
@@ -38,7 +38,7 @@ def _status(info: KeyInfo, now: datetime) -> str:
     return status
 
 
-def _wire(info: KeyInfo, now: datetime) -> dict[str, JsonValue]:
+def _wire(info: KeyInfo, now: datetime) -> dict[str, Json]:
     def instant(moment: datetime | None) -> str | None:
         return None if moment is None else format_instant(moment)
 

@@ -18,14 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import click
 import httpx
 
 from engram.cli._acx_input import read_verified
 from engram.cli._files import read_regular
-from engram.core.canonical import canonicalize, parse_object
+from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
@@ -337,7 +336,7 @@ def _resolver(
 
 
 def _published(
-    registry: Path | None, trusted: tuple[str, ...], credential: dict[str, Any], now: datetime
+    registry: Path | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
 ) -> frozenset[str] | None:
     """The published issuer key ids: the trust registry's (for this issuer) and any given."""
     if registry is None and not trusted:

@@ -117,7 +117,7 @@ def provider_app_with_mcp(
     clock: Clock,
     seat: SeatSource | None,
     *,
-    tracer_provider: Any = None,
+    tracer_provider: Any = None,  # an OpenTelemetry TracerProvider (optional dependency)
 ) -> Starlette:
     """The provider app, with the MCP endpoint at ``/mcp`` when there is a seat to serve.
 

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
@@ -50,6 +50,10 @@ from engram.memory import (
     status,
 )
 from engram.store import Store, engram_home, redact_url
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,7 +106,7 @@ def seat_engine(
         store.close()
 
 
-def emit(value: Any, as_json: bool, human: Callable[[], None]) -> None:
+def emit(value: object, as_json: bool, human: Callable[[], None]) -> None:
     if as_json:
         click.echo(dumps_text(value, indent=2))
     else:
@@ -122,7 +126,7 @@ def _line_error(path: Path, number: int, e: InputError) -> InvalidRequest:
     return InvalidRequest(f"{path}:{number}: {e.message}")
 
 
-def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Any]]:
+def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Json]]:
     """(line number, value) of each non-blank JSON line, read one line at a time.
 
     A line longer than MAX_LINE_BYTES is refused without reading it into memory; ``spool``
@@ -154,7 +158,7 @@ def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple
         yield where, RecordInput.from_json(value, where)
 
 
-def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[RecordResult]:
+def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> list[RecordResult]:
     """``record --from``: check every line first (nothing is written if one is bad), then
     write in transactions of BATCH memories; a batch that finds the store busy is retried."""
     spool: IO[bytes] | None = None
@@ -165,14 +169,14 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[Re
     for where, item in _record_inputs(source, spool):
         check_record(engine, item, where)
         total += 1
-        if bar and total % 1000 == 0:
+        if bar and task is not None and total % 1000 == 0:
             bar.update(task, completed=total)
     readable = source
     if spool is not None:
         spool.flush()
         readable = Path(f"/dev/fd/{spool.fileno()}")
         spool.seek(0)
-    if bar:
+    if bar and task is not None:
         bar.update(task, description="recording", total=total, completed=0)
         bar.refresh()  # every phase is drawn at least once, however short
     results: list[RecordResult] = []
@@ -195,7 +199,7 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[Re
                     raise
                 time.sleep(0.5 * (attempt + 1))
         batch.clear()
-        if bar:
+        if bar and task is not None:
             bar.update(task, completed=len(results))  # advances only once a batch committed
             bar.refresh()
 
@@ -209,7 +213,7 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Any | None) -> list[Re
     finally:
         if spool is not None:
             spool.close()
-    if bar:
+    if bar and task is not None:
         bar.update(task, description="updating the index")
         bar.refresh()
     engine.refresh_index()
@@ -288,7 +292,7 @@ def record_command(
         )
 
 
-def _stderr_console() -> Any:
+def _stderr_console() -> Console:
     from rich.console import Console
 
     return Console(stderr=True)
@@ -332,6 +336,10 @@ def recall_command(
                 )
                 if not isinstance(q, str):
                     raise InvalidRequest(f"{batch}:{number}: expected a string or {{query, k}}")
+                if isinstance(qk, bool) or not isinstance(qk, int):  # recall's own message
+                    raise InvalidRequest(
+                        f"{batch}:{number}: k: expected an integer from 1 to 1000, got {qk!r}"
+                    )
                 try:
                     result = recall(engine, q, qk, rings=rings or None)
                 except InvalidRequest as e:

@@ -19,7 +19,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import database_option, emit, json_option
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
 from engram.errors import InvalidRequest
@@ -75,7 +75,7 @@ def _write_private(out: str, text: str) -> None:
         raise
 
 
-def _read_document(source: str) -> object:
+def _read_document(source: str) -> Json:
     if source == "-":
         data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
     else:
@@ -83,7 +83,8 @@ def _read_document(source: str) -> object:
             data = f.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise InvalidRequest(f"{source}: larger than {MAX_DOCUMENT_BYTES} bytes")
-    return parse_strict(data)
+    document: Json = parse_strict(data)
+    return document
 
 
 def _trusted_key(text: str) -> PublicKey:
@@ -162,12 +163,12 @@ def export_command(
             err=out == "-",
         )
         click.echo(f"export id: {result.export_id}", err=out == "-")
-        click.echo(f"checksum:  {result.document['integrity']['checksum']}", err=out == "-")
+        click.echo(f"checksum:  {result.to_wire()['checksum']}", err=out == "-")
         click.echo(f"signed by: {result.signer or 'unsigned'}", err=out == "-")
 
     if as_json and out == "-":
         raise InvalidRequest("--json prints a summary on stdout; write the document to a file")
-    emit(result.to_json(), as_json, human)
+    emit(result.to_wire(), as_json, human)
 
 
 @memory_group.command("import")
@@ -230,7 +231,7 @@ def import_command(
             f"{result.store_owner_id!r} (kept)",
             err=True,
         )
-    emit(result.to_json(), as_json, human)
+    emit(result.to_wire(), as_json, human)
 
 
 __all__ = ["export_command", "import_command", "memory_group"]

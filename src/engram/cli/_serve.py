@@ -47,7 +47,7 @@ APP = "engram.cli._mcp:app_with_mcp_from_env"
 BACKLOG = 2048  # uvicorn's default
 
 
-def log_config(level: str) -> dict[str, Any]:
+def log_config(level: str) -> dict[str, Any]:  # uvicorn's dictConfig, typed dict[str, Any]
     """uvicorn's logging config plus the provider's JSON access log on stdout."""
     config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["formatters"]["engram"] = {"format": "%(message)s"}

@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -23,9 +22,10 @@ from rich.table import Table
 from rich.text import Text
 
 from engram.cli._app import cli
+from engram.cli._common import F
 from engram.cli._files import read_regular
 from engram.cli._level import fetch
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
@@ -39,6 +39,7 @@ from engram.workflow import (
     LevelCredential,
     LevelOutcome,
     LintReport,
+    ReadyReport,
     Verification,
     check_workflow,
     find_cartridges,
@@ -84,7 +85,7 @@ def console() -> Console:
     return Console(soft_wrap=False, highlight=False, markup=False, width=width)
 
 
-def emit_json(value: JsonValue) -> None:
+def emit_json(value: Json) -> None:
     click.echo(dumps_text(value, indent=2))
 
 
@@ -144,8 +145,8 @@ def report_check(check: ArtifactCheck, what: str, as_json: bool) -> None:
 
 
 def lint_command(
-    load: Callable[[bytes, str], dict[str, Any]],
-    lint: Callable[[dict[str, Any], bool], LintReport],
+    load: Callable[[bytes, str], JsonObject],
+    lint: Callable[[JsonObject, bool], LintReport],
     file: Path,
     publish: bool,
     as_json: bool,
@@ -160,7 +161,7 @@ def lint_command(
         raise click.exceptions.Exit(1)
 
 
-def sign_options(command: Any) -> Any:
+def sign_options(command: F) -> F:
     """FILE, --publisher, --sign-key and -o, shared by ``workflow sign`` and ``graph sign``."""
     for option in reversed(
         [
@@ -175,8 +176,8 @@ def sign_options(command: Any) -> Any:
 
 
 def sign_file(
-    load: Callable[[bytes, str], dict[str, Any]],
-    sign: Callable[..., JsonValue],
+    load: Callable[[bytes, str], JsonObject],
+    sign: Callable[..., Json],
     file: Path,
     publisher: str,
     sign_key: Path,
@@ -190,7 +191,7 @@ def sign_file(
     write_signed(signed, out)
 
 
-def write_signed(document: JsonValue, out: Path | None) -> None:
+def write_signed(document: Json, out: Path | None) -> None:
     text = dumps_text(document, indent=2, sort_keys=False) + "\n"
     if out is None:
         click.echo(text, nl=False)
@@ -199,11 +200,11 @@ def write_signed(document: JsonValue, out: Path | None) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
-def _load(data: bytes, what: str) -> dict[str, Any]:
+def _load(data: bytes, what: str) -> JsonObject:
     return load_workflow(data, what=what)
 
 
-def _lint(document: dict[str, Any], publish: bool) -> LintReport:
+def _lint(document: JsonObject, publish: bool) -> LintReport:
     return lint_workflow(document, publish=publish)
 
 
@@ -310,7 +311,7 @@ def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
     return lookup
 
 
-def _print_ready(report: Any, file: Path, cartridges: Path | None) -> None:
+def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> None:
     out = console()
     out.print(verification_table(report.verification, f"{file} signature"))
     if report.lint.issues:

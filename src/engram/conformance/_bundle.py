@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 from engram import __version__
+from engram.conformance import _wire as wire
 from engram.conformance._bundle_schema import SIGNED, SUITE_NAME
 from engram.conformance._provider_runner import ProviderReport
 from engram.conformance._results import (
@@ -25,7 +25,7 @@ from engram.conformance._results import (
     totals,
     utf16_key,
 )
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonArray, JsonObject, canonicalize
 from engram.core.encoding import b64url_encode
 from engram.core.keys import PrivateKey
 from engram.errors import InvalidRequest
@@ -45,7 +45,7 @@ class HostInfo:
     build_kind: str
     build_id: str
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         if self.build_kind not in BUILD_KINDS:
             raise InvalidRequest(f"build kind must be one of {', '.join(BUILD_KINDS)}")
         if not self.build_id:
@@ -57,7 +57,7 @@ class HostInfo:
         }
 
 
-def sha256_hex(value: JsonValue) -> str:
+def sha256_hex(value: Json) -> str:
     return hashlib.sha256(canonicalize(value)).hexdigest()
 
 
@@ -65,37 +65,38 @@ def sorted_rows(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda row: utf16_key(row.id))
 
 
-def witness_sha256(rows: list[dict[str, Any]]) -> str:
+def witness_sha256(rows: list[JsonObject]) -> str:
     """SHA-256 over the RFC 8785 bytes of the rows sorted by id in UTF-16 code-unit order."""
-    return sha256_hex(sorted(rows, key=lambda row: utf16_key(row["id"])))
+    ids = [wire.text(row.get("id"), "results.requirements[].id") for row in rows]
+    ordered: JsonArray = [row for _, row in sorted(zip(ids, rows, strict=True), key=_by_id)]
+    return sha256_hex(ordered)
 
 
-def engram_version_of(document: Any) -> str:
+def _by_id(pair: tuple[str, JsonObject]) -> bytes:
+    return utf16_key(pair[0])
+
+
+def engram_version_of(document: Json) -> str:
     """``discovery.engramVersion``: re-derived by the verifier from the captured document."""
     version = document.get("engram_version") if isinstance(document, dict) else None
     return version if isinstance(version, str) else ""
 
 
-def attestation_preimage(bundle: dict[str, Any]) -> bytes:
-    """The signed bytes: RFC 8785 of exactly the four members named in ``signature.over``."""
-    return canonicalize(
-        {
-            "witnessSha256": bundle["witnessSha256"],
-            "host.build": bundle["host"]["build"],
-            "suite.version": bundle["suite"]["version"],
-            "discovery.sha256": bundle["discovery"]["sha256"],
-        }
-    )
+def attestation_preimage(bundle: JsonObject) -> bytes:
+    """The signed bytes: RFC 8785 of exactly the four members named in ``signature.over``.
+
+    Raises :class:`~engram.errors.InvalidRequest` when one of them is missing."""
+    return canonicalize({member: wire.path(bundle, member) for member in SIGNED})
 
 
-def build_bundle(report: ProviderReport, host: HostInfo, key: PrivateKey) -> dict[str, Any]:
+def build_bundle(report: ProviderReport, host: HostInfo, key: PrivateKey) -> JsonObject:
     """A signed bundle for ``report``; raises when no discovery document was captured."""
     if not isinstance(report.discovery, dict):
         raise InvalidRequest("no discovery document was captured: a bundle cannot be cut")
     rows = sorted_rows(report.rows)
     wire_rows = [row.to_wire() for row in rows]
     certified = certifies(rows, tiers_of(report.requirements), report.claimed_tier)
-    bundle: dict[str, Any] = {
+    bundle: JsonObject = {
         "bundleVersion": BUNDLE_VERSION,
         "suite": {"name": SUITE_NAME, "version": __version__, "specVersion": SPEC_VERSION},
         "host": host.to_wire(),
@@ -110,10 +111,10 @@ def build_bundle(report: ProviderReport, host: HostInfo, key: PrivateKey) -> dic
             "badge": BADGES[report.claimed_tier],
             "certified": certified,
         },
-        "results": {"totals": totals(rows), "requirements": wire_rows},
+        "results": {"totals": {**totals(rows)}, "requirements": [*wire_rows]},
         "witnessSha256": witness_sha256(wire_rows),
         "assertionCount": assertion_count(rows),
-        "detail": {"nonPass": non_pass(rows)},
+        "detail": {"nonPass": [*non_pass(rows)]},
     }
     public = key.public_key()
     bundle["signature"] = {

@@ -6,28 +6,28 @@ results, witnessSha256, assertionCount (>= 1), detail.nonPass[] and signature.
 
 from __future__ import annotations
 
-from typing import Any
+from engram.core.canonical import JsonObject
 
-_HEX64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
-_TEXT = {"type": "string", "minLength": 1}
-_RESULT = {"enum": ["executed-pass", "executed-fail", "skipped", "blocked"]}
+_HEX64: JsonObject = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+_TEXT: JsonObject = {"type": "string", "minLength": 1}
+_RESULT: JsonObject = {"enum": ["executed-pass", "executed-fail", "skipped", "blocked"]}
 SIGNED = ("witnessSha256", "host.build", "suite.version", "discovery.sha256")
 SUITE_NAME = "engram-conformance"
 UNSIGNED = ("host.name", "host.version", "discovery.url")
 """Members neither signed nor re-derived by the verifier: shown as carried, never trusted."""
-_B64URL = {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}
+_B64URL: JsonObject = {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}
 
 
-def _closed(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
+def _closed(required: list[str], properties: JsonObject) -> JsonObject:
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": required,
+        "required": [*required],
         "properties": properties,
     }
 
 
-BUNDLE_SCHEMA: dict[str, Any] = {
+BUNDLE_SCHEMA: JsonObject = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "engram certification bundle",
     **_closed(

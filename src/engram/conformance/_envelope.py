@@ -14,9 +14,8 @@ to build it from (Tier 1: "or builds equivalent from beliefs array"); base64url 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from engram.core.canonical import canonicalize
+from engram.core.canonical import Json, JsonArray, JsonObject, canonicalize
 from engram.core.clock import parse_instant
 from engram.core.context_wire import SENSITIVE_CATEGORIES
 from engram.core.encoding import b64url_decode
@@ -55,7 +54,7 @@ ERROR_CODES: dict[str, int] = {
 MAX_LIFETIME = timedelta(hours=24)
 
 
-def envelope_problems(body: Any) -> list[str]:
+def envelope_problems(body: Json) -> list[str]:
     """Fields of the minimal valid export that are missing or of the wrong type."""
     if not isinstance(body, dict):
         return ["the body is not a JSON object"]
@@ -73,38 +72,40 @@ def envelope_problems(body: Any) -> list[str]:
     return problems
 
 
-def instant(body: Any, name: str) -> datetime | None:
+def instant(body: Json, name: str) -> datetime | None:
     """The RFC 3339 instant at ``body[name]``, or None when absent or malformed."""
-    if not isinstance(body, dict) or not isinstance(body.get(name), str):
+    value = body.get(name) if isinstance(body, dict) else None
+    if not isinstance(value, str):
         return None
     try:
-        return parse_instant(body[name])
+        return parse_instant(value)
     except EngramError:
         return None
 
 
-def lifetime_problem(body: Any) -> str | None:
+def lifetime_problem(body: Json) -> str | None:
     """Why ``expires_at`` is not within (issued_at, issued_at + 24 h], or None when it is."""
     issued, expires = instant(body, "issued_at"), instant(body, "expires_at")
     if issued is None or expires is None:
         return "issued_at or expires_at is missing or not an RFC 3339 instant"
     if expires <= issued:
-        return f"expires_at {body['expires_at']} is not after issued_at {body['issued_at']}"
+        return f"expires_at {expires.isoformat()} is not after issued_at {issued.isoformat()}"
     if expires - issued > MAX_LIFETIME:
         return f"expires_at is {expires - issued} after issued_at (more than 24 h)"
     return None
 
 
-def key_list(body: Any) -> list[Any] | None:
+def key_list(body: Json) -> JsonArray | None:
     """The key list of /.well-known/engram-keys: ``{"keys": [...]}`` or a bare list."""
-    if isinstance(body, dict) and isinstance(body.get("keys"), list):
-        return list(body["keys"])
+    keys = body.get("keys") if isinstance(body, dict) else None
+    if isinstance(keys, list):
+        return list(keys)
     if isinstance(body, list):
         return list(body)
     return None
 
 
-def key_problems(key: Any) -> list[str]:
+def key_problems(key: Json) -> list[str]:
     """Why one published key lacks the fields Tier 3 requires."""
     if not isinstance(key, dict):
         return ["a key entry is not an object"]
@@ -125,7 +126,7 @@ def key_problems(key: Any) -> list[str]:
     return problems
 
 
-def signature_problem(document: Any, keys: dict[str, Any]) -> str | None:
+def signature_problem(document: Json, keys: JsonObject) -> str | None:
     """Verify ``document['signature']`` under the published key its ``kid`` names.
 
     The signed bytes are recomputed here with engram's canonicaliser over the document minus
@@ -151,7 +152,7 @@ def signature_problem(document: Any, keys: dict[str, Any]) -> str | None:
     return None
 
 
-def error_shape_problem(status: int, body: Any) -> str | None:
+def error_shape_problem(status: int, body: Json) -> str | None:
     """Why a non-2xx body is not ``{"error": {"code", "message", "status"}}`` as tabled."""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):

@@ -11,10 +11,10 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
-from engram.conformance._harness_servers import Answer, Request, completion, error
-from engram.core.canonical import canonicalize
+from engram.conformance._harness_servers import Answer, Request, Route, completion, error
+from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import Clock, format_instant
 from engram.core.encoding import b64url_encode
 from engram.core.keys import PrivateKey
@@ -57,7 +57,7 @@ class Script:
     def forged_statement(self) -> str:
         return f"Owes the harness money ({self.marker}-forged)"
 
-    def discovery(self, base_url: str) -> dict[str, Any]:
+    def discovery(self, base_url: str) -> JsonObject:
         return {
             "engram_version": "0.1",
             "issuer": {"name": "engram conformance harness", "url": base_url},
@@ -70,12 +70,12 @@ class Script:
             "scopes_supported": list(SCOPES),
         }
 
-    def key_list(self) -> dict[str, Any]:
+    def key_list(self) -> JsonObject:
         # The decoy comes first: a runtime that takes the first key instead of matching the
         # envelope's kid fails to verify the valid export and so injects nothing.
         return {"keys": [self._key_wire(DECOY_KID), self._key_wire(KID)]}
 
-    def _key_wire(self, kid: str) -> dict[str, Any]:
+    def _key_wire(self, kid: str) -> JsonObject:
         return {
             "kid": kid,
             "alg": "Ed25519",
@@ -92,7 +92,7 @@ class Script:
             return self.issued, self.issued + timedelta(seconds=120)
         return self.issued, self.issued + timedelta(hours=12)
 
-    def export(self, scope: str) -> dict[str, Any]:
+    def export(self, scope: str) -> JsonObject:
         issued, expires = self._window()
         beliefs = [
             _belief(KEEP_ID, "preference", self.keep_statement, issued),
@@ -105,7 +105,7 @@ class Script:
                 *(f"- [{b['category']}] {b['statement']}" for b in beliefs),
             ]
         )
-        document = {
+        document: JsonObject = {
             "engram_version": "0.1",
             "issued_at": format_instant(issued),
             "expires_at": format_instant(expires),
@@ -122,16 +122,16 @@ class Script:
                 "created_at": format_instant(issued - timedelta(days=1)),
                 "last_updated": format_instant(issued),
             },
-            "beliefs": beliefs,
+            "beliefs": [*beliefs],
             "corrections": [],
             "evolution": [],
             "system_prompt_injection": injection,
         }
         return self._sign(document, tamper=self.export_mode == "tampered")
 
-    def diff(self, since: str, scope: str) -> dict[str, Any]:
+    def diff(self, since: str, scope: str) -> JsonObject:
         issued, expires = self.issued, self.issued + timedelta(seconds=120)
-        document: dict[str, Any] = {
+        document: JsonObject = {
             "engram_version": "0.1",
             "issued_at": format_instant(issued),
             "expires_at": format_instant(expires),
@@ -154,8 +154,10 @@ class Script:
             ]
         return self._sign(document, tamper=self.diff_mode == "tampered")
 
-    def _sign(self, document: dict[str, Any], *, tamper: bool) -> dict[str, Any]:
-        key = self.keys[document["kid"]]
+    def _sign(self, document: JsonObject, *, tamper: bool) -> JsonObject:
+        kid = document["kid"]
+        assert isinstance(kid, str)  # every document the script builds names its KID
+        key = self.keys[kid]
         signed = dict(document)
         if tamper:
             # A signature over other bytes: sign a copy that differs in one member.
@@ -164,7 +166,7 @@ class Script:
 
     # -- routes ----------------------------------------------------------------------------
 
-    def provider_route(self, base_url: str) -> Any:
+    def provider_route(self, base_url: str) -> Route:
         def route(request: Request) -> Answer:
             if request.path == "/.well-known/engram":
                 return 200, self.discovery(base_url)
@@ -199,7 +201,7 @@ def llm_route(request: Request) -> Answer:
     return error(404, "invalid_request", f"no route {request.method} {request.path}")
 
 
-def _belief(ident: str, category: str, statement: str, at: datetime) -> dict[str, Any]:
+def _belief(ident: str, category: str, statement: str, at: datetime) -> JsonObject:
     return {
         "id": ident,
         "category": category,

@@ -15,11 +15,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import EngramError
 
-Answer = tuple[int, Any]
+Answer = tuple[int, Json | bytes]
+"""A status and a JSON body, or the bytes of an event stream."""
 Route = Callable[["Request"], Answer]
 
 
@@ -33,7 +34,8 @@ class Request:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
-    body: Any
+    body: Json
+    """The parsed JSON body; its text when it is not JSON; None when empty."""
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RequestLog:
     ) -> Request:
         parts = urlsplit(target)
         query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        body: Json
         try:
             body = parse_strict(raw) if raw else None
         except EngramError:
@@ -120,6 +123,7 @@ def _handler(name: str, log: RequestLog, route: Route) -> type[BaseHTTPRequestHa
         do_GET = _serve  # noqa: N815 - the names http.server dispatches to
         do_POST = _serve  # noqa: N815
 
+        # http.server's own signature: the arguments are %-format values of any type.
         def log_message(self, format: str, *args: Any) -> None:  # noqa: ARG002
             # The log is the RequestLog; nothing goes to stderr.
             return
@@ -170,7 +174,8 @@ def system_prompt(request: Request) -> str:
     """Everything the LLM request carried as system (or developer) instructions."""
     body = request.body if isinstance(request.body, dict) else {}
     parts: list[str] = []
-    for message in body.get("messages") or []:
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict) or message.get("role") not in ("system", "developer"):
             continue
         content = message.get("content")
@@ -178,8 +183,9 @@ def system_prompt(request: Request) -> str:
             parts.append(content)
         elif isinstance(content, list):
             parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    if isinstance(body.get("system"), str):
-        parts.append(body["system"])
+    system = body.get("system")
+    if isinstance(system, str):
+        parts.append(system)
     return "\n".join(parts)
 
 

@@ -10,11 +10,10 @@ coerced. A provider that cannot be reached raises :class:`engram.errors.RemoteEr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.errors import EngramError, RemoteError
 
 USER_AGENT = "engram-conformance"
@@ -27,7 +26,7 @@ class Exchange:
     method: str
     path: str
     status: int
-    body: Any
+    body: Json
     parse_error: str | None
     judged: bool = True
     """False for the suite's own administration (engram's admin API used to set up a probe):
@@ -53,7 +52,7 @@ class ProbeClient:
         *,
         token: str | None = None,
         params: dict[str, str] | None = None,
-        json_body: Any = None,
+        json_body: object = None,
         judged: bool = True,
     ) -> Exchange:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -71,7 +70,7 @@ class ProbeClient:
                 f"cannot reach the provider at {self.base_url} ({method} {path}): "
                 f"{type(e).__name__} {e}".rstrip()
             ) from e
-        body: Any = None
+        body: Json = None
         problem: str | None = None
         if response.content:
             try:
@@ -88,7 +87,7 @@ class ProbeClient:
         return await self.request("GET", path, token=token, params=params)
 
     async def post(
-        self, path: str, body: Any, *, token: str | None = None, judged: bool = True
+        self, path: str, body: object, *, token: str | None = None, judged: bool = True
     ) -> Exchange:
         return await self.request("POST", path, token=token, json_body=body, judged=judged)
 

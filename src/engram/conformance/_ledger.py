@@ -10,15 +10,15 @@ checkout reads the repository's files, so the runner and the tests see the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 
-from engram.core.canonical import JsonValue, parse_strict
+from engram.conformance import _wire as wire
+from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import InvalidRequest
 
 WITNESS_CLASSES = (
@@ -52,17 +52,21 @@ class Requirement:
     rationale: str | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Requirement:
+    def from_row(cls, row: JsonObject) -> Requirement:
+        """A schema-checked row (:func:`validate_document`); a wrong shape raises InvalidRequest."""
+        rid = wire.text(row.get("id"), "requirement id")
+        where = f"requirement {rid}"
+        tier = row.get("tier")
         return cls(
-            id=row["id"],
-            source=row["source"],
-            section=row["section"],
-            text=row["text"],
-            level=row["level"],
-            witness=row["witness"],
-            tier=row.get("tier"),
-            party=row.get("party"),
-            rationale=row.get("rationale"),
+            id=rid,
+            source=wire.text(row.get("source"), f"{where}: source"),
+            section=wire.text(row.get("section"), f"{where}: section"),
+            text=wire.text(row.get("text"), f"{where}: text"),
+            level=wire.text(row.get("level"), f"{where}: level"),
+            witness=wire.text(row.get("witness"), f"{where}: witness"),
+            tier=None if tier is None else wire.integer(tier, f"{where}: tier"),
+            party=wire.opt_text(row.get("party"), f"{where}: party"),
+            rationale=wire.opt_text(row.get("rationale"), f"{where}: rationale"),
         )
 
 
@@ -101,7 +105,7 @@ class Ledger:
         return tuple(sorted(rows, key=lambda r: (r.tier or 0, r.id)))
 
 
-def schema() -> dict[str, Any]:
+def schema() -> JsonObject:
     """The ledger JSON Schema (package data when installed, the repository file otherwise)."""
     value = parse_strict(_data_path(SCHEMA_FILE).read_bytes())
     assert isinstance(value, dict)
@@ -124,7 +128,7 @@ def load_ledger(path: str | Path | None = None) -> Ledger:
     row breaks the schema or an id appears twice.
     """
     where = Path(path) if path is not None else default_ledger_path()
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     if where.is_dir():
         files = sorted(where.glob("*.json"))
         if not files:
@@ -138,29 +142,34 @@ def load_ledger(path: str | Path | None = None) -> Ledger:
     return Ledger(tuple(Requirement.from_row(row) for row in _unique(rows)))
 
 
-def validate_document(document: JsonValue, origin: str = "<ledger>") -> list[dict[str, Any]]:
-    """Check one ledger document against the schema and return its rows."""
+def validate_document(document: object, origin: str = "<ledger>") -> list[JsonObject]:
+    """Check one ledger document against the schema and return its rows.
+
+    ``document`` is ``object``: parsed JSON or rows built in Python, the schema is the check."""
     full = schema()
     # Validate against the branch the document's shape selects, so errors name the row and
     # the member at fault instead of "not valid under any of the given schemas".
-    branch = full["oneOf"][1 if isinstance(document, list) else 0]
-    validator = jsonschema.Draft202012Validator({"$defs": full["$defs"], **branch})
+    branches = wire.arr(full.get("oneOf"), f"{SCHEMA_FILE}: oneOf")
+    branch = wire.obj(branches[1 if isinstance(document, list) else 0], f"{SCHEMA_FILE}: oneOf[]")
+    validator = jsonschema.Draft202012Validator({"$defs": full.get("$defs"), **branch})
     problems = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if problems:
         lines = [_describe(document, e) for e in problems[:20]]
         raise InvalidRequest(f"{origin}: ledger does not match {SCHEMA_FILE}: " + "; ".join(lines))
-    rows = document["requirements"] if isinstance(document, dict) else document
-    return list(rows)
+    rows = document.get("requirements") if isinstance(document, dict) else document
+    if not isinstance(rows, list):  # pragma: no cover - the schema requires an array
+        raise InvalidRequest(f"{origin}: requirements is not an array")
+    return [wire.obj(row, f"{origin}: requirements[{i}]") for i, row in enumerate(rows)]
 
 
-def _validated_rows(file: Path) -> list[dict[str, Any]]:
+def _validated_rows(file: Path) -> list[JsonObject]:
     return validate_document(parse_strict(file.read_bytes()), str(file))
 
 
-def _describe(document: JsonValue, error: jsonschema.ValidationError) -> str:
+def _describe(document: object, error: jsonschema.ValidationError) -> str:
     path = list(error.absolute_path)
     # Name the row by its id when the error sits inside a row, so the fix is obvious.
-    rows: Sequence[Any] = document["requirements"] if isinstance(document, dict) else document
+    rows = document.get("requirements") if isinstance(document, dict) else document
     index = path[1] if isinstance(document, dict) and len(path) > 1 else (path[0] if path else None)
     label = "document"
     if isinstance(index, int) and isinstance(rows, list) and index < len(rows):
@@ -169,13 +178,14 @@ def _describe(document: JsonValue, error: jsonschema.ValidationError) -> str:
     return f"{label}: {error.message}"
 
 
-def _unique(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _unique(rows: list[JsonObject]) -> list[JsonObject]:
     seen: set[str] = set()
     duplicates: list[str] = []
     for row in rows:
-        if row["id"] in seen:
-            duplicates.append(row["id"])
-        seen.add(row["id"])
+        rid = wire.text(row.get("id"), "requirement id")
+        if rid in seen:
+            duplicates.append(rid)
+        seen.add(rid)
     if duplicates:
         raise InvalidRequest(f"duplicate requirement ids: {', '.join(sorted(set(duplicates)))}")
     return rows

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from engram.conformance._http import Exchange, ProbeClient
 from engram.conformance._results import Recorder
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import Clock, format_instant
 from engram.core.context_wire import PROBE_LABEL, PROBE_RUNTIME_ID, belief_id
 from engram.errors import InvalidRequest
@@ -86,9 +86,9 @@ class ProviderRunOptions:
 class Observed:
     """What earlier probes saw and later ones judge against."""
 
-    discovery: Any = None
-    keys: dict[str, Any] = field(default_factory=dict)
-    export: dict[str, Any] | None = None
+    discovery: Json = None
+    keys: JsonObject = field(default_factory=dict)
+    export: JsonObject | None = None
     correction_answers: dict[str, bool] = field(default_factory=dict)
 
 
@@ -155,16 +155,16 @@ async def admin_delete(run: ProbeRun, ident: str) -> Exchange:
     )
 
 
-def text(value: Any) -> bool:
+def text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def beliefs(body: Any) -> list[dict[str, Any]]:
+def beliefs(body: Json) -> list[JsonObject]:
     found = body.get("beliefs") if isinstance(body, dict) else None
     return [b for b in found if isinstance(b, dict)] if isinstance(found, list) else []
 
 
-def identified(body: Any) -> list[tuple[str, dict[str, Any]]]:
+def identified(body: Json) -> list[tuple[str, JsonObject]]:
     """(id, belief) for every belief of ``body`` that names an id."""
     return [(ident, b) for b in beliefs(body) if (ident := belief_id(b)) is not None]
 

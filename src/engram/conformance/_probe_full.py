@@ -8,10 +8,9 @@ scope check does not depend on engram's own belief shape.
 
 from __future__ import annotations
 
-from typing import Any
-
 from engram.conformance import _envelope as env
 from engram.conformance._probe import ProbeRun, admin_add, admin_delete, beliefs, error_code
+from engram.core.canonical import JsonObject
 from engram.core.context_wire import SENSITIVE_CATEGORIES, belief_id, is_sensitive
 
 
@@ -23,11 +22,12 @@ async def keys(run: ProbeRun) -> None:
     problems = [p for k in found or [] for p in env.key_problems(k)]
     run.check("p3.key-fields", "keys", ok and not problems, "; ".join(problems) or "no keys")
     for key in found or []:
-        if isinstance(key, dict) and isinstance(key.get("kid"), str):
-            run.observed.keys[key["kid"]] = key
+        kid = key.get("kid") if isinstance(key, dict) else None
+        if isinstance(kid, str):
+            run.observed.keys[kid] = key
 
 
-def signed(run: ProbeRun, body: dict[str, Any], scenario: str) -> None:
+def signed(run: ProbeRun, body: JsonObject, scenario: str) -> None:
     """``kid`` is published and the signature verifies under it."""
     kid = body.get("kid")
     run.check(

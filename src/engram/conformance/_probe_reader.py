@@ -9,10 +9,10 @@ may be left out when the beliefs it would be built from are there (a note, not a
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from engram.conformance import _envelope as env
 from engram.conformance._probe import ProbeRun, error_code, text
+from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 
 UNAUTHENTICATED_TOKEN = "engram-conformance-not-a-token"  # noqa: S105 - a deliberately bad token
@@ -31,7 +31,7 @@ async def discovery(run: ProbeRun) -> None:
     )
 
 
-async def export(run: ProbeRun) -> dict[str, Any]:
+async def export(run: ProbeRun) -> JsonObject:
     """Fetch and judge the export; returns it ({} when there is none) for later tiers."""
     got = await run.client.get("/v1/context", token=run.options.token)
     body = got.body

@@ -19,7 +19,6 @@ import asyncio
 import re
 import secrets
 from datetime import timedelta
-from typing import Any
 
 from engram.conformance import _envelope as env
 from engram.conformance._http import Exchange
@@ -34,7 +33,7 @@ from engram.conformance._probe import (
     identified,
 )
 from engram.conformance._probe_full import signed
-from engram.core.canonical import canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.clock import format_instant
 from engram.core.context_wire import PROBE_LABEL, DiffShapeError, belief_id, deleted_ids
 from engram.core.jsonio import dumps_text
@@ -97,7 +96,7 @@ def _judge_not_applied(
     run: ProbeRun,
     after: Exchange,
     target_id: str,
-    target: dict[str, Any] | None,
+    target: JsonObject | None,
     markers: tuple[str, ...],
 ) -> None:
     rid = "p2.correction-not-applied"
@@ -188,7 +187,7 @@ async def diff(run: ProbeRun) -> None:
         signed(run, got.body, "diff")
 
 
-def _shape(run: ProbeRun, body: Any) -> frozenset[str] | None:
+def _shape(run: ProbeRun, body: Json) -> frozenset[str] | None:
     """The ids the diff deletes; an executed-fail showing the diff when its shape is unknown."""
     try:
         if not isinstance(body, dict):
@@ -200,7 +199,7 @@ def _shape(run: ProbeRun, body: Any) -> frozenset[str] | None:
         return None
 
 
-async def _delete_one(run: ProbeRun, export: dict[str, Any]) -> str | None:
+async def _delete_one(run: ProbeRun, export: JsonObject) -> str | None:
     """Delete a belief on the host and return its id; None when no tombstone can be had."""
     rid = "p2.diff-tombstones"
     if run.options.admin_token is not None:

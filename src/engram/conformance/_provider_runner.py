@@ -12,7 +12,6 @@ tombstone. The probes of each tier are in ``_probe_reader`` (Reader), ``_probe_w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
@@ -28,6 +27,7 @@ from engram.conformance._probe import (
     ProviderRunOptions,
 )
 from engram.conformance._results import Row, badge, tier_passes, tiers_of
+from engram.core.canonical import Json
 from engram.core.clock import Clock, SystemClock
 
 
@@ -40,7 +40,7 @@ class ProviderReport:
     claimed_tier: int
     rows: list[Row]
     badge: str
-    discovery: Any
+    discovery: Json
     requirements: tuple[Requirement, ...]
     exchanges: list[Exchange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from engram.conformance import _wire
 from engram.conformance._ledger import Requirement
+from engram.core.canonical import JsonObject
+from engram.errors import InvalidRequest
 
 Result = Literal["executed-pass", "executed-fail", "skipped", "blocked"]
 RESULTS: tuple[Result, ...] = ("executed-pass", "executed-fail", "skipped", "blocked")
@@ -45,9 +48,9 @@ class Row:
     assertions: int
     detail: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         """``id``, ``scenario``, ``result`` and, only when present, ``assertions``, ``detail``."""
-        wire: dict[str, Any] = {"id": self.id, "scenario": self.scenario, "result": self.result}
+        wire: JsonObject = {"id": self.id, "scenario": self.scenario, "result": self.result}
         if self.assertions:
             wire["assertions"] = self.assertions
         if self.detail is not None:
@@ -55,13 +58,19 @@ class Row:
         return wire
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> Row:
+    def from_wire(cls, wire: JsonObject) -> Row:
+        """A bundle's row (schema-checked by the verifier); a wrong shape raises InvalidRequest."""
+        rid = _wire.text(wire.get("id"), "results.requirements[].id")
+        where = f"results.requirements[] {rid}"
+        result = wire.get("result")
+        if result not in RESULTS:
+            raise InvalidRequest(f"{where}: result {result!r} is not one of {', '.join(RESULTS)}")
         return cls(
-            id=wire["id"],
-            scenario=wire["scenario"],
-            result=wire["result"],
-            assertions=int(wire.get("assertions", 0)),
-            detail=wire.get("detail"),
+            id=rid,
+            scenario=_wire.text(wire.get("scenario"), f"{where}: scenario"),
+            result=next(r for r in RESULTS if r == result),
+            assertions=_wire.integer(wire.get("assertions", 0), f"{where}: assertions"),
+            detail=_wire.opt_text(wire.get("detail"), f"{where}: detail"),
         )
 
 
@@ -124,14 +133,12 @@ def assertion_count(rows: Iterable[Row]) -> int:
     return sum(row.assertions for row in rows)
 
 
-def non_pass(rows: Iterable[Row]) -> list[dict[str, Any]]:
+def non_pass(rows: Iterable[Row]) -> list[JsonObject]:
     """``detail.nonPass[]``: every row that is not ``executed-pass``, sorted by id."""
-    items = [
-        {"id": r.id, "result": r.result, "detail": r.detail or ""}
-        for r in rows
-        if r.result != "executed-pass"
-    ]
-    return sorted(items, key=lambda item: utf16_key(item["id"]))
+    failing = sorted(
+        (r for r in rows if r.result != "executed-pass"), key=lambda r: utf16_key(r.id)
+    )
+    return [{"id": r.id, "result": r.result, "detail": r.detail or ""} for r in failing]
 
 
 def utf16_key(text: str) -> bytes:

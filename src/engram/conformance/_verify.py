@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import httpx
 import jsonschema
 
+from engram.conformance import _wire as wire
 from engram.conformance._bundle import (
     attestation_preimage,
     engram_version_of,
@@ -34,10 +34,10 @@ from engram.conformance._results import (
     tiers_of,
     totals,
 )
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.encoding import b64url_decode
 from engram.core.keys import PublicKey
-from engram.errors import EngramError, RemoteError
+from engram.errors import EngramError, InvalidRequest, RemoteError
 
 
 class Outcome(StrEnum):
@@ -61,7 +61,7 @@ class VerifyReport:
     key_id: str | None = None
     derived_badge: str = "none"
     notes: list[str] = field(default_factory=list)
-    unsigned: dict[str, Any] = field(default_factory=dict)
+    unsigned: JsonObject = field(default_factory=dict)
     """The members no check covers (neither signed nor re-derived), as the bundle carries them:
     shown, never vouched for (docs/spec/conformance-bundle.md, "What verify covers")."""
 
@@ -69,18 +69,18 @@ class VerifyReport:
     def ok(self) -> bool:
         return self.outcome is Outcome.CERTIFIED
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObject:
         return {
             "outcome": self.outcome.value,
             "message": self.message,
             "keyId": self.key_id,
             "derivedBadge": self.derived_badge,
-            "notes": self.notes,
+            "notes": [*self.notes],
             "unsigned": self.unsigned,
         }
 
 
-def read_discovery(source: str, transport: httpx.BaseTransport | None = None) -> Any:
+def read_discovery(source: str, transport: httpx.BaseTransport | None = None) -> Json:
     """A discovery document from a URL (a provider base URL or the document's own) or a file."""
     if source.startswith(("http://", "https://")):
         url = source if "/.well-known/" in source else source.rstrip("/") + "/.well-known/engram"
@@ -91,36 +91,79 @@ def read_discovery(source: str, transport: httpx.BaseTransport | None = None) ->
             raise RemoteError(f"GET {url}: {type(e).__name__} {e}".rstrip()) from e
         if response.status_code != 200:
             raise OSError(f"GET {url}: HTTP {response.status_code}")
-        return parse_strict(response.content)
-    return parse_strict(Path(source).read_bytes())
+        data = response.content
+    else:
+        data = Path(source).read_bytes()
+    document: Json = parse_strict(data)
+    return document
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """The members of a schema-checked bundle the verifier reads, narrowed once."""
+
+    whole: JsonObject
+    rows: list[JsonObject]
+    key_id: str
+    public_key: str
+    signature: str
+    witness: str
+    discovery_document: Json
+    discovery_sha256: str
+    engram_version: str
+    claim: JsonObject
+    tier: int
+
+    @classmethod
+    def of(cls, bundle: JsonObject) -> _Bundle:
+        signature = wire.obj(wire.path(bundle, "signature"), "$.signature")
+        claim = wire.obj(wire.path(bundle, "claim"), "$.claim")
+        return cls(
+            whole=bundle,
+            rows=wire.objects(wire.path(bundle, "results.requirements"), "$.results.requirements"),
+            key_id=wire.text(signature.get("keyId"), "$.signature.keyId"),
+            public_key=wire.text(signature.get("publicKey"), "$.signature.publicKey"),
+            signature=wire.text(signature.get("value"), "$.signature.value"),
+            witness=wire.text(wire.path(bundle, "witnessSha256"), "$.witnessSha256"),
+            discovery_document=wire.path(bundle, "discovery.document"),
+            discovery_sha256=wire.text(wire.path(bundle, "discovery.sha256"), "$.discovery.sha256"),
+            engram_version=wire.text(
+                wire.path(bundle, "discovery.engramVersion"), "$.discovery.engramVersion"
+            ),
+            claim=claim,
+            tier=wire.integer(claim.get("tier"), "$.claim.tier"),
+        )
 
 
 def verify_bundle(
     data: bytes,
     ledger: Ledger,
     *,
-    discovery: Any = None,
+    discovery: Json = None,
     discovery_error: str | None = None,
 ) -> VerifyReport:
     """Check ``data`` (the bundle file's bytes) against ``discovery`` (None: none was read)."""
     try:
-        bundle = parse_strict(data)
+        parsed: Json = parse_strict(data)
     except EngramError as e:
         # e.message reads "not I-JSON: <reason> at <position> (...)".
         return VerifyReport(Outcome.MALFORMED, f"the bundle is {e.message}")
-    problems = list(jsonschema.Draft202012Validator(BUNDLE_SCHEMA).iter_errors(bundle))
+    problems = list(jsonschema.Draft202012Validator(BUNDLE_SCHEMA).iter_errors(parsed))
     if problems:
         first = min(problems, key=lambda p: list(map(str, p.absolute_path)))
         where = "/".join(map(str, first.absolute_path)) or "(root)"
         return VerifyReport(Outcome.MALFORMED, f"not a bundle: {where}: {first.message}")
-    signature = bundle["signature"]
-    rows = [Row.from_wire(r) for r in bundle["results"]["requirements"]]
+    try:
+        bundle = _Bundle.of(wire.obj(parsed, "$"))
+        rows = [Row.from_wire(r) for r in bundle.rows]
+    except InvalidRequest as e:  # a shape the schema let through: still not a bundle
+        return VerifyReport(Outcome.MALFORMED, f"not a bundle: {e.message}")
     tiers = tiers_of(ledger.select(party="provider"))
-    report = VerifyReport(Outcome.CERTIFIED, "", key_id=signature["keyId"])
+    report = VerifyReport(Outcome.CERTIFIED, "", key_id=bundle.key_id)
     report.derived_badge = badge(rows, tiers)
-    report.unsigned = {name: _member(bundle, name) for name in UNSIGNED}
+    report.unsigned = {name: wire.at(bundle.whole, name) for name in UNSIGNED}
 
-    if witness_sha256(bundle["results"]["requirements"]) != bundle["witnessSha256"]:
+    if witness_sha256(bundle.rows) != bundle.witness:
         report.outcome = Outcome.WITNESS_MISMATCH
         report.message = "witnessSha256 does not match the rows"
         return report
@@ -128,19 +171,19 @@ def verify_bundle(
     if inconsistency:
         report.outcome, report.message = Outcome.INCONSISTENT, inconsistency
         return report
-    if sha256_hex(bundle["discovery"]["document"]) != bundle["discovery"]["sha256"]:
+    if sha256_hex(bundle.discovery_document) != bundle.discovery_sha256:
         report.outcome = Outcome.DISCOVERY_MISMATCH
         report.message = "discovery.sha256 does not match the captured discovery document"
         return report
-    if engram_version_of(bundle["discovery"]["document"]) != bundle["discovery"]["engramVersion"]:
+    if engram_version_of(bundle.discovery_document) != bundle.engram_version:
         report.outcome = Outcome.INCONSISTENT
         report.message = (
             "discovery.engramVersion is not the engram_version of the captured discovery document"
         )
         return report
-    carried_ok = _attests(bundle, signature["publicKey"])
-    carried_id = _key_id_of(signature["publicKey"])
-    if carried_ok is not None or carried_id != signature["keyId"]:
+    carried_ok = _attests(bundle, bundle.public_key)
+    carried_id = _key_id_of(bundle.public_key)
+    if carried_ok is not None or carried_id != bundle.key_id:
         report.outcome = Outcome.ATTESTATION_INVALID
         report.message = carried_ok or "signature.keyId does not name signature.publicKey"
         return report
@@ -153,11 +196,11 @@ def verify_bundle(
             + ": the signature attests integrity only, not who signed"
         )
         return report
-    published = _published_key(discovery, signature["keyId"])
+    published = _published_key(discovery, bundle.key_id)
     if published is None:
         report.outcome = Outcome.KEY_NOT_PUBLISHED
         report.message = (
-            f"the discovery document was read and does not publish {signature['keyId']} "
+            f"the discovery document was read and does not publish {bundle.key_id} "
             "in signingKeys: the bundle is not attributable to the host"
         )
         return report
@@ -166,10 +209,10 @@ def verify_bundle(
         report.outcome = Outcome.ATTESTATION_INVALID
         report.message = f"under the published key: {problem}"
         return report
-    if isinstance(discovery, dict) and sha256_hex(discovery) != bundle["discovery"]["sha256"]:
+    if isinstance(discovery, dict) and sha256_hex(discovery) != bundle.discovery_sha256:
         report.notes.append("the discovery document read differs from the one captured")
 
-    claimed = int(bundle["claim"]["tier"])
+    claimed = bundle.tier
     if certifies(rows, tiers, claimed):
         report.message = f"certified at {BADGES[claimed]} (tier {claimed})"
         return report
@@ -188,24 +231,17 @@ def verify_bundle(
     return report
 
 
-def _member(bundle: dict[str, Any], dotted: str) -> Any:
-    value: Any = bundle
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def _attests(bundle: dict[str, Any], public_key: str) -> str | None:
+def _attests(bundle: _Bundle, public_key: str) -> str | None:
     """None when the signature verifies under ``public_key``; else why not."""
     try:
         key = PublicKey.from_b64url(public_key)
-        key.verify(b64url_decode(bundle["signature"]["value"]), attestation_preimage(bundle))
+        key.verify(b64url_decode(bundle.signature), attestation_preimage(bundle.whole))
     except EngramError as e:
         return f"the attestation does not verify: {e.message}"
     return None
 
 
-def _published_key(discovery: Any, key_id: str) -> str | None:
+def _published_key(discovery: Json, key_id: str) -> str | None:
     """The public key ``signingKeys[]`` publishes under ``key_id``.
 
     An entry names its key as ``keyId`` (OpenWOP) or ``kid`` (Engram key lists) and carries it
@@ -231,7 +267,7 @@ def _key_id_of(public: str) -> str | None:
         return None
 
 
-def _inconsistency(bundle: dict[str, Any], rows: list[Row], ledger: Ledger) -> str | None:
+def _inconsistency(bundle: _Bundle, rows: list[Row], ledger: Ledger) -> str | None:
     """Anything outside the attestation that does not re-derive from the rows."""
     ids = [r.id for r in rows]
     if len(set(ids)) != len(ids):
@@ -239,17 +275,17 @@ def _inconsistency(bundle: dict[str, Any], rows: list[Row], ledger: Ledger) -> s
     unknown = sorted(set(ids) - ledger.ids)
     if unknown:
         return f"rows name ids not in this suite's ledger: {', '.join(unknown)}"
-    if totals(rows) != bundle["results"]["totals"]:
+    if totals(rows) != wire.at(bundle.whole, "results.totals"):
         return "results.totals do not match the rows"
-    if assertion_count(rows) != bundle["assertionCount"]:
+    if assertion_count(rows) != wire.at(bundle.whole, "assertionCount"):
         return "assertionCount does not match the rows"
-    if non_pass(rows) != bundle["detail"]["nonPass"]:
+    if non_pass(rows) != wire.at(bundle.whole, "detail.nonPass"):
         return "detail.nonPass does not list exactly the rows that did not pass"
-    claim = bundle["claim"]
-    if claim["badge"] != BADGES[claim["tier"]]:
+    claim = bundle.claim
+    if claim.get("badge") != BADGES.get(bundle.tier):
         return "claim.badge does not name claim.tier"
-    if claim["certified"] != certifies(
-        rows, tiers_of(ledger.select(party="provider")), claim["tier"]
+    if claim.get("certified") != certifies(
+        rows, tiers_of(ledger.select(party="provider")), bundle.tier
     ):
         return "claim.certified does not follow from the rows"
     return None

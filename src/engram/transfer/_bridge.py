@@ -22,7 +22,6 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from engram.cartridge import (
     DEFAULT_ACCEPT,
@@ -47,11 +46,11 @@ from engram.transfer._record import TransferRecord
 from engram.trust import TrustRegistry, TrustState
 
 
-def ring_records(engine: MemoryEngine, ring: str) -> list[dict[str, Any]]:
+def ring_records(engine: MemoryEngine, ring: str) -> list[JsonObject]:
     """One ring's memories as author records for export (M2 memories are field-learned)."""
     mount = engine.spec.mount_for(ring)
     ring_id = mount.ring_id if mount else ring
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     for item in export_memories(engine.store, ring_id):
         m = item.memory
         records.append(
@@ -79,7 +78,7 @@ class ImportSummary:
     quarantined: int
     ring_id: str
 
-    def to_json(self) -> JsonObject:
+    def to_wire(self) -> JsonObject:
         return {
             "trust": self.report.to_wire(),
             "ringId": self.ring_id,

@@ -13,13 +13,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import format_instant_precise
 from engram.core.keys import PrivateKey
 from engram.errors import Forbidden, NotFound
 from engram.memory import MemoryEngine, MemoryRecord, export_memories, withdrawn_among
 from engram.transfer import _pam_tables as tables
+from engram.transfer import _wire as wire
 from engram.transfer._pam_format import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -39,14 +40,12 @@ from engram.transfer._pam_map import (
     refreshed_object,
 )
 
-Json = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class PamExport:
     """A written PAM document and what went into it."""
 
-    document: Json
+    document: JsonObject
     export_id: str
     export_type: str
     memories: int
@@ -54,16 +53,18 @@ class PamExport:
     ring_ids: tuple[str, ...]
     signer: str | None  # the Multikey of the signing key
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> JsonObject:
         return {
             "export_id": self.export_id,
             "export_type": self.export_type,
             "memories": self.memories,
             "withheld": self.withheld,
-            "relations": len(self.document.get("relations", [])),
-            "conversations": len(self.document.get("conversations_index", [])),
+            "relations": len(wire.objects(self.document.get("relations"), "relations")),
+            "conversations": len(
+                wire.objects(self.document.get("conversations_index"), "conversations_index")
+            ),
             "ring_ids": list(self.ring_ids),
-            "checksum": self.document["integrity"]["checksum"],
+            "checksum": wire.block(self.document, "integrity").get("checksum"),
             "signed_by": self.signer,
         }
 
@@ -81,7 +82,7 @@ def _ring_ids(engine: MemoryEngine, rings: Sequence[str] | None) -> tuple[str, .
     return tuple(out)
 
 
-def _owner(engine: MemoryEngine, owner_id: str | None) -> Json:
+def _owner(engine: MemoryEngine, owner_id: str | None) -> JsonObject:
     """The owner named, else the store's (set by its first import or export), else a new
     UUID v4 kept for every later export (§6: stable across exports)."""
     with engine.store.transaction() as tx:
@@ -90,7 +91,7 @@ def _owner(engine: MemoryEngine, owner_id: str | None) -> Json:
             created = format_instant(engine.clock.now())
             kept = {"id": owner_id or str(uuid.uuid4()), "created_at": created}
             tables.set_owner(tx, kept, engine.now())
-    if owner_id is not None and owner_id != kept["id"]:
+    if owner_id is not None and owner_id != kept.get("id"):
         return {"id": owner_id}
     return kept
 
@@ -108,19 +109,21 @@ def _since(engine: MemoryEngine, since: datetime | None, base: str | None) -> da
     return since or parse_instant(logged.export_date, "export_date")
 
 
-def _created(memory: Json) -> datetime:
-    return utc(parse_instant(memory["temporal"]["created_at"], "created_at"))
+def _created(memory: JsonObject) -> datetime:
+    return utc(parse_instant(wire.block(memory, "temporal").get("created_at"), "created_at"))
 
 
-def _conversations(memories: Sequence[Json], kept: dict[str, Json], *, full: bool) -> list[Json]:
+def _conversations(
+    memories: Sequence[JsonObject], kept: dict[str, JsonObject], *, full: bool
+) -> list[JsonObject]:
     """§14.1: each conversation a memory refers to, its ``derived_memories`` exactly the
     exported memories that refer to it (in the order the source listed them, then the rest)."""
-    refs: dict[str, list[Json]] = {}
+    refs: dict[str, list[JsonObject]] = {}
     for m in memories:
-        ref = m["provenance"].get("conversation_ref")
+        ref = wire.opt_text(wire.block(m, "provenance").get("conversation_ref"), "conversation_ref")
         if ref is not None:
             refs.setdefault(ref, []).append(m)
-    out: list[Json] = []
+    out: list[JsonObject] = []
     for conv_id in sorted(set(refs) | (set(kept) if full else set())):
         derived_ids = [m["id"] for m in refs.get(conv_id, [])]
         entry = dict(kept.get(conv_id) or {})
@@ -129,10 +132,11 @@ def _conversations(memories: Sequence[Json], kept: dict[str, Json], *, full: boo
             entry = {
                 "id": conv_id,
                 "platform": PLATFORM,
-                "temporal": {"created_at": first["temporal"]["created_at"]},
+                "temporal": {"created_at": wire.block(first, "temporal").get("created_at")},
                 "tags": [],
             }
-        listed = [d for d in entry.get("derived_memories", []) if d in derived_ids]
+        carried = wire.arr(entry.get("derived_memories", []), "derived_memories")
+        listed = [d for d in carried if d in derived_ids]
         entry["derived_memories"] = listed + [d for d in derived_ids if d not in listed]
         out.append(entry)
     return out
@@ -169,9 +173,12 @@ def export_pam(
         # A withdrawn memory no PAM record holds is the old content of one that changed.
         replaced = withdrawn_among(tx, list(records))
         relations = tables.objects(tx, "pam_relations")
-        conversations = {obj["id"]: obj for obj, _ in tables.objects(tx, "pam_conversations")}
+        conversations = {
+            wire.text(obj["id"], "conversation id"): obj
+            for obj, _ in tables.objects(tx, "pam_conversations")
+        }
 
-    objects: dict[str, tuple[Json, datetime]] = {}
+    objects: dict[str, tuple[JsonObject, datetime]] = {}
     claimed: set[str] = set()
     for row in rows:
         holder = records.get(row.memory_id or "")
@@ -186,11 +193,11 @@ def export_pam(
         if memory_id not in claimed and memory_id not in objects and memory_id not in replaced:
             objects[memory_id] = (native_object(record), changed_at(record))
 
-    memories: list[Json] = []
+    memories: list[JsonObject] = []
     withheld = 0
     for pam_id in sorted(objects):
         obj, moment = objects[pam_id]
-        if (obj.get("access") or {}).get("exportable") is False:
+        if wire.block(obj, "access").get("exportable") is False:
             withheld += 1
             continue
         if cutoff is not None and moment <= utc(cutoff):
@@ -199,50 +206,59 @@ def export_pam(
 
     exported = {m["id"] for m in memories}
     now = engine.clock.now()
-    document: Json = {
+    export_id = str(uuid.uuid4())
+    export_type = "incremental" if incremental else "full"
+    export_date = format_instant(now)
+    digest = checksum(memories)
+    kept_relations: list[Json] = [
+        r for r, _ in relations if r["from"] in exported and r["to"] in exported
+    ]
+    document: JsonObject = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
         "spec_uri": SPEC_URI,
-        "export_id": str(uuid.uuid4()),
+        "export_id": export_id,
         "exported_by": EXTRACTOR,
-        "export_date": format_instant(now),
+        "export_date": export_date,
         "owner": owner,
-        "memories": memories,
-        "relations": [r for r, _ in relations if r["from"] in exported and r["to"] in exported],
-        "conversations_index": _conversations(memories, conversations, full=not incremental),
+        "memories": [*memories],
+        "relations": kept_relations,
+        "conversations_index": [*_conversations(memories, conversations, full=not incremental)],
         "integrity": {
             "canonicalization": "RFC8785",
-            "checksum": checksum(memories),
+            "checksum": digest,
             "total_memories": len(memories),
         },
-        "export_type": "incremental" if incremental else "full",
+        "export_type": export_type,
     }
     if base_export_id is not None:
         document["base_export_id"] = base_export_id
-    if cutoff is not None:
-        document["since"] = format_instant(cutoff)
+    since_text = None if cutoff is None else format_instant(cutoff)
+    if since_text is not None:
+        document["since"] = since_text
     signer = None
     if sign_key is not None:
-        document["signature"] = signature_block(document, sign_key, now)
-        signer = document["signature"]["public_key"]
+        block = signature_block(document, sign_key, now)
+        document["signature"] = block
+        signer = wire.text(block["public_key"], "signature.public_key")
     with engine.store.transaction() as tx:
         tables.log_export(
             tx,
-            export_id=document["export_id"],
+            export_id=export_id,
             direction="export",
-            export_type=document["export_type"],
-            export_date=document["export_date"],
-            since=document.get("since"),
+            export_type=export_type,
+            export_date=export_date,
+            since=since_text,
             base_export_id=base_export_id,
-            owner_id=owner["id"],
-            checksum=document["integrity"]["checksum"],
+            owner_id=wire.text(owner.get("id"), "owner.id"),
+            checksum=digest,
             signer=signer,
             now=format_instant_precise(now),
         )
     return PamExport(
         document,
-        document["export_id"],
-        document["export_type"],
+        export_id,
+        export_type,
         len(memories),
         withheld,
         ring_ids,

@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import base58
 import jsonschema
 
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.encoding import b64url_decode
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import DigestMismatch, InvalidRequest, SignatureInvalid, UnsupportedVersion
 from engram.level import public_from_multikey, public_multikey
+from engram.transfer import _wire as wire
 
 SCHEMA_NAME = "portable-ai-memory"
 SCHEMA_VERSION = "1.0"
@@ -59,8 +59,6 @@ _INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]
 _WHITESPACE = re.compile(r"\s+")
 MAX_PROBLEMS = 5
 
-Json = dict[str, Any]
-
 
 # --- §6 content hash ---------------------------------------------------------------------
 
@@ -79,7 +77,7 @@ def content_hash(content: str) -> str:
 # --- instants ------------------------------------------------------------------------------
 
 
-def parse_instant(text: Any, where: str) -> datetime:
+def parse_instant(text: Json, where: str) -> datetime:
     """An RFC 3339 date-time (the schema's ``date-time``) as an aware datetime, offset kept.
 
     Digits past microseconds are dropped, as every PAM implementation in Python does.
@@ -112,7 +110,7 @@ def format_instant(moment: datetime) -> str:
     return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
-def normal_instant(text: Any, where: str) -> str:
+def normal_instant(text: Json, where: str) -> str:
     return format_instant(parse_instant(text, where))
 
 
@@ -123,13 +121,18 @@ def utc(moment: datetime) -> datetime:
 # --- the normal form and §15 integrity -----------------------------------------------------
 
 
-def strip_nulls(value: Any) -> Any:
+def strip_nulls(value: Json) -> Json:
     """``value`` with every ``null`` member removed, at every depth (arrays keep their items)."""
-    if isinstance(value, Mapping):
-        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, dict):
+        return strip_object(value)
     if isinstance(value, list):
         return [strip_nulls(v) for v in value]
     return value
+
+
+def strip_object(value: Mapping[str, Json]) -> JsonObject:
+    """:func:`strip_nulls` for an object, typed as one."""
+    return {k: strip_nulls(v) for k, v in value.items() if v is not None}
 
 
 _INSTANT_MEMBERS: dict[str, tuple[str, ...]] = {
@@ -139,15 +142,15 @@ _INSTANT_MEMBERS: dict[str, tuple[str, ...]] = {
 }
 
 
-def normal_memory(memory: Mapping[str, Any], where: str = "memory") -> Json:
+def normal_memory(memory: Mapping[str, Json], where: str = "memory") -> JsonObject:
     """A memory object in the form the PAM SDK serialises (see the module docstring).
 
     ``metadata`` is the one open block: its own null members go, but the values of its
     extension members are kept exactly as they are (the SDK keeps nulls inside them).
     """
     metadata = memory.get("metadata")
-    out: Json = strip_nulls({k: v for k, v in memory.items() if k != "metadata"})
-    if isinstance(metadata, Mapping):
+    out: JsonObject = strip_object({k: v for k, v in memory.items() if k != "metadata"})
+    if isinstance(metadata, dict):
         out["metadata"] = {k: v for k, v in metadata.items() if v is not None}
     out.setdefault("status", "active")
     out.setdefault("tags", [])
@@ -165,19 +168,19 @@ def normal_memory(memory: Mapping[str, Any], where: str = "memory") -> Json:
     return out
 
 
-def checksum(memories: Sequence[Mapping[str, Any]]) -> str:
+def checksum(memories: Sequence[Mapping[str, Json]]) -> str:
     """§15.2: ``sha256:`` over the RFC 8785 bytes of the memories sorted by ``id`` (code points,
     as the PAM SDK and the spec's Appendix C sort)."""
     ordered = sorted(memories, key=lambda m: str(m.get("id", "")))
     return "sha256:" + hashlib.sha256(canonicalize(ordered)).hexdigest()
 
 
-def checksum_matches(memories: Sequence[Mapping[str, Any]], declared: str) -> bool:
+def checksum_matches(memories: Sequence[Mapping[str, Json]], declared: str) -> bool:
     """The declared checksum covers the memories as written, without their nulls, or in the
     normal form: three spellings of the same content (null and absent mean the same in PAM)."""
     if checksum(memories) == declared:
         return True
-    stripped = [strip_nulls(m) for m in memories]
+    stripped = [strip_object(m) for m in memories]
     if checksum(stripped) == declared:
         return True
     try:
@@ -190,17 +193,18 @@ def checksum_matches(memories: Sequence[Mapping[str, Any]], declared: str) -> bo
 # --- §18 signatures ------------------------------------------------------------------------
 
 
-def signature_payload(document: Mapping[str, Any]) -> bytes:
+def signature_payload(document: Mapping[str, Json]) -> bytes:
     """§18.3: the RFC 8785 bytes of ``{checksum, export_id, export_date, owner_id}``."""
     integrity = document.get("integrity")
-    if not isinstance(integrity, Mapping) or not isinstance(integrity.get("checksum"), str):
+    found = integrity.get("checksum") if isinstance(integrity, dict) else None
+    if not isinstance(found, str):
         raise SignatureInvalid("a signed PAM document needs integrity.checksum (§18.3 step 1)")
     owner = document.get("owner")
-    payload: dict[str, JsonValue] = {
-        "checksum": integrity["checksum"],
+    payload: JsonObject = {
+        "checksum": found,
         "export_id": document.get("export_id"),
         "export_date": document.get("export_date"),
-        "owner_id": owner.get("id") if isinstance(owner, Mapping) else None,
+        "owner_id": owner.get("id") if isinstance(owner, dict) else None,
     }
     return canonicalize(payload)
 
@@ -217,7 +221,7 @@ def did_key(key: PublicKey) -> str:
     return f"did:key:{multikey}#{multikey}"
 
 
-def read_public_key(text: Any) -> PublicKey:
+def read_public_key(text: Json) -> PublicKey:
     """``signature.public_key`` for Ed25519: a Multikey, a ``did:key``, or the schema's bare
     base58 of the 32 raw bytes."""
     if not isinstance(text, str) or not text:
@@ -240,7 +244,9 @@ def read_public_key(text: Any) -> PublicKey:
     return PublicKey.from_raw(raw)
 
 
-def signature_block(document: Mapping[str, Any], key: PrivateKey, signed_at: datetime) -> Json:
+def signature_block(
+    document: Mapping[str, Json], key: PrivateKey, signed_at: datetime
+) -> JsonObject:
     """§18.1/§18.3: the ``signature`` member for ``document`` (which carries its integrity).
 
     The value is padded base64url, the form the spec's Appendix D writes and reads back with
@@ -268,7 +274,7 @@ class SignatureCheck:
     key_id: str | None
 
 
-def verify_signature(document: Mapping[str, Any]) -> SignatureCheck:
+def verify_signature(document: Mapping[str, Json]) -> SignatureCheck:
     """§18.4: the signature verifies over the payload under ``signature.public_key``.
 
     Only Ed25519 is verified; a signature in another algorithm is refused rather than taken on
@@ -276,7 +282,7 @@ def verify_signature(document: Mapping[str, Any]) -> SignatureCheck:
     before ``export_date`` (§18.5 rule 3).
     """
     block = document.get("signature")
-    if not isinstance(block, Mapping):
+    if not isinstance(block, dict):
         raise SignatureInvalid("the document carries no signature")
     if block.get("algorithm") != "Ed25519":
         raise SignatureInvalid(
@@ -318,8 +324,10 @@ def _path(error: jsonschema.ValidationError) -> str:
     return out
 
 
-def check_schema(document: Any) -> None:
-    """The document against the PAM 1.0 schema; the first problems named by JSON path."""
+def check_schema(document: Json) -> JsonObject:
+    """The document against the PAM 1.0 schema; the first problems named by JSON path.
+
+    Returns the document, narrowed to the object it now is known to be."""
     if not isinstance(document, dict):
         raise InvalidRequest("a PAM document is a JSON object")
     if document.get("schema") != SCHEMA_NAME:
@@ -332,32 +340,35 @@ def check_schema(document: Any) -> None:
         raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
     validator = _validator()
     if validator.is_valid(document):  # the common case, without collecting every error
-        return
+        return document
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
         shown = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:MAX_PROBLEMS])
         more = f" (and {len(errors) - MAX_PROBLEMS} more)" if len(errors) > MAX_PROBLEMS else ""
         raise InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+    return document  # pragma: no cover - is_valid is False only when there are errors
 
 
-def _instants(document: Json) -> Iterable[tuple[str, Any]]:
+def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
     for member in ("export_date", "since"):
         if document.get(member) is not None:
             yield member, document[member]
-    owner = document.get("owner") or {}
+    owner = wire.block(document, "owner")
     if owner.get("created_at") is not None:
         yield "owner.created_at", owner["created_at"]
-    for i, m in enumerate(document.get("memories") or []):
+    for i, m in enumerate(wire.objects(document.get("memories"), "memories")):
         for block, members in _INSTANT_MEMBERS.items():
-            inner = m.get(block) or {}
+            inner = wire.block(m, block, f"memories[{i}].")
             for member in members:
                 if inner.get(member) is not None:
                     yield f"memories[{i}].{block}.{member}", inner[member]
-    for i, r in enumerate(document.get("relations") or []):
+    for i, r in enumerate(wire.objects(document.get("relations"), "relations")):
         yield f"relations[{i}].created_at", r.get("created_at")
-    for i, c in enumerate(document.get("conversations_index") or []):
+    conversations = wire.objects(document.get("conversations_index"), "conversations_index")
+    for i, c in enumerate(conversations):
+        temporal = wire.block(c, "temporal", f"conversations_index[{i}].")
         for member in ("created_at", "updated_at"):
-            value = (c.get("temporal") or {}).get(member)
+            value = temporal.get(member)
             if value is not None:
                 yield f"conversations_index[{i}].temporal.{member}", value
     signature = document.get("signature")
@@ -365,17 +376,17 @@ def _instants(document: Json) -> Iterable[tuple[str, Any]]:
         yield "signature.signed_at", signature.get("signed_at")
 
 
-def _unique(items: Iterable[Any], what: str) -> set[str]:
+def _unique(items: Iterable[JsonObject], what: str) -> set[str]:
     seen: set[str] = set()
     for item in items:
-        ident = item.get("id")
+        ident = wire.text(item.get("id"), f"{what} id")
         if ident in seen:
             raise InvalidRequest(f"two {what} share the id {ident!r}")
         seen.add(ident)
     return seen
 
 
-def check_document(document: Any, known_memory_ids: Iterable[str] = ()) -> None:
+def check_document(document: Json, known_memory_ids: Iterable[str] = ()) -> None:
     """Everything a reader checks before it imports a byte of ``document``.
 
     The schema; every instant; unique ids; each memory's content hash (§6); the integrity block
@@ -384,37 +395,39 @@ def check_document(document: Any, known_memory_ids: Iterable[str] = ()) -> None:
     documents); created ≤ updated and valid_from ≤ valid_until. The signature is checked by
     :func:`verify_signature`, which the importer calls when one is present.
     """
-    check_schema(document)
-    _check_contents(document, known_memory_ids)
+    _check_contents(check_schema(document), known_memory_ids)
 
 
-def check_contents(document: Json, known_memory_ids: Iterable[str] = ()) -> None:
+def check_contents(document: JsonObject, known_memory_ids: Iterable[str] = ()) -> None:
     """:func:`check_document` for a document that already passed :func:`check_schema`."""
     _check_contents(document, known_memory_ids)
 
 
-def _check_contents(doc: Json, known_memory_ids: Iterable[str]) -> None:
+def _check_contents(doc: JsonObject, known_memory_ids: Iterable[str]) -> None:
     for where, value in _instants(doc):
         parse_instant(value, where)
-    memories: list[Json] = doc["memories"]
+    memories = wire.objects(doc["memories"], "memories")
+    relations = wire.objects(doc.get("relations"), "relations")
+    conversations_index = wire.objects(doc.get("conversations_index"), "conversations_index")
     ids = _unique(memories, "memories")
-    _unique(doc.get("relations") or [], "relations")
-    conversations = _unique(doc.get("conversations_index") or [], "conversations")
+    _unique(relations, "relations")
+    conversations = _unique(conversations_index, "conversations")
     for i, m in enumerate(memories):
-        if content_hash(m["content"]) != m["content_hash"]:
+        ident = m["id"]
+        if content_hash(wire.text(m["content"], f"memories[{i}].content")) != m["content_hash"]:
             raise DigestMismatch(
-                f"memories[{i}] ({m['id']}): content_hash is not the §6 hash of its content"
+                f"memories[{i}] ({ident}): content_hash is not the §6 hash of its content"
             )
-        temporal = m["temporal"]
+        temporal = wire.obj(m["temporal"], f"memories[{i}].temporal")
         created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
         if temporal.get("updated_at") is not None:
             updated = parse_instant(temporal["updated_at"], "updated_at")
             if updated < created:
-                raise InvalidRequest(f"memories[{i}] ({m['id']}): updated_at is before created_at")
+                raise InvalidRequest(f"memories[{i}] ({ident}): updated_at is before created_at")
         if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
             start = parse_instant(temporal["valid_from"], "valid_from")
             if parse_instant(temporal["valid_until"], "valid_until") < start:
-                raise InvalidRequest(f"memories[{i}] ({m['id']}): valid_until is before valid_from")
+                raise InvalidRequest(f"memories[{i}] ({ident}): valid_until is before valid_from")
     integrity = doc.get("integrity")
     if isinstance(integrity, dict):
         if integrity["total_memories"] != len(memories):
@@ -422,27 +435,27 @@ def _check_contents(doc: Json, known_memory_ids: Iterable[str]) -> None:
                 f"integrity.total_memories is {integrity['total_memories']}, the document "
                 f"carries {len(memories)} memories"
             )
-        if not checksum_matches(memories, integrity["checksum"]):
+        if not checksum_matches(memories, wire.text(integrity["checksum"], "integrity.checksum")):
             raise DigestMismatch(
                 "integrity.checksum does not match the memories (§15.2): the document was "
                 "altered or written without RFC 8785"
             )
     known = ids | set(known_memory_ids)
-    for i, r in enumerate(doc.get("relations") or []):
+    for i, r in enumerate(relations):
         for end in ("from", "to"):
             if r[end] not in known:
                 raise InvalidRequest(f"relations[{i}].{end}: no memory {r[end]!r}")
     for i, m in enumerate(memories):
-        successor = (m.get("temporal") or {}).get("superseded_by")
+        successor = wire.block(m, "temporal").get("superseded_by")
         if successor is not None and successor not in known:
             raise InvalidRequest(f"memories[{i}].temporal.superseded_by: no memory {successor!r}")
-        ref = (m.get("provenance") or {}).get("conversation_ref")
+        ref = wire.block(m, "provenance").get("conversation_ref")
         if ref is not None and conversations and ref not in conversations:
             raise InvalidRequest(
                 f"memories[{i}].provenance.conversation_ref: {ref!r} is not in conversations_index"
             )
-    for i, c in enumerate(doc.get("conversations_index") or []):
-        for derived in c.get("derived_memories") or []:
+    for i, c in enumerate(conversations_index):
+        for derived in wire.arr(c.get("derived_memories") or [], "derived_memories"):
             if derived not in known:
                 raise InvalidRequest(
                     f"conversations_index[{i}].derived_memories: no memory {derived!r}"
@@ -474,6 +487,7 @@ __all__ = [
     "signature_block",
     "signature_payload",
     "strip_nulls",
+    "strip_object",
     "utc",
     "verify_signature",
 ]

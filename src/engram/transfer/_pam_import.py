@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import format_instant_precise
 from engram.core.keys import PublicKey
 from engram.errors import ConflictError, Forbidden, SignatureInvalid
@@ -34,17 +34,16 @@ from engram.memory import (
     withdraw,
 )
 from engram.transfer import _pam_tables as tables
+from engram.transfer import _wire as wire
 from engram.transfer._pam_format import (
     SERVED_STATUSES,
     check_contents,
     check_schema,
     normal_memory,
-    strip_nulls,
+    strip_object,
     verify_signature,
 )
 from engram.transfer._pam_map import engram_member, incoming_memory, kind_of, pam_part
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class PamImport:
     ring_id: str
     repeated: bool  # this export id had been imported (or written) here before
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> JsonObject:
         return {
             "export_id": self.export_id,
             "export_type": self.export_type,
@@ -90,17 +89,50 @@ class PamImport:
         }
 
 
-def _references(doc: Json) -> set[str]:
+@dataclass(frozen=True)
+class _Document:
+    """The members of a schema-checked document that the import reads, narrowed once."""
+
+    whole: JsonObject
+    memories: list[JsonObject]
+    relations: list[JsonObject]
+    conversations: list[JsonObject]
+    owner: JsonObject
+    export_id: str | None
+    export_type: str
+    export_date: str | None
+    since: str | None
+    base_export_id: str | None
+    checksum: str | None
+
+    @classmethod
+    def of(cls, doc: JsonObject) -> _Document:
+        return cls(
+            whole=doc,
+            memories=wire.objects(doc["memories"], "memories"),
+            relations=wire.objects(doc.get("relations"), "relations"),
+            conversations=wire.objects(doc.get("conversations_index"), "conversations_index"),
+            owner=wire.obj(doc["owner"], "owner"),
+            export_id=wire.opt_text(doc.get("export_id"), "export_id"),
+            export_type=wire.text(doc.get("export_type", "full"), "export_type"),
+            export_date=wire.opt_text(doc.get("export_date"), "export_date"),
+            since=wire.opt_text(doc.get("since"), "since"),
+            base_export_id=wire.opt_text(doc.get("base_export_id"), "base_export_id"),
+            checksum=wire.opt_text(wire.block(doc, "integrity").get("checksum"), "checksum"),
+        )
+
+
+def _references(doc: _Document) -> set[str]:
     refs: set[str] = set()
-    for r in doc.get("relations") or []:
-        refs.update((r["from"], r["to"]))
-    for m in doc["memories"]:
-        successor = (m.get("temporal") or {}).get("superseded_by")
+    for i, r in enumerate(doc.relations):
+        refs.update(wire.text(r[end], f"relations[{i}].{end}") for end in ("from", "to"))
+    for i, m in enumerate(doc.memories):
+        successor = wire.block(m, "temporal").get("superseded_by")
         if successor is not None:
-            refs.add(successor)
-    for c in doc.get("conversations_index") or []:
-        refs.update(c.get("derived_memories") or [])
-    return refs - {m["id"] for m in doc["memories"]}
+            refs.add(wire.text(successor, f"memories[{i}].temporal.superseded_by"))
+    for i, c in enumerate(doc.conversations):
+        refs.update(wire.texts(c.get("derived_memories"), f"conversations_index[{i}]"))
+    return refs - {wire.text(m["id"], "memory id") for m in doc.memories}
 
 
 def _known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
@@ -112,7 +144,7 @@ def _known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
     return known | {i for i in ids - known if get_memory(engine, i) is not None}
 
 
-def _check_signature(doc: Json, trusted: Collection[PublicKey]) -> tuple[str, str | None]:
+def _check_signature(doc: JsonObject, trusted: Collection[PublicKey]) -> tuple[str, str | None]:
     if doc.get("signature") is None:
         if trusted:
             raise SignatureInvalid(
@@ -128,9 +160,9 @@ def _check_signature(doc: Json, trusted: Collection[PublicKey]) -> tuple[str, st
     return "verified", check.multikey
 
 
-def _check_base(engine: MemoryEngine, doc: Json, any_base: bool) -> None:
-    base = doc.get("base_export_id")
-    if doc.get("export_type") != "incremental" or base is None or any_base:
+def _check_base(engine: MemoryEngine, doc: _Document, any_base: bool) -> None:
+    base = doc.base_export_id
+    if doc.export_type != "incremental" or base is None or any_base:
         return
     with engine.store.read() as tx:
         known = tables.logged_export(tx, base)
@@ -144,7 +176,7 @@ def _check_base(engine: MemoryEngine, doc: Json, any_base: bool) -> None:
 @dataclass
 class _Plan:
     rows: list[tables.PamRow]
-    records: list[Json]
+    records: list[JsonObject]
     touched: set[str]  # engram memories whose serving may change
     inserted: int = 0
     updated: int = 0
@@ -152,29 +184,30 @@ class _Plan:
 
 
 def _plan(
-    engine: MemoryEngine, doc: Json, ring: str, ring_id: str, owner_id: str, now: str
+    engine: MemoryEngine, doc: _Document, ring: str, ring_id: str, owner_id: str, now: str
 ) -> _Plan:
-    memories = [normal_memory(m, f"memories[{i}]") for i, m in enumerate(doc["memories"])]
+    memories = [normal_memory(m, f"memories[{i}]") for i, m in enumerate(doc.memories)]
+    ids = [wire.text(m["id"], "memory id") for m in memories]
     with engine.store.read() as tx:
-        existing = tables.rows_by_id(tx, [m["id"] for m in memories])
+        existing = tables.rows_by_id(tx, ids)
     plan = _Plan([], [], set())
-    export_id = doc.get("export_id")
+    export_id = doc.export_id
     seat_id = engine.spec.seat.seat_id
-    for obj in memories:
-        row = existing.get(obj["id"])
+    for pam_id, obj in zip(ids, memories, strict=True):
+        row = existing.get(pam_id)
         previous = row.memory_id if row is not None else None
         where_ring, where_ring_id = (row.ring, row.ring_id) if row is not None else (ring, ring_id)
         if row is None:
-            native = get_memory(engine, obj["id"])  # a memory engram itself exported
+            native = get_memory(engine, pam_id)  # a memory engram itself exported
             if native is not None:
                 previous, where_ring, where_ring_id = native.id, native.ring, native.ring_id
         elif row.owner_id != owner_id:
             raise ConflictError(
-                f"memory {obj['id']!r} was imported from owner {row.owner_id!r}; this "
+                f"memory {pam_id!r} was imported from owner {row.owner_id!r}; this "
                 f"document's owner is {owner_id!r} (PAM ids are unique per store)"
             )
         kept = pam_part(obj)  # engram's own member is the engine's to say, on every export
-        new_id = memory_id(where_ring_id, kind_of(obj), obj["content"])
+        new_id = memory_id(where_ring_id, kind_of(obj), wire.text(obj["content"], "content"))
         carried = engram_member(obj).get("events")
         decisions = frozenset(
             str(e["decision_id"])
@@ -203,11 +236,11 @@ def _plan(
         )
         plan.rows.append(
             tables.PamRow(
-                pam_id=obj["id"],
+                pam_id=pam_id,
                 memory_id=new_id,
                 ring=where_ring,
                 ring_id=where_ring_id,
-                status=obj["status"],
+                status=wire.text(obj["status"], "status"),
                 object=kept,
                 decisions=decisions,
                 owner_id=owner_id,
@@ -241,7 +274,7 @@ def _serve(engine: MemoryEngine, touched: set[str]) -> tuple[int, int]:
 
 def import_pam(
     engine: MemoryEngine,
-    document: Any,
+    document: Json,
     *,
     ring: str = "M4",
     trusted_keys: Collection[PublicKey] = (),
@@ -256,54 +289,51 @@ def import_pam(
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
-    check_schema(document)
-    doc: Json = document
-    check_contents(doc, _known_ids(engine, _references(doc)))
-    signature, signer = _check_signature(doc, trusted_keys)
+    doc = _Document.of(check_schema(document))
+    check_contents(doc.whole, _known_ids(engine, _references(doc)))
+    signature, signer = _check_signature(doc.whole, trusted_keys)
     _check_base(engine, doc, any_base)
-    owner = strip_nulls(dict(doc["owner"]))
+    owner = strip_object(doc.owner)
+    owner_id = wire.text(owner.get("id"), "owner.id")
     now = engine.now()
     with engine.store.transaction() as tx:
         tables.set_owner(tx, owner, now)  # the first owner a store meets stays its owner
         store_owner = tables.owner(tx) or owner
-    plan = _plan(engine, doc, mount.ring, mount.ring_id, owner["id"], now)
+    plan = _plan(engine, doc, mount.ring, mount.ring_id, owner_id, now)
     if plan.records:
         import_memories(engine.store, plan.records)
     with engine.store.transaction() as tx:
         tables.upsert_rows(tx, plan.rows)
         relations = tables.upsert_objects(
-            tx, "pam_relations", [strip_nulls(r) for r in doc.get("relations") or []], now
+            tx, "pam_relations", [strip_object(r) for r in doc.relations], now
         )
         conversations = tables.upsert_objects(
-            tx,
-            "pam_conversations",
-            [strip_nulls(c) for c in doc.get("conversations_index") or []],
-            now,
+            tx, "pam_conversations", [strip_object(c) for c in doc.conversations], now
         )
         fresh = True
-        if doc.get("export_id") is not None:
+        if doc.export_id is not None:
             fresh = tables.log_export(
                 tx,
-                export_id=doc["export_id"],
+                export_id=doc.export_id,
                 direction="import",
-                export_type=doc.get("export_type", "full"),
-                export_date=doc.get("export_date") or now,
-                since=doc.get("since"),
-                base_export_id=doc.get("base_export_id"),
-                owner_id=owner["id"],
-                checksum=(doc.get("integrity") or {}).get("checksum"),
+                export_type=doc.export_type,
+                export_date=doc.export_date or now,
+                since=doc.since,
+                base_export_id=doc.base_export_id,
+                owner_id=owner_id,
+                checksum=doc.checksum,
                 signer=signer,
                 now=format_instant_precise(engine.clock.now()),
             )
     withdrawn, reinstated = _serve(engine, plan.touched)
     return PamImport(
-        export_id=doc.get("export_id"),
-        export_type=doc.get("export_type", "full"),
-        owner_id=owner["id"],
-        store_owner_id=store_owner["id"],
+        export_id=doc.export_id,
+        export_type=doc.export_type,
+        owner_id=owner_id,
+        store_owner_id=wire.text(store_owner.get("id"), "owner.id"),
         signature=signature,
         signer=signer,
-        memories=len(doc["memories"]),
+        memories=len(doc.memories),
         inserted=plan.inserted,
         updated=plan.updated,
         unchanged=plan.unchanged,

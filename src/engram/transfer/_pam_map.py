@@ -17,18 +17,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from engram import __version__
+from engram.core.canonical import Json, JsonObject
 from engram.core.clock import format_instant_precise
 from engram.memory import Memory, MemoryRecord
+from engram.transfer import _wire as wire
 from engram.transfer._pam_format import (
     PAM_TYPES,
     TAG,
     content_hash,
     format_instant,
     parse_instant,
-    strip_nulls,
+    strip_object,
     utc,
 )
 
@@ -37,15 +38,13 @@ PLATFORM = "engram"
 EXTRACTOR = f"engram/{__version__}"
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
-Json = dict[str, Any]
-
 
 def type_of_kind(kind: str) -> tuple[str, str | None]:
     """An engram kind as a PAM (type, custom_type): a kind the taxonomy names is that type."""
     return (kind, None) if kind in PAM_TYPES else ("custom", kind)
 
 
-def kind_of(obj: Mapping[str, Any]) -> str:
+def kind_of(obj: Mapping[str, Json]) -> str:
     """The engram kind of a PAM memory: engram's own when it wrote the object, else the type,
     else the custom type folded to a kind name (``security-clearance`` → ``security_clearance``)."""
     carried = engram_member(obj).get("kind")
@@ -61,16 +60,16 @@ def kind_of(obj: Mapping[str, Any]) -> str:
     return folded[:64]
 
 
-def engram_member(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def engram_member(obj: Mapping[str, Json]) -> JsonObject:
     metadata = obj.get("metadata")
-    carried = metadata.get(ENGRAM_MEMBER) if isinstance(metadata, Mapping) else None
-    return carried if isinstance(carried, Mapping) else {}
+    carried = metadata.get(ENGRAM_MEMBER) if isinstance(metadata, dict) else None
+    return carried if isinstance(carried, dict) else {}
 
 
-def pam_part(obj: Mapping[str, Any]) -> Json:
+def pam_part(obj: Mapping[str, Json]) -> JsonObject:
     """A memory object without ``metadata.engram`` (and without ``metadata`` left empty)."""
     out = dict(obj)
-    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != ENGRAM_MEMBER}
+    metadata = {k: v for k, v in wire.block(obj, "metadata").items() if k != ENGRAM_MEMBER}
     if metadata:
         out["metadata"] = metadata
     else:
@@ -98,9 +97,9 @@ def changed_at(record: MemoryRecord) -> datetime:
     return max(utc(t) for t in times)
 
 
-def engram_metadata(record: MemoryRecord) -> Json:
+def engram_metadata(record: MemoryRecord) -> JsonObject:
     m = record.memory
-    value: Json = {
+    value: JsonObject = {
         "memory_id": m.id,
         "ring": m.ring,
         "ring_id": m.ring_id,
@@ -119,10 +118,10 @@ def engram_metadata(record: MemoryRecord) -> Json:
     return {k: v for k, v in value.items() if v is not None}
 
 
-def _confidence(record: MemoryRecord, base: Mapping[str, Any] | None) -> Json:
+def _confidence(record: MemoryRecord, base: Mapping[str, Json] | None) -> JsonObject:
     """§8: the posterior mean Beta(α, β) is engram's current confidence; no time decay."""
     m = record.memory
-    out: Json = {
+    out: JsonObject = {
         "initial": 0.5,  # Beta(1, 1), every memory's prior
         "decay_model": "none",
         **{k: v for k, v in (base or {}).items() if k in ("initial", "decay_model")},
@@ -135,21 +134,21 @@ def _confidence(record: MemoryRecord, base: Mapping[str, Any] | None) -> Json:
     return out
 
 
-def native_object(record: MemoryRecord) -> Json:
+def native_object(record: MemoryRecord) -> JsonObject:
     """The PAM memory object of an engram memory that never came from a PAM document."""
     m = record.memory
     type_, custom = type_of_kind(m.kind)
     created = parse_instant(m.created_at, "created_at")
-    provenance: Json = {"platform": PLATFORM, "extractor": EXTRACTOR}
+    provenance: JsonObject = {"platform": PLATFORM, "extractor": EXTRACTOR}
     if m.thread:
         provenance["conversation_ref"] = m.thread
-    obj: Json = {
+    obj: JsonObject = {
         "id": m.id,
         "type": type_,
         "status": "active",
         "content": m.text,
         "content_hash": content_hash(m.text),
-        "tags": tags_of(m.entities),
+        "tags": [*tags_of(m.entities)],
         "confidence": _confidence(record, None),
         "temporal": {
             "created_at": format_instant(created),
@@ -164,8 +163,8 @@ def native_object(record: MemoryRecord) -> Json:
 
 
 def refreshed_object(
-    stored: Mapping[str, Any], record: MemoryRecord | None, decisions: frozenset[str]
-) -> Json:
+    stored: Mapping[str, Json], record: MemoryRecord | None, decisions: frozenset[str]
+) -> JsonObject:
     """A PAM object kept from a document, brought up to date with the engram memory serving it.
 
     Unchanged since it arrived (no outcome event it did not bring), it goes out exactly as it
@@ -174,16 +173,17 @@ def refreshed_object(
     where engram keeps it. ``embedding_ref`` never goes out: engram writes no embeddings file
     (§12.1 rule 2).
     """
-    obj: Json = {k: v for k, v in stored.items() if k != "embedding_ref"}
+    obj: JsonObject = {k: v for k, v in stored.items() if k != "embedding_ref"}
     if record is None:
         return obj
-    metadata = dict(obj.get("metadata") or {})
+    metadata = dict(wire.block(obj, "metadata"))
     metadata[ENGRAM_MEMBER] = engram_metadata(record)
     obj["metadata"] = metadata
     fresh = [e for e in record.events if e["decision_id"] not in decisions]
     if fresh:
-        obj["confidence"] = _confidence(record, obj.get("confidence"))
-        temporal = dict(obj["temporal"])
+        base = obj.get("confidence")
+        obj["confidence"] = _confidence(record, base if isinstance(base, dict) else None)
+        temporal = dict(wire.obj(obj["temporal"], "temporal"))
         latest = max(parse_instant(e["created_at"], "event.created_at") for e in fresh)
         previous = temporal.get("updated_at") or temporal["created_at"]
         if utc(latest) > utc(parse_instant(previous, "updated_at")):
@@ -193,37 +193,33 @@ def refreshed_object(
 
 
 def incoming_memory(
-    obj: Mapping[str, Any],
+    obj: Mapping[str, Json],
     *,
     ring: str,
     ring_id: str,
     memory_id: str,
     seat_id: str,
     export_id: str | None,
-) -> Json:
+) -> JsonObject:
     """The ``import_memories`` record for a PAM memory (content address already computed)."""
     carried = engram_member(obj)
     entities = carried.get("entities")
     if not (isinstance(entities, list) and all(isinstance(e, str) for e in entities)):
-        entities = list(obj.get("tags") or [])
+        entities = list(wire.arr(obj.get("tags") or [], "tags"))
     thread = carried.get("thread")
     if not isinstance(thread, str):
-        thread = (obj.get("provenance") or {}).get("conversation_ref") or ""
+        thread = wire.block(obj, "provenance").get("conversation_ref") or ""
     provenance = carried.get("provenance")
-    if not isinstance(provenance, Mapping):
-        provenance = strip_nulls(
-            {
-                "pam": {
-                    "id": obj["id"],
-                    "platform": obj["provenance"]["platform"],
-                    "export_id": export_id,
-                }
-            }
+    if not isinstance(provenance, dict):
+        source = wire.obj(obj["provenance"], "provenance")
+        provenance = strip_object(
+            {"pam": {"id": obj["id"], "platform": source["platform"], "export_id": export_id}}
         )
     graduated = carried.get("status") in ("graduated", "held_import")
     seat = carried.get("seat_id")
-    created = utc(parse_instant(obj["temporal"]["created_at"], "temporal.created_at"))
-    memory: Json = {
+    temporal = wire.obj(obj["temporal"], "temporal")
+    created = utc(parse_instant(temporal["created_at"], "temporal.created_at"))
+    memory: JsonObject = {
         "id": memory_id,
         "ring": ring,
         "ring_id": ring_id,
@@ -240,7 +236,7 @@ def incoming_memory(
     return {"memory": memory, "events": list(events) if isinstance(events, list) else []}
 
 
-def record_of(memory: Memory, events: Sequence[Mapping[str, Any]]) -> MemoryRecord:
+def record_of(memory: Memory, events: Sequence[Mapping[str, Json]]) -> MemoryRecord:
     return MemoryRecord(memory, tuple(dict(e) for e in events))
 
 

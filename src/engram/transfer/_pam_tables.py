@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
-from engram.store import Component, Dialect, Migration, Store, Tx
+from engram.store import Component, Dialect, Migration, Row, Store, Tx
+from engram.transfer import _wire as wire
 
 
 def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
@@ -77,12 +77,17 @@ def migrate(store: Store) -> None:
     store.migrate(PAM_COMPONENT)
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:  # dumps_text checks it is I-JSON
     return dumps_text(value)
 
 
-def _load(text: str) -> Any:
-    return parse_strict(text)
+def _load(text: str) -> Json:
+    value: Json = parse_strict(text)  # written by _json; narrowed where it is used
+    return value
+
+
+def _load_object(text: str, what: str) -> JsonObject:
+    return wire.obj(_load(text), what)
 
 
 @dataclass(frozen=True)
@@ -94,22 +99,22 @@ class PamRow:
     ring: str
     ring_id: str
     status: str
-    object: dict[str, Any]
+    object: JsonObject
     decisions: frozenset[str]  # engram decision ids the memory carried when it arrived
     owner_id: str
     export_id: str | None
     changed_at: str
 
     @staticmethod
-    def from_row(row: dict[str, Any]) -> PamRow:
+    def from_row(row: Row) -> PamRow:
         return PamRow(
             pam_id=row["pam_id"],
             memory_id=row["memory_id"],
             ring=row["ring"],
             ring_id=row["ring_id"],
             status=row["status"],
-            object=_load(row["object"]),
-            decisions=frozenset(_load(row["decisions"])),
+            object=_load_object(row["object"], "pam_memories.object"),
+            decisions=frozenset(wire.texts(_load(row["decisions"]), "pam_memories.decisions")),
             owner_id=row["owner_id"],
             export_id=row["export_id"],
             changed_at=row["changed_at"],
@@ -121,12 +126,12 @@ _COLUMNS = (
 )
 
 
-def owner(tx: Tx) -> dict[str, Any] | None:
+def owner(tx: Tx) -> JsonObject | None:
     row = tx.one("SELECT owner FROM pam_owner WHERE id = 1")
-    return None if row is None else dict(_load(row["owner"]))
+    return None if row is None else _load_object(row["owner"], "pam_owner.owner")
 
 
-def set_owner(tx: Tx, value: dict[str, Any], now: str) -> None:
+def set_owner(tx: Tx, value: JsonObject, now: str) -> None:
     tx.execute(
         "INSERT INTO pam_owner (id, owner_id, owner, recorded_at) VALUES (1, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
@@ -198,7 +203,7 @@ def upsert_rows(tx: Tx, rows: Iterable[PamRow]) -> None:
     )
 
 
-def upsert_objects(tx: Tx, table: str, objects: Iterable[dict[str, Any]], now: str) -> int:
+def upsert_objects(tx: Tx, table: str, objects: Iterable[JsonObject], now: str) -> int:
     """Relations or conversations by id; an object equal to the one kept is left alone."""
     assert table in ("pam_relations", "pam_conversations")
     changed = 0
@@ -216,11 +221,11 @@ def upsert_objects(tx: Tx, table: str, objects: Iterable[dict[str, Any]], now: s
     return changed
 
 
-def objects(tx: Tx, table: str) -> list[tuple[dict[str, Any], str]]:
+def objects(tx: Tx, table: str) -> list[tuple[JsonObject, str]]:
     """Every relation or conversation kept, with when it last changed here, by id."""
     assert table in ("pam_relations", "pam_conversations")
     return [
-        (dict(_load(r["object"])), r["changed_at"])
+        (_load_object(r["object"], f"{table}.object"), r["changed_at"])
         for r in tx.execute(f"SELECT object, changed_at FROM {table} ORDER BY id")
     ]
 

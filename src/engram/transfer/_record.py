@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from engram.core.canonical import JsonObject
+from engram.core.canonical import Json, JsonObject
 from engram.memory import memory_id
 
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -24,10 +23,10 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 @dataclass(frozen=True)
 class TransferRecord:
-    members: Mapping[str, Any] = field(default_factory=dict)
+    members: Mapping[str, Json] = field(default_factory=dict)
 
     @classmethod
-    def from_wire(cls, value: Mapping[str, Any]) -> TransferRecord:
+    def from_wire(cls, value: Mapping[str, Json]) -> TransferRecord:
         return cls(dict(value))
 
     def to_wire(self) -> JsonObject:
@@ -67,7 +66,8 @@ class TransferRecord:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        return tuple(str(t) for t in self.members.get("tags") or [])
+        tags = self.members.get("tags")
+        return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
 
     def memory_id(self, ring_id: str) -> str:
         """The store's content address of this record in ``ring_id`` (computed here only)."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from engram.runtime import AsyncEngramClient, EngramClient, system_prompt_with_context
 
-Instructions = Callable[[Any, Any], Awaitable[str]]
+Instructions = Callable[[object, object], Awaitable[str]]
+"""The SDK's dynamic-instructions shape, ``(run_context, agent) -> str``; neither is read, so
+``object`` (a function taking ``object`` fits wherever the SDK's own types are asked for)."""
 
 
 def engram_instructions(client: AsyncEngramClient | EngramClient, base: str = "") -> Instructions:
@@ -28,7 +29,7 @@ def engram_instructions(client: AsyncEngramClient | EngramClient, base: str = ""
     agent's loop; a blocking ``EngramClient`` runs on a worker thread).
     """
 
-    async def instructions(run_context: Any, agent: Any) -> str:  # noqa: ARG001 - the SDK's shape
+    async def instructions(run_context: object, agent: object) -> str:  # noqa: ARG001 - the SDK's shape
         if isinstance(client, AsyncEngramClient):
             view = await client.context()
         else:

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from agents.memory import SessionSettings
 from agents.memory.session_settings import resolve_session_limit
 
-from engram.core.canonical import JsonValue, check_i_json, parse_strict
+from engram.core.canonical import check_i_json, parse_strict
 from engram.core.clock import Clock, SystemClock, format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 from engram.integrations._schema import AGENTS_COMPONENT
 from engram.store import (
     Store,
+    Tx,
     advisory_lock,
     database_url_from_env,
     open_store,
@@ -55,11 +56,24 @@ class EngramSession:
         store.migrate(AGENTS_COMPONENT)
 
     @classmethod
-    def open(cls, session_id: str, url: str | None = None, **options: Any) -> EngramSession:
+    def open(
+        cls,
+        session_id: str,
+        url: str | None = None,
+        *,
+        session_settings: SessionSettings | None = None,
+        clock: Clock | None = None,
+    ) -> EngramSession:
         """A session on the database at ``url`` (default: engram's, from the environment)."""
         store = open_store(url or database_url_from_env(os.environ))
         try:
-            return cls(session_id, store, owns_store=True, **options)
+            return cls(
+                session_id,
+                store,
+                session_settings=session_settings,
+                clock=clock,
+                owns_store=True,
+            )
         except BaseException:
             store.close()
             raise
@@ -68,7 +82,7 @@ class EngramSession:
         if self._owns_store:
             self._store.close()
 
-    def _lock(self, tx: Any) -> None:
+    def _lock(self, tx: Tx) -> None:
         advisory_lock(tx, f"agents-session:{self.session_id}")
 
     def _read(self, limit: int | None) -> list[TResponseInputItem]:
@@ -92,9 +106,8 @@ class EngramSession:
         rows = []
         moment = format_instant_precise(self._clock.now())
         for i, item in enumerate(items):
-            value = cast(JsonValue, item)
-            check_i_json(value, f"items[{i}]")
-            rows.append((self.session_id, dumps_text(value), moment))
+            check_i_json(item, f"items[{i}]")  # an SDK TypedDict: checked as JSON here
+            rows.append((self.session_id, dumps_text(item), moment))
         with self._store.transaction() as tx:
             self._lock(tx)
             tx.execute_many(

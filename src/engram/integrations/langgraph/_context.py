@@ -9,18 +9,17 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
-from typing import Any
 
 from langgraph.store.base import Item, SearchItem
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import JsonObject, parse_strict
 from engram.core.clock import Clock, parse_instant
 from engram.memory import MemoryEngine, OteSpec, default_manifest_text, parse_manifest, seat_view
-from engram.store import Store
+from engram.store import Row, Store
 
 KIND = "langgraph_item"
 SEAT = "seat:langgraph"
@@ -69,26 +68,33 @@ def manifest_text(ring_ids: Sequence[str]) -> str:
     )
 
 
-def _fields(row: Mapping[str, Any]) -> dict[str, Any]:
+def _value(row: Row) -> JsonObject:
     value = parse_strict(row["value"])
-    assert isinstance(value, dict)
-    return {
-        "namespace": namespace_of(row["prefix"]),
-        "key": row["key"],
-        "value": value,
-        "created_at": parse_instant(row["created_at"]),
-        "updated_at": parse_instant(row["updated_at"]),
-    }
+    assert isinstance(value, dict)  # written by put, which stores only JSON objects
+    return value
 
 
-def item_of(row: Mapping[str, Any]) -> Item:
+def item_of(row: Row) -> Item:
     """A LangGraph ``Item`` from a ``langgraph_items`` row."""
-    return Item(**_fields(row))
+    return Item(
+        namespace=namespace_of(row["prefix"]),
+        key=row["key"],
+        value=_value(row),
+        created_at=parse_instant(row["created_at"]),
+        updated_at=parse_instant(row["updated_at"]),
+    )
 
 
-def search_item_of(row: Mapping[str, Any], score: float | None = None) -> SearchItem:
+def search_item_of(row: Row, score: float | None = None) -> SearchItem:
     """A LangGraph ``SearchItem`` (``score`` None when nothing ranked it)."""
-    return SearchItem(**_fields(row), score=score)
+    return SearchItem(
+        namespace=namespace_of(row["prefix"]),
+        key=row["key"],
+        value=_value(row),
+        created_at=parse_instant(row["created_at"]),
+        updated_at=parse_instant(row["updated_at"]),
+        score=score,
+    )
 
 
 @dataclass

@@ -5,17 +5,22 @@ member is an exact match (nested objects match member by member, arrays element 
 an operator object with ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``; every member must
 hold. Where LangGraph's in-memory store raises on a comparison that cannot be made (``$gt`` on
 a missing member or a string that is not a number), this one says the item does not match.
+
+An item's value is JSON (:data:`Json`, as read back from the store); a filter is whatever Python
+the caller built (LangGraph types it ``dict[str, Any]``: tuples, numbers, nested dicts), so it
+is ``object`` here and every use narrows it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from engram.core.canonical import Json
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
@@ -28,7 +33,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _operator(value: Any, operator: str, operand: Any) -> bool:
+def _operator(value: Json, operator: str, operand: object) -> bool:
     if operator == "$eq":
         return bool(value == operand)
     if operator == "$ne":
@@ -47,11 +52,11 @@ def _operator(value: Any, operator: str, operand: Any) -> bool:
     return left <= right
 
 
-def _matches(value: Any, wanted: Any) -> bool:
+def _matches(value: Json, wanted: object) -> bool:
     if isinstance(wanted, Mapping):
         if any(str(k).startswith("$") for k in wanted):
             return all(_operator(value, str(k), v) for k, v in wanted.items())
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             return False
         return all(_matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list | tuple):
@@ -63,10 +68,10 @@ def _matches(value: Any, wanted: Any) -> bool:
     return bool(value == wanted)
 
 
-def check_filter(wanted: Mapping[str, Any] | None) -> None:
+def check_filter(wanted: Mapping[str, object] | None) -> None:
     """Refuse an unknown operator before any item is read (LangGraph raises ValueError)."""
 
-    def walk(value: Any) -> None:
+    def walk(value: object) -> None:
         if isinstance(value, Mapping):
             for k, v in value.items():
                 if str(k).startswith("$") and k not in OPERATORS:
@@ -79,7 +84,7 @@ def check_filter(wanted: Mapping[str, Any] | None) -> None:
     walk(wanted or {})
 
 
-def matches(value: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> bool:
+def matches(value: Mapping[str, Json], wanted: Mapping[str, object] | None) -> bool:
     """Whether an item's ``value`` satisfies ``filter`` (None or empty: every item does)."""
     return not wanted or all(_matches(value.get(k), v) for k, v in wanted.items())
 

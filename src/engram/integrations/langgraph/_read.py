@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from langgraph.store.base import Item, ListNamespacesOp, MatchCondition, SearchItem, SearchOp
 
@@ -30,6 +29,7 @@ from engram.integrations.langgraph._context import (
 from engram.integrations.langgraph._filter import check_filter, matches
 from engram.integrations.langgraph._tables import prefix_clause
 from engram.memory import Tuning, recall
+from engram.store import Row
 
 MAX_RANKED = 1_000  # recall's largest k: a query search ranks at most this many texts
 PAGE = 500
@@ -60,7 +60,7 @@ def search(ctx: Context, op: SearchOp, now: datetime) -> list[SearchItem]:
 def listed(
     ctx: Context,
     prefix: str,
-    wanted: Mapping[str, Any] | None,
+    wanted: Mapping[str, object] | None,
     offset: int,
     limit: int,
     now: datetime,
@@ -124,7 +124,7 @@ def ranked(
     ctx: Context,
     prefix: str,
     query: str,
-    wanted: Mapping[str, Any] | None,
+    wanted: Mapping[str, object] | None,
     offset: int,
     limit: int,
     now: datetime,
@@ -149,7 +149,7 @@ def ranked(
     for hit in result.hits:
         score = hit.components.get("rerank", hit.score) if reranked else hit.score
         score_of[hit.memory.id] = max(score, score_of.get(hit.memory.id, float("-inf")))
-    scored: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+    scored: dict[tuple[str, str], tuple[float, Row]] = {}
     ids = list(score_of)
     clause, params = prefix_clause("i.prefix", prefix)
     with ctx.store.read() as tx:

@@ -20,7 +20,7 @@ import concurrent.futures
 import os
 import threading
 from collections.abc import Iterable
-from typing import Any, Self
+from typing import Self
 
 from langgraph.store.base import (
     BaseStore,
@@ -50,7 +50,7 @@ def _check_labels(op: Op) -> None:
     checks this in its methods; ops given to ``batch`` directly are checked here, so that a
     label such as ``"a.b"`` can never address the namespace ``("a", "b")``)."""
     if isinstance(op, GetOp | PutOp):
-        labels: tuple[Any, ...] = tuple(op.namespace)
+        labels: tuple[object, ...] = tuple(op.namespace)  # checked below: a caller may pass any
     elif isinstance(op, SearchOp):
         labels = tuple(op.namespace_prefix)
     elif isinstance(op, ListNamespacesOp):
@@ -92,7 +92,7 @@ class EngramStore(BaseStore):
         compact_after: int = COMPACT_AFTER,
         owns_store: bool = False,
     ) -> None:
-        config: dict[str, Any] = dict(index or {})
+        config: IndexConfig = index or {}
         unknown = set(config) - {"fields"}
         if unknown:
             raise ValueError(
@@ -117,11 +117,27 @@ class EngramStore(BaseStore):
         self._stop = threading.Event()
 
     @classmethod
-    def open(cls, url: str | None = None, **options: Any) -> EngramStore:
-        """A store on the database at ``url`` (default: engram's, from the environment)."""
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        clock: Clock | None = None,
+        compact_after: int = COMPACT_AFTER,
+    ) -> EngramStore:
+        """A store on the database at ``url`` (default: engram's, from the environment); the
+        other arguments are the constructor's (an ``engine`` must be on a store already open)."""
         store = open_store(url or database_url_from_env(os.environ))
         try:
-            return cls(store, owns_store=True, **options)
+            return cls(
+                store,
+                index=index,
+                ttl=ttl,
+                clock=clock,
+                compact_after=compact_after,
+                owns_store=True,
+            )
         except BaseException:
             store.close()
             raise

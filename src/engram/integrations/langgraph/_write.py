@@ -11,21 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from langgraph.store.base import PutOp, get_text_at_path, tokenize_path
 
-from engram.core.canonical import JsonValue, check_i_json
+from engram.core.canonical import JsonObject, check_i_json
 from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.integrations.langgraph._context import KIND, Context, namespace_text, ring_id_for
 from engram.memory import RecordInput, get_memory, record_many
-from engram.store import Tx
+from engram.store import Row, Tx
 
 MAX_TEXT = 100_000  # engram's longest memory: a longer indexed text is cut, for the index only
 
 
-def item_texts(value: Mapping[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
+def item_texts(value: Mapping[str, object], paths: Sequence[str]) -> list[tuple[str, str]]:
     """(path label, text) for each text to index, labelled as LangGraph's stores label them
     (``path``, or ``path.i`` when a path yields several)."""
     out: list[tuple[str, str]] = []
@@ -52,7 +51,7 @@ def _rings(tx: Tx, prefixes: Iterable[str]) -> dict[str, str]:
     return out
 
 
-Write = tuple[str, PutOp, dict[str, JsonValue], list[tuple[str, str]]]
+Write = tuple[str, PutOp, JsonObject, list[tuple[str, str]]]
 
 
 def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
@@ -60,7 +59,8 @@ def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
     for op in puts:
         if op.value is None:
             continue
-        value: dict[str, JsonValue] = dict(op.value)
+        # LangGraph types a value dict[str, Any]: it is JSON once check_i_json has passed.
+        value: JsonObject = dict(op.value)
         check_i_json(value, "value")
         paths = [] if op.index is False else (op.index or ctx.fields)
         writes.append((namespace_text(op.namespace), op, value, item_texts(value, paths)))
@@ -154,7 +154,7 @@ def compact(ctx: Context, prefix: str) -> bool:
         )
     generation = int(ring["generation"]) + 1
     fresh = ring_id_for(prefix, generation)
-    contents: list[tuple[dict[str, Any], str]] = []
+    contents: list[tuple[Row, str]] = []
     for row in texts:
         memory = get_memory(ctx.engine, row["memory_id"])
         if memory is not None:
