@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 from cryptography.exceptions import UnsupportedAlgorithm

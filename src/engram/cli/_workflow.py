@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -58,6 +59,11 @@ from engram.workflow import (
 FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 MAX_CREDENTIAL_BYTES = 1 << 24
 DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _cell(value: object) -> str:
+    """A table cell for a JSON member: empty for null or absent, else its text."""
+    return "" if value is None else str(value)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -333,10 +339,13 @@ def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> No
         for column in ("", "id", "kind", "check", "description"):
             table.add_column(column, overflow="fold")
         for item in report.rac:
-            check = item["check"] or {}
-            hint = f"{check.get('type', '')} {check.get('hint', '')}".strip()
-            table.add_row("□" if item["required"] else "·", item["id"], item["kind"], hint,
-                          item["description"])  # fmt: skip
+            check = item.get("check")
+            hint = ""
+            if isinstance(check, dict):
+                hint = f"{check.get('type', '')} {check.get('hint', '')}".strip()
+            mark = "□" if item.get("required") else "·"
+            cells = [_cell(item.get(name)) for name in ("id", "kind")]
+            table.add_row(mark, *cells, hint, _cell(item.get("description")))
         out.print(table)
     if report.levels:
         table = Table(title="level credentials", title_justify="left")
