@@ -195,10 +195,10 @@ class Seat:
     def args(self) -> list[str]:
         return ["--ote", str(self.ote), "--database", self.url]
 
-    def memories(self, ring_id: str) -> list[dict[str, object]]:
+    def memories(self, ring_id: str) -> list[dict[str, Any]]:
         store = open_store(self.url)
         try:
-            return [r.memory.to_json() for r in export_memories(store, ring_id)]
+            return [r.memory.to_wire() for r in export_memories(store, ring_id)]
         finally:
             store.close()
 

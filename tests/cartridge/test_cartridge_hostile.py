@@ -18,6 +18,7 @@ from cartridge_kit import REFERENCE, build_sample, digest, execute
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from process_kit import run_measured
 from engram.cartridge import (
     Cartridge,
     Host,
@@ -39,17 +40,8 @@ def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run(
-        [sys.executable, "-c", "from engram.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=cap,
-        check=False,
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return done, max(peak, before)
+    argv = [sys.executable, "-c", "from engram.cli import main; main()", *args]
+    return run_measured(argv, timeout=60, preexec_fn=cap)
 
 
 def _bomb(tmp: Path, rows: int, size: int) -> Path:

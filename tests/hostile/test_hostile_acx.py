@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 import pytest
 
 from acx_json_kit import NOW, REFERENCE, REFERENCE_GRAPH, registry_for, workflow
+from process_kit import run_measured
 from engram.core.keys import PrivateKey
 from engram.workflow import sign_workflow
 
@@ -73,18 +73,14 @@ def run_all(runs: list[list[str]], cwd: Path) -> list[dict[str, Any]]:
     plan.write_text(json.dumps(runs))  # noqa: TID251 - a test input file
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "OPENAI_"))}
     env["ENGRAM_HOME"] = str(cwd / "home")
-    done = subprocess.run(
+    done, PEAK["children"] = run_measured(
         [sys.executable, str(DRIVER), str(plan), str(TIMEOUT)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
         timeout=TIMEOUT * len(runs) + 120,
         preexec_fn=_cap,
-        check=False,
+        cwd=cwd,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    PEAK["children"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     results: list[dict[str, Any]] = json.loads(done.stdout)
     return results
 

@@ -38,7 +38,7 @@ def _exported(spec: OteSpec, count: int) -> list[dict[str, Any]]:
     outcome(engine, ids[0], "tests_pass", "run-1")
     outcome(engine, ids[1], "tests_fail", "run-2")
     ring = engine.spec.mount_for("M4").ring_id  # type: ignore[union-attr]
-    records = [parse_strict(canonicalize(r.to_json())) for r in export_memories(other, ring)]
+    records = [parse_strict(canonicalize(r.to_wire())) for r in export_memories(other, ring)]
     other.close()
     return records
 
@@ -49,12 +49,12 @@ def test_a_batch_with_duplicates_and_present_memories_merges_once(
 ) -> None:
     records = _exported(spec, 1200)  # more than one 500-id existence query
     first = import_memories(any_store, records[:700])
-    assert first.to_json() == {"imported": 700, "already_present": 0, "events_added": 2, "held": 0}
+    assert first.to_wire() == {"imported": 700, "already_present": 0, "events_added": 2, "held": 0}
 
     # records 0-699 are present, 700-1199 new, and 700 and 0 appear twice in this batch
     batch = [*records, records[700], records[0]]
     second = import_memories(any_store, batch)
-    assert second.to_json() == {
+    assert second.to_wire() == {
         "imported": 500,
         "already_present": 702,
         "events_added": 0,

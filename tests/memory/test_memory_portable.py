@@ -49,7 +49,7 @@ def _graduated_elsewhere(tmp_path: Path, key: Path) -> list[dict[str, object]]:
         )
     assert complete(engine).verdicts[0].status_after == "graduated"
     records = [
-        parse_strict(canonicalize(r.to_json())) for r in export_memories(other, "team:shared")
+        parse_strict(canonicalize(r.to_wire())) for r in export_memories(other, "team:shared")
     ]
     other.close()
     return records
@@ -66,7 +66,7 @@ def test_an_imported_graduation_is_held_until_this_store_verifies_its_evidence(
     records = _graduated_elsewhere(tmp_path, key)
     assert records[0]["memory"]["status"] == "graduated"  # type: ignore[index]
     result = import_memories(any_store, records)
-    assert result.to_json() == {"imported": 1, "already_present": 0, "events_added": 22, "held": 1}
+    assert result.to_wire() == {"imported": 1, "already_present": 0, "events_added": 22, "held": 1}
     assert import_memories(any_store, records).already_present == 1  # idempotent
     mid = records[0]["memory"]["id"]  # type: ignore[index]
 
@@ -102,11 +102,13 @@ def test_an_import_signed_by_a_key_this_store_does_not_trust_stays_held(
 @pytest.mark.req("engram.memory.portable-roundtrip")
 def test_a_tampered_record_is_refused_whole(any_store: Store, engine: MemoryEngine) -> None:
     m = record(engine, "original text", "fact", "M2").memory
-    exported = [r.to_json() for r in export_memories(any_store, m.ring_id)]
-    exported[0]["memory"]["text"] = "changed text"
+    exported = [r.to_wire() for r in export_memories(any_store, m.ring_id)]
+    memory = exported[0]["memory"]
+    assert isinstance(memory, dict)
+    memory["text"] = "changed text"
     with pytest.raises(DigestMismatch):
         import_memories(any_store, exported)
-    capped = [r.to_json() for r in export_memories(any_store, m.ring_id)]
+    capped = [r.to_wire() for r in export_memories(any_store, m.ring_id)]
     capped[0]["events"] = [
         {
             "decision_id": "x",
@@ -166,8 +168,8 @@ def test_migrate_rings_moves_canon_fleet_to_canon_shared_idempotently(
     import_memories(any_store, records)
     assert recall(engine, "force-push").hits == ()  # canon:fleet is not mounted
     first = migrate_rings(any_store)
-    assert first.to_json() == {"moved": 1, "merged": 1}
-    assert migrate_rings(any_store).to_json() == {"moved": 0, "merged": 0}
+    assert first.to_wire() == {"moved": 1, "merged": 1}
+    assert migrate_rings(any_store).to_wire() == {"moved": 0, "merged": 0}
     hit = recall(engine, "force-push main").hits[0].memory
     assert hit.id == memory_id("canon:shared", "invariant", "never force-push main")
     assert (hit.ring_id, hit.alpha) == ("canon:shared", 2.0)

@@ -46,7 +46,7 @@ def test_a_memory_id_is_the_content_address_and_recording_twice_is_one_memory(
     assert elsewhere.memory.id != first.memory.id  # same text, another ring: another memory
     assert first.memory.ring == "M3"
     assert first.memory.ring_id == "team:shared"
-    assert canonicalize(first.to_json())  # the result is I-JSON
+    assert canonicalize(first.to_wire())  # the result is I-JSON
 
 
 @pytest.mark.req("engram.memory.record-writable-rings")
@@ -118,7 +118,7 @@ def test_recall_ranks_by_fused_lexical_and_vector_evidence(engine: MemoryEngine)
     }
     assert not result.degraded
     assert {"lexical", "local_vector", "fused"} <= set(result.hits[0].components)
-    assert canonicalize(result.to_json())
+    assert canonicalize(result.to_wire())
 
 
 @pytest.mark.req("engram.memory.recall-hybrid")
@@ -226,4 +226,4 @@ def test_results_serialise(make_engine: Callable[..., MemoryEngine]) -> None:
     engine = make_engine()
     result = record(engine, "serialise me", "fact", provenance={"source": "test"})
     assert result.memory.provenance == {"source": "test"}
-    assert canonicalize(status(engine).to_json())
+    assert canonicalize(status(engine).to_wire())

@@ -59,8 +59,11 @@ def _reported(engine: MemoryEngine) -> dict[str, object]:
             ("graduated", "graduated"),
             ("held_imports", "held_import"),
         ):
-            if r[key]:
-                rings[(r["ring_id"], name)] = r[key]
+            count, ring_id = r[key], r["ring_id"]
+            assert isinstance(count, int)
+            assert isinstance(ring_id, str)
+            if count:
+                rings[(ring_id, name)] = count
     return {"rings": rings, "oracles": dict(report.oracle_split)}
 
 
@@ -113,7 +116,7 @@ def test_status_never_waits_for_the_write_lock(tmp_path: Path) -> None:
             s = open_store(f"sqlite://{db}")
             try:
                 report = status(open_engine(s, spec, FixedClock()))
-                assert sum(r["memories"] for r in report.rings) == 100
+                assert sum(int(str(r["memories"])) for r in report.rings) == 100
                 done.append(time.perf_counter() - started)
             finally:
                 s.close()

@@ -155,7 +155,7 @@ def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Js
 def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[str, RecordInput]]:
     for number, value in _jsonl(path, spool):
         where = f"{path}:{number}"
-        yield where, RecordInput.from_json(value, where)
+        yield where, RecordInput.from_wire(value, where)
 
 
 def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> list[RecordResult]:
@@ -257,7 +257,7 @@ def record_command(
             raise InvalidRequest("--kind is required with TEXT")
         prov = parse_strict(provenance) if provenance else {}
         items = [
-            RecordInput.from_json(
+            RecordInput.from_wire(
                 {"text": text, "kind": kind, "ring": ring, "thread": thread, "provenance": prov}
             )
         ]
@@ -275,7 +275,7 @@ def record_command(
             results = record_many(engine, items)
     if as_json:
         click.echo(
-            dumps_text([r.to_json() for r in results] if source else results[0].to_json(), indent=2)
+            dumps_text([r.to_wire() for r in results] if source else results[0].to_wire(), indent=2)
         )
         return
     created = sum(r.created for r in results)
@@ -344,7 +344,7 @@ def recall_command(
                     result = recall(engine, q, qk, rings=rings or None)
                 except InvalidRequest as e:
                     raise InvalidRequest(f"{batch}:{number}: {e.message}") from e
-                click.echo(dumps_text(result.to_json()))
+                click.echo(dumps_text(result.to_wire()))
             return
         assert query is not None
         result = recall(engine, query, k, rings=rings or None)
@@ -360,7 +360,7 @@ def recall_command(
             f"tokens; {stages}"
         )
 
-    emit(result.to_json(), as_json, human)
+    emit(result.to_wire(), as_json, human)
 
 
 @cli.command("distill")
@@ -398,7 +398,7 @@ def distill_command(
     with seat_engine(ote, database) as engine:
         result = distill(engine, texts, kind, ring, llm=llm)
     emit(
-        result.to_json(),
+        result.to_wire(),
         as_json,
         lambda: click.echo(
             f"{'recorded' if result.created else 'already present'} {result.memory.id} "
@@ -468,7 +468,7 @@ def outcome_command(
             channel="cli",
         )
     emit(
-        result.to_json(),
+        result.to_wire(),
         as_json,
         lambda: click.echo(
             f"{'duplicate decision, unchanged' if result.duplicate else 'recorded'}: "
@@ -522,7 +522,7 @@ def complete_command(
                 f", strong lcb {v.strong_lcb:.3f} n={v.strong_samples:g}) {v.reason}"
             )
 
-    emit(result.to_json(), as_json, human)
+    emit(result.to_wire(), as_json, human)
 
 
 @cli.command("status")
@@ -546,10 +546,12 @@ def status_command(as_json: bool, ote: Path | None, database: str | None) -> Non
         click.echo(f"graduation: {report.graduation}")
         a = report.attestation
         if a.get("configured"):
+            fingerprints = a.get("key_fingerprints")
+            keys = ", ".join(map(str, fingerprints)) if isinstance(fingerprints, list) else ""
             click.echo(
                 f"attestation: anchor {a.get('anchor')} "
                 f"sha256 {a.get('sha256', '(missing)')} "
-                f"keys {', '.join(a.get('key_fingerprints', [])) or '(none)'}"
+                f"keys {keys or '(none)'}"
             )
         else:
             click.echo("attestation: no [attestation] anchor configured")
@@ -557,10 +559,14 @@ def status_command(as_json: bool, ote: Path | None, database: str | None) -> Non
         click.echo(f"oracle_split: {split}")
         click.echo(f"grandfathered_until_apply: {report.grandfathered_until_apply}")
         cov = report.vector_coverage
-        dense = ", ".join(f"{k} {v}" for k, v in cov["dense"].items()) or "none"
+        engines = cov.get("dense")
+        dense = (
+            ", ".join(f"{k} {v}" for k, v in engines.items()) if isinstance(engines, dict) else ""
+        )
+        dense = dense or "none"
         click.echo(
             f"vector coverage: local-hash-128 {cov['local-hash-128']}/{cov['memories']}; "
             f"dense: {dense}"
         )
 
-    emit({**report.to_json(), "seat": seat.to_json()}, as_json, human)
+    emit({**report.to_wire(), "seat": seat.to_wire()}, as_json, human)

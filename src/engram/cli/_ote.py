@@ -68,7 +68,7 @@ def init_command(domain: str | None, repo: Path, as_json: bool) -> None:
     """Write .engram/ote.toml for this repository (never rewrites an existing one)."""
     result = init_repository(repo, domain)
     if as_json:
-        click.echo(dumps_text(result.to_json(), indent=2))
+        click.echo(dumps_text(result.to_wire(), indent=2))
         return
     if not result.written:
         click.echo(
@@ -94,7 +94,7 @@ def migrate_command(rings: bool, as_json: bool, database: str | None) -> None:
     finally:
         store.close()
     if as_json:
-        click.echo(dumps_text(result.to_json(), indent=2))
+        click.echo(dumps_text(result.to_wire(), indent=2))
     elif result.moved or result.merged:
         click.echo(
             f"moved {result.moved} memories from canon:fleet to canon:shared "

@@ -1,8 +1,8 @@
 """Structured output of the six engram tools: the memory engine's results, described for models.
 
-engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). Each model mirrors the ``to_json()`` of one
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). Each model mirrors the ``to_wire()`` of one
 engine result (:mod:`engram.memory`) field for field, so the MCP ``outputSchema`` documents exactly
-what the engine returns; a tool builds its answer with ``Model.model_validate(result.to_json())``
+what the engine returns; a tool builds its answer with ``Model.model_validate(result.to_wire())``
 and adds nothing of its own except ``seat`` on ``engram_status``.
 """
 

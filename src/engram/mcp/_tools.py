@@ -122,7 +122,7 @@ class EngramTools:
     ) -> RecallOut:
         """Recall the memories most relevant to a query from the seat's mounted rings."""
         result = self._call("engram_recall", lambda: recall(self.engine, query, k, rings=rings))
-        return RecallOut.model_validate(result.to_json())
+        return RecallOut.model_validate(result.to_wire())
 
     def engram_record(
         self,
@@ -167,7 +167,7 @@ class EngramTools:
                 raise InvalidRequest(f"provenance is over {MAX_PROVENANCE_BYTES} bytes")
             return record(self.engine, text, kind, ring, provenance or {}, thread)
 
-        return RecordOut.model_validate(self._call("engram_record", call).to_json())
+        return RecordOut.model_validate(self._call("engram_record", call).to_wire())
 
     def engram_distill(
         self,
@@ -194,7 +194,7 @@ class EngramTools:
             "engram_distill",
             lambda: distill(self.engine, episodes, kind, ring, llm=self.distiller),
         )
-        return RecordOut.model_validate(result.to_json())
+        return RecordOut.model_validate(result.to_wire())
 
     def engram_complete(
         self,
@@ -214,7 +214,7 @@ class EngramTools:
         result = self._call(
             "engram_complete", lambda: complete(self.engine, memory_id, apply=apply)
         )
-        return CompleteOut.model_validate(result.to_json())
+        return CompleteOut.model_validate(result.to_wire())
 
     def engram_outcome(
         self,
@@ -258,12 +258,12 @@ class EngramTools:
                 self.engine, memory_id, signal, decision_id, weight=weight, channel="mcp"
             ),
         )
-        return OutcomeOut.model_validate(result.to_json())
+        return OutcomeOut.model_validate(result.to_wire())
 
     def engram_status(self) -> StatusOut:
         """Report the seat: rings, graduation state, attestation anchor, oracle split."""
         report = self._call("engram_status", lambda: status(self.engine))
-        return StatusOut.model_validate({"seat": self.seat.to_json(), **report.to_json()})
+        return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
 
 
 def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnotations]:

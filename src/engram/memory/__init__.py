@@ -3,7 +3,7 @@
 Spec: engram.ote.v1 & MCP contract (Part V, Plate 03): §3.1 the seat manifest, §3.2 the six
 operations the MCP tools wrap. One public function per operation, each taking a
 :class:`MemoryEngine` (a store, a seat manifest and a clock) and returning a typed result with
-``to_json()``: :func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`,
+``to_wire()``: :func:`record` / :func:`record_many`, :func:`recall`, :func:`distill`,
 :func:`outcome`, :func:`complete`, :func:`status`. Cartridges move memories with
 :func:`export_memories` and :func:`import_memories`; :func:`migrate_rings` moves canon:fleet to
 canon:shared. :func:`withdraw` keeps a memory out of recall (PAM retractions), :func:`reinstate`

@@ -111,7 +111,7 @@ class Meta:
     threads: dict[str, list[int]]  # thread -> [code, first doc, last doc]
     dense: dict[str, int]  # engine id -> dims
 
-    def to_json(self) -> dict[str, Any]:
+    def to_wire(self) -> dict[str, Any]:
         return {
             "version": self.version,
             "instance": self.instance,
@@ -124,7 +124,7 @@ class Meta:
         }
 
     @staticmethod
-    def from_json(value: Any) -> Meta:
+    def from_wire(value: Any) -> Meta:
         return Meta(
             int(value["version"]),
             str(value["instance"]),
@@ -323,7 +323,7 @@ class RetrievalIndex:
         try:
             name = (self.folder / "CURRENT").read_text(encoding="ascii").strip()
             folder = self.folder / name
-            meta = Meta.from_json(parse_strict((folder / "meta.json").read_bytes()))
+            meta = Meta.from_wire(parse_strict((folder / "meta.json").read_bytes()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         except Exception:
@@ -392,7 +392,7 @@ class RetrievalIndex:
 def _write_meta(folder: Path, meta: Meta) -> None:
     tmp = folder / "meta.json.tmp"
     with tmp.open("w", encoding="utf-8") as f:
-        f.write(dumps_text(meta.to_json()))
+        f.write(dumps_text(meta.to_wire()))
     tmp.replace(folder / "meta.json")  # readers see the old meta or the new, never half
 
 

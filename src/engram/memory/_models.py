@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-Json = dict[str, Any]
+from engram.core.canonical import JsonObject as Json
 
 
 class MemoryStatus(StrEnum):
@@ -47,7 +47,7 @@ class Memory:
     def mean(self) -> float:
         return self.alpha / (self.alpha + self.beta)
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "id": self.id,
             "ring": self.ring,
@@ -151,7 +151,7 @@ class RecordInput:
     thread: str = ""
 
     @staticmethod
-    def from_json(value: Any, where: str = "record") -> RecordInput:
+    def from_wire(value: Any, where: str = "record") -> RecordInput:
         from engram.errors import InvalidRequest
 
         if not isinstance(value, dict):
@@ -180,8 +180,8 @@ class RecordResult:
     created: bool  # False when the same content was already in that ring
     dense: str  # "stored:<engine>" | "disabled" | "degraded: <reason>"
 
-    def to_json(self) -> Json:
-        return {"memory": self.memory.to_json(), "created": self.created, "dense": self.dense}
+    def to_wire(self) -> Json:
+        return {"memory": self.memory.to_wire(), "created": self.created, "dense": self.dense}
 
 
 @dataclass(frozen=True)
@@ -190,9 +190,9 @@ class RecallHit:
     score: float
     components: dict[str, float]
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
-            "memory": self.memory.to_json(),
+            "memory": self.memory.to_wire(),
             "score": round(self.score, 6),
             "components": {k: round(v, 6) for k, v in sorted(self.components.items())},
         }
@@ -207,10 +207,10 @@ class RecallResult:
     budget_tokens: int
     used_tokens: int
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "query": self.query,
-            "hits": [h.to_json() for h in self.hits],
+            "hits": [h.to_wire() for h in self.hits],
             "stages": dict(self.stages),
             "degraded": self.degraded,
             "budget_tokens": self.budget_tokens,
@@ -233,7 +233,7 @@ class OutcomeResult:
     reverify: bool
     duplicate: bool  # the decision_id was already recorded: this is the first event, unchanged
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "memory_id": self.memory_id,
             "decision_id": self.decision_id,
@@ -264,7 +264,7 @@ class Verdict:
     nominated: bool
     reason: str
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "memory_id": self.memory_id,
             "status_before": self.status_before.value,
@@ -294,11 +294,11 @@ class CompleteResult:
             out["changed"] += v.status_before != v.status_after
         return out
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "graduation": self.graduation,
             "applied": self.applied,
-            "verdicts": [v.to_json() for v in self.verdicts],
+            "verdicts": [v.to_wire() for v in self.verdicts],
         }
 
 
@@ -308,15 +308,15 @@ class StatusReport:
     rings: list[Json]
     graduation: str
     attestation: Json
-    oracle_split: dict[str, int]
+    oracle_split: Json
     grandfathered_until_apply: int
     vector_coverage: Json
     retrieval: Json
 
-    def to_json(self) -> Json:
+    def to_wire(self) -> Json:
         return {
             "seat_id": self.seat_id,
-            "rings": self.rings,
+            "rings": [*self.rings],
             "graduation": self.graduation,
             "attestation": self.attestation,
             "oracle_split": self.oracle_split,
@@ -333,8 +333,8 @@ class MemoryRecord:
     memory: Memory
     events: tuple[Json, ...]
 
-    def to_json(self) -> Json:
-        return {"memory": self.memory.to_json(), "events": [dict(e) for e in self.events]}
+    def to_wire(self) -> Json:
+        return {"memory": self.memory.to_wire(), "events": [dict(e) for e in self.events]}
 
 
 __all__ = [

@@ -44,7 +44,7 @@ class ImportResult:
     events_added: int
     held: int  # imported graduations held until their attested evidence verifies here
 
-    def to_json(self) -> dict[str, int]:
+    def to_wire(self) -> dict[str, int]:
         return {
             "imported": self.imported,
             "already_present": self.already_present,
@@ -62,7 +62,7 @@ def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: 
 
 def _check_record(raw: Any, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if isinstance(raw, MemoryRecord):
-        raw = raw.to_json()
+        raw = raw.to_wire()
     if not isinstance(raw, dict) or not isinstance(raw.get("memory"), dict):
         raise InvalidRequest(f"{where}: expected {{'memory': {{...}}, 'events': [...]}}")
     m = raw["memory"]
@@ -185,7 +185,7 @@ class RingMigration:
     moved: int
     merged: int
 
-    def to_json(self) -> dict[str, int]:
+    def to_wire(self) -> dict[str, int]:
         return {"moved": self.moved, "merged": self.merged}
 
 

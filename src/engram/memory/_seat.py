@@ -29,7 +29,7 @@ class SeatSource:
     origin: SeatOrigin
     path: Path
 
-    def to_json(self) -> dict[str, str]:
+    def to_wire(self) -> dict[str, str]:
         return {"origin": self.origin, "path": str(self.path)}
 
 

@@ -160,7 +160,7 @@ class InitResult:
     m2_ring_id: str
     generated: bool
 
-    def to_json(self) -> dict[str, object]:
+    def to_wire(self) -> dict[str, object]:
         return {
             "path": self.path,
             "written": self.written,

@@ -11,6 +11,7 @@ the next ``complete`` applies the rule (see ``docs/spec/memory-epistemology.md``
 
 from __future__ import annotations
 
+from engram.core.canonical import JsonObject
 from engram.errors import ManifestError
 from engram.memory._attestation import NAMESPACE, load_anchor
 from engram.memory._engine import MemoryEngine
@@ -55,7 +56,7 @@ def status(engine: MemoryEngine) -> StatusReport:
     per_ring: dict[str, dict[str, int]] = {}
     for row in counts:
         per_ring.setdefault(row["ring_id"], {})[row["status"]] = int(row["c"])
-    rings = []
+    rings: list[JsonObject] = []
     total = 0
     for m in spec.mounts:
         c = per_ring.get(m.ring_id, {})
@@ -75,7 +76,7 @@ def status(engine: MemoryEngine) -> StatusReport:
         )
 
     att = spec.attestation
-    attestation: dict[str, object] = {"configured": att is not None, "namespace": NAMESPACE}
+    attestation: JsonObject = {"configured": att is not None, "namespace": NAMESPACE}
     anchored = False
     if att is not None:
         attestation.update(
@@ -93,7 +94,7 @@ def status(engine: MemoryEngine) -> StatusReport:
                     {
                         "exists": True,
                         "sha256": anchor.sha256,
-                        "key_fingerprints": anchor.fingerprints,
+                        "key_fingerprints": [*anchor.fingerprints],
                     }
                 )
                 anchored = bool(anchor.signers)
