@@ -15,7 +15,6 @@ if TYPE_CHECKING:
         belief_history,
         create_subject,
         delete_belief,
-        ensure_schema,
         erase_subject,
         get_belief,
         get_subject,
@@ -72,6 +71,7 @@ if TYPE_CHECKING:
     )
     from engram.context._schema import (
         CONTEXT_COMPONENT,
+        ensure_schema,
     )
     from engram.context._tokens import (
         authenticate_cached,
@@ -94,7 +94,7 @@ _LAZY: dict[str, str] = {
     "belief_history": "engram.context._beliefs",
     "create_subject": "engram.context._beliefs",
     "delete_belief": "engram.context._beliefs",
-    "ensure_schema": "engram.context._beliefs",
+    "ensure_schema": "engram.context._schema",
     "erase_subject": "engram.context._beliefs",
     "get_belief": "engram.context._beliefs",
     "get_subject": "engram.context._beliefs",

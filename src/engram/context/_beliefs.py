@@ -13,18 +13,10 @@ import uuid
 from engram.context import _repo, _validate
 from engram.context._model import Belief, ChangeKind, EvolutionEntry, Subject
 from engram.context._registry import check_category
-from engram.context._schema import CONTEXT_COMPONENT
+from engram.context._schema import CONTEXT_COMPONENT, ensure_schema
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
 from engram.store import CHANGES_COMPONENT, Store, Tx, writing
-
-
-def ensure_schema(store: Store) -> None:
-    """Create or upgrade the context tables: for composition roots (start-up, the CLI, tests).
-
-    Domain calls never migrate; they :func:`require_schema` and refuse a schema that is behind.
-    """
-    store.migrate(CHANGES_COMPONENT, CONTEXT_COMPONENT)
 
 
 def require_schema(store: Store, tx: Tx | None = None) -> None:
