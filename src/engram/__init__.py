@@ -1,10 +1,20 @@
 """engram: a memory stack for AI agents that can prove what it serves."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("engram")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
+from typing import Any
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """``__version__`` on first use (PEP 562): ``importlib.metadata`` costs about 20 ms of
+    every CLI start, and most commands never print the version (issue 16, cold CLI start)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'engram' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("engram")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        found = "0.0.0"
+    globals()["__version__"] = found
+    return found

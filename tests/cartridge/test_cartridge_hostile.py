@@ -18,7 +18,6 @@ from cartridge_kit import REFERENCE, build_sample, digest, execute
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from process_kit import run_measured
 from engram.cartridge import (
     Cartridge,
     Host,
@@ -31,6 +30,7 @@ from engram.cartridge import (
 )
 from engram.errors import CartridgeFormatError, EngramError
 from engram.trust import TrustState
+from process_kit import run_measured
 
 LIMIT = 1536 * 1024**2
 PEAKS: dict[str, int] = {}

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from acx_json_kit import NOW, REFERENCE, REFERENCE_GRAPH, registry_for, workflow
-from process_kit import run_measured
 from engram.core.keys import PrivateKey
 from engram.workflow import sign_workflow
+from process_kit import run_measured
 
 MEMORY_LIMIT = 1536 * 1024**2
 HUGE_BYTES = 3 * 1024**3  # larger than the address-space limit: reading it whole cannot work

@@ -13,7 +13,6 @@ import sys
 
 import click
 
-from engram import __version__
 from engram.errors import EngramError, InputError, MissingDependency
 
 # Command name -> the private module that defines it. Modules are imported only when their
@@ -171,8 +170,26 @@ def _needs_extra(name: str, missing: str) -> click.Command:
     )
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``, as click's version_option prints it; the version is looked up only here
+    (``importlib.metadata`` costs every other command about 20 ms of start-up)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from engram import __version__
+
+    click.echo(f"engram, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="engram")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """engram: signed context for AI agents, a memory engine, MCP tools and cartridges."""
 

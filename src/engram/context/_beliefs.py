@@ -13,18 +13,10 @@ import uuid
 from engram.context import _repo, _validate
 from engram.context._model import Belief, ChangeKind, EvolutionEntry, Subject
 from engram.context._registry import check_category
-from engram.context._schema import CONTEXT_COMPONENT
+from engram.context._schema import CONTEXT_COMPONENT, ensure_schema
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
 from engram.store import CHANGES_COMPONENT, Store, Tx, writing
-
-
-def ensure_schema(store: Store) -> None:
-    """Create or upgrade the context tables: for composition roots (start-up, the CLI, tests).
-
-    Domain calls never migrate; they :func:`require_schema` and refuse a schema that is behind.
-    """
-    store.migrate(CHANGES_COMPONENT, CONTEXT_COMPONENT)
 
 
 def require_schema(store: Store, tx: Tx | None = None) -> None:
@@ -83,7 +75,7 @@ def add_belief(
     transaction (which commits it)."""
     check_category(category)
     text = _validate.text("statement", statement, _validate.MAX_STATEMENT)
-    conf = _validate.confidence(confidence)
+    conf = _validate.check_confidence(confidence)
     src = _validate.text("source", source, _validate.MAX_SOURCE)
     now = clock.now()
     belief = Belief(str(uuid.uuid4()), subject_id, category, text, conf, src, now, now, 1)

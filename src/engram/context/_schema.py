@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.store import Component, Dialect, Migration
+from engram.store import CHANGES_COMPONENT, Component, Dialect, Migration, Store
 
 
 def _v1(d: Dialect) -> Sequence[str]:
@@ -82,4 +82,15 @@ CONTEXT_COMPONENT = Component(
     migrations=[Migration(1, "subjects, beliefs, corrections, evolution, tokens", _v1)],
 )
 
-__all__ = ["CONTEXT_COMPONENT"]
+
+def ensure_schema(store: Store) -> None:
+    """Create or upgrade the context tables: for composition roots (start-up, the CLI, tests).
+
+    Domain calls never migrate; they :func:`~engram.context.require_schema` and refuse a schema
+    that is behind. Defined here, beside the tables, so that every CLI command's store opening
+    imports only this module, not the context domain (issue 16, cold CLI start).
+    """
+    store.migrate(CHANGES_COMPONENT, CONTEXT_COMPONENT)
+
+
+__all__ = ["CONTEXT_COMPONENT", "ensure_schema"]

@@ -41,7 +41,8 @@ def timezone(value: object) -> str:
     return name
 
 
-def confidence(value: object) -> float:
+def check_confidence(value: object) -> float:
+    """``value`` as a float in [0, 1], or InvalidRequest (untrusted input: any JSON value)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidRequest("confidence must be a number between 0 and 1")
     number = float(value)
@@ -55,7 +56,7 @@ __all__ = [
     "MAX_ID",
     "MAX_SOURCE",
     "MAX_STATEMENT",
-    "confidence",
+    "check_confidence",
     "text",
     "timezone",
 ]

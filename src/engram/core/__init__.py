@@ -12,6 +12,9 @@
 Spec map: docs/spec/canonical-json.md and docs/spec/keys-and-signatures.md.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from engram.core.canonical import (
     MAX_SAFE_INTEGER,
     Json,
@@ -33,39 +36,89 @@ from engram.core.clock import (
     format_instant_precise,
     parse_instant,
 )
-from engram.core.dsse import (
-    IN_TOTO_STATEMENT_V1,
-    PAYLOAD_TYPE_IN_TOTO,
-    VerifiedEnvelope,
-    in_toto_statement,
-    load_in_toto_statement,
-    pae,
-    sign_envelope,
-    statement_subject,
-    verify_envelope,
-)
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.jsonio import dumps_text
-from engram.core.keyring import (
-    DEFAULT_PUBLISH_LEAD,
-    KeyInfo,
-    RotationPlan,
-    active_key,
-    new_key_info,
-    note_signed,
-    pending_key,
-    plan_rotation,
-    published_keys,
-    retire,
-)
-from engram.core.keys import (
-    KEY_ID_PREFIX,
-    PrivateKey,
-    PublicKey,
-    load_private_key,
-    save_private_key,
-)
-from engram.core.signing import sign_document, sign_json, verify_document, verify_json
+
+if TYPE_CHECKING:
+    from engram.core.dsse import (
+        IN_TOTO_STATEMENT_V1,
+        PAYLOAD_TYPE_IN_TOTO,
+        VerifiedEnvelope,
+        in_toto_statement,
+        load_in_toto_statement,
+        pae,
+        sign_envelope,
+        statement_subject,
+        verify_envelope,
+    )
+    from engram.core.keyring import (
+        DEFAULT_PUBLISH_LEAD,
+        KeyInfo,
+        RotationPlan,
+        active_key,
+        new_key_info,
+        note_signed,
+        pending_key,
+        plan_rotation,
+        published_keys,
+        retire,
+    )
+    from engram.core.keys import (
+        KEY_ID_PREFIX,
+        PrivateKey,
+        PublicKey,
+        load_private_key,
+        save_private_key,
+    )
+    from engram.core.signing import (
+        sign_document,
+        sign_json,
+        verify_document,
+        verify_json,
+    )
+
+# Imported on first use (PEP 562): the signing modules pull in ``cryptography`` (about 20 ms),
+# which a memory command such as ``engram recall`` never needs (issue 16, cold CLI start).
+_LAZY: dict[str, str] = {
+    "IN_TOTO_STATEMENT_V1": "engram.core.dsse",
+    "PAYLOAD_TYPE_IN_TOTO": "engram.core.dsse",
+    "VerifiedEnvelope": "engram.core.dsse",
+    "in_toto_statement": "engram.core.dsse",
+    "load_in_toto_statement": "engram.core.dsse",
+    "pae": "engram.core.dsse",
+    "sign_envelope": "engram.core.dsse",
+    "statement_subject": "engram.core.dsse",
+    "verify_envelope": "engram.core.dsse",
+    "DEFAULT_PUBLISH_LEAD": "engram.core.keyring",
+    "KeyInfo": "engram.core.keyring",
+    "RotationPlan": "engram.core.keyring",
+    "active_key": "engram.core.keyring",
+    "new_key_info": "engram.core.keyring",
+    "note_signed": "engram.core.keyring",
+    "pending_key": "engram.core.keyring",
+    "plan_rotation": "engram.core.keyring",
+    "published_keys": "engram.core.keyring",
+    "retire": "engram.core.keyring",
+    "KEY_ID_PREFIX": "engram.core.keys",
+    "PrivateKey": "engram.core.keys",
+    "PublicKey": "engram.core.keys",
+    "load_private_key": "engram.core.keys",
+    "save_private_key": "engram.core.keys",
+    "sign_document": "engram.core.signing",
+    "sign_json": "engram.core.signing",
+    "verify_document": "engram.core.signing",
+    "verify_json": "engram.core.signing",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engram.core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_PUBLISH_LEAD",

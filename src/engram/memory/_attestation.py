@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import sshsig
-from sshsig.allowed_signers import AllowedSigner as _RawSigner
-
 from engram.core.canonical import canonicalize
 from engram.errors import ManifestError, SignatureInvalid
 
@@ -85,6 +82,11 @@ def _instant(path: Path, line_no: int, text: str) -> datetime:
 
 
 def _signer(path: Path, line_no: int, line: str) -> Signer | None:
+    # sshsig (and the cryptography under it) only when an anchor is read: a recall never needs
+    # it, and its import is a measurable share of a cold `engram recall` (issue 16).
+    import sshsig
+    from sshsig.allowed_signers import AllowedSigner as _RawSigner
+
     try:
         raw = _RawSigner.parse(line)
         key = sshsig.PublicKey.from_openssh_str(f"{raw.key_type} {raw.base64_key}")
@@ -145,6 +147,8 @@ def verify_attestation(
     The signing key must be on a line of the anchor whose namespaces allow ours, whose validity
     covers ``now`` and, when ``principal`` is given, whose principals match it.
     """
+    import sshsig
+
     try:
         key = sshsig.check_signature(message, signature, namespace=NAMESPACE)
     except (
