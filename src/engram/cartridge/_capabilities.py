@@ -7,8 +7,9 @@ A record asserts "performs well at *taskType* on *stack* for *domain*". ``id`` i
 first 16 hex of SHA-256 over ``taskType|sorted(stack).join(",")|domain``; ``taskType`` is a v1
 seed token or a reverse-DNS-prefixed private token (an unknown seed-shaped token is refused);
 ``stack`` entries are purls of registered types, normalised through :data:`PURL_ALIASES`.
-``verified: true`` is only a claim until a level attestation resolves (item 13, not here): every
-consumer in engram renders a record as unproven.
+``verified: true`` is only a claim: a record is proven only by a level credential verified against
+trusted issuers (engram.level, item 13; ``workflow ready --credentials``), so what reads the
+cartridge alone (inspect, card) renders every record as unproven.
 """
 
 from __future__ import annotations

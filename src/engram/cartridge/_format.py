@@ -1,6 +1,6 @@
 """The .acx container: SQLite header identity, the verbatim DDL, and the limits on untrusted files.
 
-Spec: acx-cartridge-conformance §12 item 1 (one SQLite >= 3.37 file, ``application_id =
+Spec: lboel/acx@85f1358 SPEC.md §12 item 1 (one SQLite >= 3.37 file, ``application_id =
 1094932529`` at header offset 68, packed ``user_version`` at offset 60) and item 2 (the verbatim
 §3.2 DDL with the stock ``sqlar`` table); docs/spec/acx.md §1-§2.
 

@@ -1,6 +1,6 @@
 """SKILL.md frontmatter: the strict YAML subset engram reads, and nothing more.
 
-Spec: acx-cartridge-conformance §12 item 7 (six-key agentskills.io frontmatter);
+Spec: lboel/acx@85f1358 SPEC.md §12 item 7 (six-key agentskills.io frontmatter);
 docs/spec/acx.md §5 "Skills". A general YAML loader is the wrong tool for untrusted files (aliases
 expand without bound, ``yes`` turns into a boolean, ``1.0`` into a float), so the frontmatter is
 parsed as the small subset agentskills.io examples use:

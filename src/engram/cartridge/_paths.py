@@ -1,6 +1,6 @@
 """Portable, traversal-safe cartridge paths rooted at ``rom/`` or ``save/``.
 
-Spec: acx-cartridge-conformance §12 item 2 ("only portable traversal-safe paths rooted at
+Spec: lboel/acx@85f1358 SPEC.md §12 item 2 ("only portable traversal-safe paths rooted at
 ``rom/`` or ``save/``"); docs/spec/acx.md §3 "Paths". Every sqlar row read from a file goes
 through :func:`check_path`, and so does every path named inside signed content, so a hostile
 name can neither escape an extraction directory nor mean different files on different systems.
