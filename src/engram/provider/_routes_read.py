@@ -27,7 +27,7 @@ from engram.context import (
     TokenGrant,
     resolve_scope,
 )
-from engram.core.canonical import JsonValue
+from engram.core.canonical import JsonObject
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UserNotFound
 from engram.provider._services import Services, grant_of
@@ -48,7 +48,7 @@ def _services(request: Request) -> Services:
     return services
 
 
-def discovery_document(services: Services) -> dict[str, JsonValue]:
+def discovery_document(services: Services) -> JsonObject:
     """The discovery document; ``signingKeys`` lists the published keys for bundle checks."""
     base = services.config.base_url
     keys = services.signer.published_keys()
@@ -68,10 +68,10 @@ def discovery_document(services: Services) -> dict[str, JsonValue]:
             "openapi": f"{base}/openapi.json",
         },
         "keys_url": f"{base}/.well-known/engram-keys",
-        "scopes_supported": sorted(SCOPES),
+        "scopes_supported": [*sorted(SCOPES)],
         "default_scope": "full",
         "categories": list(CATEGORIES),
-        "sensitive_categories": sorted(SENSITIVE_CATEGORIES),
+        "sensitive_categories": [*sorted(SENSITIVE_CATEGORIES)],
         "permissions_supported": [p.value for p in Permission],
         "export_ttl_seconds": int(services.config.export_ttl.total_seconds()),
         "signature": {"alg": "Ed25519", "canonicalization": "RFC8785", "encoding": "base64url"},
@@ -94,7 +94,7 @@ def well_known(request: Request) -> Response:
 
 def well_known_keys(request: Request) -> Response:
     services = _services(request)
-    return json_response({"keys": services.signer.published_keys()}, headers=_public(services))
+    return json_response({"keys": [*services.signer.published_keys()]}, headers=_public(services))
 
 
 class _ContextExport:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from engram.context import Issuer, Scope, build_diff, build_export, state_version
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import Clock
 from engram.core.encoding import b64url_encode
 from engram.core.keyring import KeyInfo
@@ -50,7 +50,7 @@ def _utf16(key: str) -> bytes:
     return key.encode("utf-16-be")
 
 
-def signed_bytes(document: dict[str, JsonValue], key: PrivateKey) -> bytes:
+def signed_bytes(document: JsonObject, key: PrivateKey) -> bytes:
     """``canonicalize(sign_document(document, key))``, canonicalising each member once.
 
     The signature is Ed25519 over the RFC 8785 bytes of ``document`` without ``signature``
@@ -124,7 +124,7 @@ class ExportSigner:
         return info, key
 
     def _sign(
-        self, document: dict[str, JsonValue], info: KeyInfo, key: PrivateKey, expires_at: datetime
+        self, document: JsonObject, info: KeyInfo, key: PrivateKey, expires_at: datetime
     ) -> bytes:
         """The response bytes of ``document`` signed with ``key`` (whose kid it names); the
         key's publication window is extended before the bytes are handed out."""
@@ -193,11 +193,11 @@ class ExportSigner:
             self.on_signed("diff", time.perf_counter() - started)
         return body
 
-    def published_keys(self) -> list[dict[str, JsonValue]]:
+    def published_keys(self) -> list[JsonObject]:
         """The ``keys`` list of ``/.well-known/engram-keys`` (active key first created if none)."""
         self.active_key()
         now = self._clock.now()
-        return [k.to_wire(now) for k in self.keys.published(now)]
+        return [{**k.to_wire(now)} for k in self.keys.published(now)]
 
 
 __all__ = ["ExportSigner", "SignedExport", "signed_bytes"]

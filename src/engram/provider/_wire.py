@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from engram.context import ENGRAM_VERSION
-from engram.core.canonical import JsonValue, canonicalize, parse_object
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_object
 from engram.errors import AuthError, CapacityError, EngramError, InvalidRequest, UnsupportedVersion
 from engram.provider._auth import challenge
 
@@ -22,7 +22,7 @@ VERSION_HEADER = "engram-version"
 
 
 def json_response(
-    value: JsonValue, status: int = 200, headers: Mapping[str, str] | None = None
+    value: Json, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
     """A JSON response whose body is the RFC 8785 form (compact, deterministic)."""
     return Response(canonicalize(value), status_code=status, media_type=JSON, headers=headers)
@@ -93,7 +93,7 @@ def check_version_value(asked: str | None) -> None:
         raise UnsupportedVersion(f"engram_version {asked.strip()!r} not supported; use 0.1")
 
 
-async def json_object(request: Request, max_bytes: int) -> dict[str, JsonValue]:
+async def json_object(request: Request, max_bytes: int) -> JsonObject:
     """The request body as a JSON object (strict I-JSON), or InvalidRequest."""
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() not in ("application/json", ""):
