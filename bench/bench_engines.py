@@ -22,7 +22,7 @@ import bm25s
 import numpy as np
 import tantivy
 
-from engram.core.canonical import parse_strict
+from bench.bench_recall import read_queries
 from engram.memory.internals import TEXT_SCHEMA, local_vector, matvec, terms
 
 
@@ -43,7 +43,7 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-hnsw", action="store_true", help="skip usearch (minutes at 1M)")
     args = parser.parse_args(argv or [])
     folder = args.cache / f"n-{args.n}"
-    qs = parse_strict((folder / "queries.json").read_bytes())[: max(100, rounds * 40)]
+    qs = read_queries(folder)[: max(100, rounds * 40)]
     gen = (folder / "engram.db.index" / "CURRENT").read_text()
     index = tantivy.Index(TEXT_SCHEMA, path=str(folder / "engram.db.index" / gen / "text"))
     searcher = index.searcher()

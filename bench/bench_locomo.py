@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 
 import bm25s
 
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
@@ -240,15 +240,26 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
     )
     by_text = {t: dia for dia, _, _, t in ts}
     for line, (_, gold, cat) in zip(done.stdout.splitlines(), qs, strict=True):
-        hits = parse_strict(line)["hits"]
+        answer = parse_strict(line)
+        hits = answer.get("hits") if isinstance(answer, dict) else None
+        if not isinstance(hits, list):
+            raise SystemExit(f"recall --batch wrote a line without hits: {line[:200]}")
         _add(
             results,
             split,
             "engram CLI (record --from, recall --batch)",
-            [by_text[h["memory"]["text"]] for h in hits],
+            [by_text[_hit_text(h)] for h in hits],
             gold,
             cat,
         )
+
+
+def _hit_text(hit: Json) -> str:
+    memory = hit.get("memory") if isinstance(hit, dict) else None
+    text = memory.get("text") if isinstance(memory, dict) else None
+    if not isinstance(text, str):
+        raise SystemExit(f"recall --batch wrote a hit without memory.text: {hit!r}"[:300])
+    return text
 
 
 def _refuse(message: str) -> NoReturn:
@@ -269,7 +280,7 @@ def load(data: Path) -> list[dict[str, Any]]:
         _refuse(f"error: {data} is not the LoCoMo JSON file ({e.message}); get {WHERE}")
     if not isinstance(samples, list) or not all(isinstance(s, dict) and "qa" in s for s in samples):
         _refuse(f"error: {data} is not the LoCoMo JSON file (a list of samples); get {WHERE}")
-    return samples
+    return [s for s in samples if isinstance(s, dict)]
 
 
 def run(

@@ -80,6 +80,14 @@ embedding_provider = "{provider}"
 BATCH = 10_000
 
 
+def read_queries(folder: Path) -> list[str]:
+    """``queries.json`` of a cache folder, which :func:`_build` wrote: an array of strings."""
+    value = parse_strict((folder / "queries.json").read_bytes())
+    if not isinstance(value, list) or not all(isinstance(q, str) for q in value):
+        raise SystemExit(f"{folder / 'queries.json'} is not an array of strings: rebuild the cache")
+    return [str(q) for q in value]
+
+
 def corpus(n: int, seed: int = 7) -> list[str]:
     rng = np.random.default_rng(seed)
     syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "di", "fe"]
@@ -117,7 +125,10 @@ def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any
     """Build (or reuse) the engram store, its index and every baseline's files for ``n``."""
     marker = folder / "built.json"
     if marker.is_file():
-        built: dict[str, Any] = parse_strict(marker.read_bytes())
+        value = parse_strict(marker.read_bytes())
+        if not isinstance(value, dict):
+            raise SystemExit(f"{marker} is not a JSON object: remove it to rebuild")
+        built: dict[str, Any] = value
         console.print(f"[dim]{n:,}: reusing the stores in {folder}[/dim]")
         return built
     folder.mkdir(parents=True, exist_ok=True)
@@ -250,7 +261,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _warm(folder: Path, dense: bool, n_queries: int, loaded: bool) -> dict[str, float]:
-    qs = parse_strict((folder / "queries.json").read_bytes())[:n_queries]
+    qs = read_queries(folder)[:n_queries]
     embedder = None
     if dense:
         from engram.memory.internals import MiniLMEmbedder
@@ -343,7 +354,7 @@ def _timed(argv: list[str]) -> tuple[float, int]:
 
 
 def _cold(folder: Path, rounds: int, loaded: bool) -> dict[str, float]:
-    qs = parse_strict((folder / "queries.json").read_bytes())
+    qs = read_queries(folder)
     engram = str(Path(sys.executable).parent / "engram")
     db = f"sqlite://{folder / 'engram.db'}"
     times: dict[str, list[float]] = {"engram": [], "bm25s": [], "fts5": []}

@@ -290,6 +290,49 @@ def test_keygen_and_trust_registry(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.req("engram.cartridge.cli-errors")
+def test_a_host_descriptor_of_the_wrong_shape_is_refused_not_coerced(
+    sign_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "good.acx"
+    export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(good), "--publisher"]
+    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    host = tmp_path / "host.json"
+
+    def check(document: object) -> tuple[int, str, str]:
+        host.write_bytes(canonicalize(document))
+        return run(
+            capsys, "cartridge", "check", str(good), "--host-descriptor", str(host), "--json"
+        )
+
+    wrong: list[tuple[object, str]] = [
+        ({"protocolRevisions": "2025-11-25"}, "protocolRevisions"),
+        ({"protocolRevisions": [20251125]}, "protocolRevisions"),
+        ({"tools": {"search": {}}}, "tools"),
+        ({"tools": ["search"]}, "tools[0]"),
+        ({"tools": [{"name": 3}]}, "tools[0].name"),
+        ({"tools": [{"name": "search", "scopes": "read"}]}, "tools[0].scopes"),
+        ({"tools": [{"name": "search", "inputSchema": []}]}, "tools[0].inputSchema"),
+        ({"model": []}, "model"),
+        ({"model": {"toolUse": 1}}, "model.toolUse"),
+        ({"model": {"contextWindowTokens": "200000"}}, "model.contextWindowTokens"),
+        ({"model": {"contextWindowTokens": True}}, "model.contextWindowTokens"),
+        ({"filesystem": {"read": "**"}}, "filesystem.read"),
+        ({"network": {"egress": 0}}, "network.egress"),
+    ]
+    for document, member in wrong:
+        code, out, err = check(document)
+        assert (code, out) == (2, ""), document
+        one_error_line(err, "invalid_request")
+        assert f"{host}: {member} must be " in err, err
+    # A member that is absent or null takes its default: both describe the same host.
+    empty = check({})
+    assert empty[0] in (0, 1)
+    assert empty[2] == ""
+    nulls = {"protocolRevisions": None, "tools": None, "model": {"toolUse": None}, "network": None}
+    assert check(nulls) == empty
+
+
+@pytest.mark.req("engram.cartridge.cli-errors")
 def test_every_refusal_is_one_line_with_its_exit_code(
     sign_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,6 +25,14 @@ from engram.provider import ProviderConfig, create_app
 from engram.store import Store
 from engram.store.keys import KeyStore
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 C = "engram.context."
 FAULTS: dict[str, frozenset[str]] = {
     "unauthenticated-200": frozenset({C + "p1.unauthenticated-401", C + "checklist"}),
@@ -115,19 +123,19 @@ class _FaultTransport(httpx.AsyncBaseTransport):
         path = request.url.path
         if status >= 400:
             if "wrong-error-shape" in self.on:
-                error = parse_strict(body)["error"]
+                error = _parsed(body)["error"]
                 return status, canonicalize({"error": {k: error[k] for k in ("code", "message")}})
             return status, body
         if path == "/v1/context/correct" and "corrections-applied" in self.on:
-            answer = parse_strict(body)
+            answer = _parsed(body)
             confirm_correction(self.p.store, self.p.clock, self.p.demo.subject.id, answer["id"])
             return status, body
         if path == "/v1/context":
-            return status, self._export(request, parse_strict(body))
+            return status, self._export(request, _parsed(body))
         if path == "/v1/context/diff" and "diff-without-tombstones" in self.on:
-            return status, self._resign(parse_strict(body), lambda d: d.update(tombstones=[]))
+            return status, self._resign(_parsed(body), lambda d: d.update(tombstones=[]))
         if path == "/v1/context/diff" and "signature-other-bytes" in self.on:
-            return status, self._resign(parse_strict(body), other_bytes=True)
+            return status, self._resign(_parsed(body), other_bytes=True)
         return status, body
 
     def _export(self, request: httpx.Request, doc: dict[str, Any]) -> bytes:

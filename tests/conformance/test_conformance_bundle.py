@@ -30,6 +30,14 @@ from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.store import Store
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 HOST = HostInfo("engram", "0.1.0", "commit", "0123456789abcdef")
 
 
@@ -70,7 +78,7 @@ async def test_the_runner_certifies_the_provider_at_full_and_verify_accepts_it(
     data, discovery = await _cut(any_store, ledger)
     report = verify_bundle(data, ledger, discovery=discovery)
     assert (report.outcome, report.message) == (Outcome.CERTIFIED, "certified at Full (tier 3)")
-    bundle = parse_strict(data)
+    bundle = _parsed(data)
     assert bundle["claim"] == {"tier": 3, "badge": "Full", "certified": True}
     assert bundle["signature"]["over"] == [
         "witnessSha256",
@@ -116,7 +124,7 @@ async def test_the_verifier_tells_apart_no_discovery_unpublished_key_and_bad_att
     foreign, _ = await _cut(memory_store, ledger, key=PrivateKey.generate())
     assert verify_bundle(foreign, ledger, discovery=discovery).outcome is Outcome.KEY_NOT_PUBLISHED
     # The host publishes the keyId but under another public key: the attestation fails.
-    keyid = parse_strict(data)["signature"]["keyId"]
+    keyid = _parsed(data)["signature"]["keyId"]
     other = PrivateKey.generate().public_key().b64url
     swapped = dict(discovery, signingKeys=[{"keyId": keyid, "publicKey": other}])
     bad = verify_bundle(data, ledger, discovery=swapped)
@@ -196,7 +204,7 @@ async def test_skipped_rows_never_certify_the_claimed_tier(
     assert report.outcome is Outcome.NOT_CERTIFIED
     assert "engram.context.p2.diff-tombstones" in report.message
     assert report.derived_badge == "Reader"
-    bundle = parse_strict(data)
+    bundle = _parsed(data)
     assert bundle["claim"]["certified"] is False
     assert bundle["detail"]["nonPass"][0]["result"] == "skipped"
 
@@ -206,7 +214,7 @@ def test_a_blocked_row_never_certifies_even_when_resigned(
     signed: tuple[bytes, dict[str, Any]], ledger: Ledger, memory_store: Store
 ) -> None:
     data, discovery = signed
-    bundle = parse_strict(data)
+    bundle = _parsed(data)
     rows = bundle["results"]["requirements"]
     rows[0] = {"id": rows[0]["id"], "scenario": rows[0]["scenario"], "result": "blocked"}
     bundle["results"]["totals"]["executedPass"] -= 1
@@ -245,7 +253,7 @@ def test_an_edit_of_a_covered_member_never_verifies_certified(
     outcome: Outcome,
 ) -> None:
     data, discovery = signed
-    bundle = parse_strict(data)
+    bundle = _parsed(data)
     bundle[member[0]][member[1]] = value
     report = verify_bundle(canonicalize(bundle), ledger, discovery=discovery)
     assert report.outcome is outcome, report.message
@@ -264,7 +272,7 @@ def test_an_edit_of_an_unsigned_member_is_shown_as_unsigned(
     signed: tuple[bytes, dict[str, Any]], ledger: Ledger, member: tuple[str, str], value: str
 ) -> None:
     data, discovery = signed
-    bundle = parse_strict(data)
+    bundle = _parsed(data)
     bundle[member[0]][member[1]] = value
     report = verify_bundle(canonicalize(bundle), ledger, discovery=discovery)
     assert report.outcome is Outcome.CERTIFIED

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -20,6 +21,13 @@ from engram.core.keys import save_private_key
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store
 from engram.store.keys import KeyStore
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
 
 
 @dataclass
@@ -72,7 +80,7 @@ def test_the_cli_certifies_a_served_provider_and_verifies_its_bundle(
     assert run_cli(cli, [*args, "--admin-token", served.token, *signing]) == 0
     out = capsys.readouterr().out
     assert "claimed tier 3 (Full) holds; recommended badge: Full" in out
-    assert parse_strict(bundle.read_bytes())["claim"]["certified"] is True
+    assert _parsed(bundle.read_bytes())["claim"]["certified"] is True
 
     assert run_cli(cli, ["conformance", "verify", str(bundle), "--discovery", served.url]) == 0
     assert capsys.readouterr().out.startswith("certified: certified at Full (tier 3)")
@@ -81,6 +89,6 @@ def test_the_cli_certifies_a_served_provider_and_verifies_its_bundle(
 
     # Without a way to delete, Full cannot be claimed: exit 1, badge Reader.
     assert run_cli(cli, [*args, "--json"]) == 1
-    report = parse_strict(capsys.readouterr().out)
+    report = _parsed(capsys.readouterr().out)
     assert (report["claimHolds"], report["badge"]) == (False, "Reader")
     assert run_cli(cli, [*args, "--tier", "1"]) == 0

@@ -7,11 +7,12 @@ import base64
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from engram.core.canonical import JsonObject
 from engram.core.keys import PrivateKey
 from engram.core.signing import sign_document, sign_json, verify_document, verify_json
 from engram.errors import CanonicalJsonError, SignatureInvalid, VerificationError
 
-EXPORT = {
+EXPORT: JsonObject = {
     "engram_version": "0.1",
     "issued_at": "2026-01-01T10:00:00Z",
     "expires_at": "2026-01-01T22:00:00Z",
@@ -63,7 +64,9 @@ def test_sign_document_signs_the_document_without_its_signature() -> None:
     assert unsigned["signature"] == "base64url-placeholder"  # the input is untouched
     assert list(signed) == list(unsigned)  # the member keeps its place for human readers
     raw_public = Ed25519PublicKey.from_public_bytes(key.public_key().raw)
-    raw_public.verify(_b64url_decode(signed["signature"]), EXPORT_JCS)
+    signature = signed["signature"]
+    assert isinstance(signature, str)
+    raw_public.verify(_b64url_decode(signature), EXPORT_JCS)
     verify_document(signed, key.public_key())
 
 

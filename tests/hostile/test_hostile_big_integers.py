@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -32,6 +33,14 @@ from engram.errors import CanonicalJsonError, MalformedExport
 from engram.provider import ProviderConfig, create_app
 from engram.runtime import EngramClient, RuntimeConfig, parse_key_list, verify_export
 from engram.store import open_store
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 HUGE = "9" * 5000
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
@@ -248,7 +257,7 @@ def test_the_mcp_server_survives_a_message_with_one(tmp_path: Path, seat: Path) 
     assert process.stdout is not None
     process.stdin.write(hello % (1, f',"n":{HUGE}') + hello % (2, ""))
     process.stdin.flush()
-    answer = parse_strict(process.stdout.readline())  # the server keeps serving
+    answer = _parsed(process.stdout.readline())  # the server keeps serving
     process.stdin.close()
     process.wait(timeout=60)
     assert process.stderr is not None

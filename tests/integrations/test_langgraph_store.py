@@ -25,7 +25,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from engram.cli import discover_components
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json
 from engram.core.clock import FixedClock
 from engram.errors import CanonicalJsonError
 from engram.integrations.langgraph import EngramStore, manifest_text, ring_id_for
@@ -37,7 +37,7 @@ from engram.store import Store
 def test_put_get_keeps_the_value_and_langgraphs_timestamps(
     lg_store: EngramStore, clock: FixedClock
 ) -> None:
-    value: dict[str, JsonValue] = {"text": "Ada drinks green tea", "n": 3, "deep": {"a": [1, 2]}}
+    value: dict[str, Json] = {"text": "Ada drinks green tea", "n": 3, "deep": {"a": [1, 2]}}
     lg_store.put(("users", "ada"), "tea", value)
     first = lg_store.get(("users", "ada"), "tea")
     assert first is not None
@@ -123,13 +123,13 @@ def test_listing_is_newest_first_and_pages(lg_store: EngramStore, clock: FixedCl
     assert len(lg_store.search((), limit=100)) == 7  # the empty prefix is the whole store
 
 
-FILTER_ITEMS: list[tuple[str, dict[str, JsonValue]]] = [
+FILTER_ITEMS: list[tuple[str, dict[str, Json]]] = [
     ("a", {"kind": "report", "score": 4.5, "meta": {"lang": "en"}, "tags": ["x", "y"]}),
     ("b", {"kind": "report", "score": 2, "meta": {"lang": "fr"}, "tags": ["x"]}),
     ("c", {"kind": "note", "score": 9, "meta": {"lang": "en"}}),
     ("d", {"kind": "note", "score": "7.5"}),
 ]
-FILTERS: list[dict[str, JsonValue]] = [
+FILTERS: list[dict[str, Json]] = [
     {"kind": "report"},
     {"kind": {"$eq": "note"}},
     {"kind": {"$ne": "note"}},
@@ -147,7 +147,7 @@ FILTERS: list[dict[str, JsonValue]] = [
 @pytest.mark.req("engram.integrations.langgraph-filters")
 @pytest.mark.parametrize("wanted", FILTERS, ids=[str(f) for f in FILTERS])
 def test_filters_select_what_langgraphs_own_store_selects(
-    lg_store: EngramStore, wanted: dict[str, JsonValue]
+    lg_store: EngramStore, wanted: dict[str, Json]
 ) -> None:
     reference = InMemoryStore()
     for key, value in FILTER_ITEMS:

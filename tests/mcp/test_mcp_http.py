@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
@@ -26,6 +27,14 @@ from engram.errors import SignatureInvalid
 from engram.mcp import ProviderContext, SeatSource
 from engram.provider import ProviderConfig
 from engram.store import Store, open_store
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 CLOCK = SystemClock()
 
@@ -201,8 +210,8 @@ async def test_context_resource_is_the_callers_verified_export(
     app: Starlette, demo: DemoSubject
 ) -> None:
     async with http_session(app, demo.token) as session:
-        full = parse_strict((await session.read_resource("engram://context")).contents[0].text)  # type: ignore[union-attr]
-        work = parse_strict(
+        full = _parsed((await session.read_resource("engram://context")).contents[0].text)  # type: ignore[union-attr]
+        work = _parsed(
             (await session.read_resource("engram://context/professional")).contents[0].text  # type: ignore[union-attr]
         )
         with pytest.raises(MCPError, match="invalid_scope"):

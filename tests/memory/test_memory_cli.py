@@ -18,6 +18,13 @@ from engram.errors import Forbidden, InvalidRequest, ManifestError
 from engram.memory import ATTESTATION_NAMESPACE
 
 
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 class Seat:
     """A seat directory with .engram/ote.toml and its own database URL."""
 
@@ -75,7 +82,7 @@ def test_status_says_which_manifest_is_in_use_and_how_it_was_found(
     deep = seat.root / "src"
     deep.mkdir()
     found = (seat.root / ".engram" / "ote.toml").resolve()
-    assert parse_strict(seat.run("status", "--json", cwd=deep).stdout)["seat"] == {
+    assert _parsed(seat.run("status", "--json", cwd=deep).stdout)["seat"] == {
         "origin": ".engram/ote.toml",
         "path": str(found),
     }
@@ -115,7 +122,7 @@ def test_record_from_jsonl_in_one_transaction_and_recall_batch_prints_one_line_p
     queries.write_text('"service 7 restarts"\n{"query": "nightly", "k": 2}\n')
     out = seat.run("recall", "--batch", str(queries)).stdout.splitlines()
     assert len(out) == 2
-    first, second = (parse_strict(line) for line in out)
+    first, second = (_parsed(line) for line in out)
     assert first["hits"][0]["memory"]["text"] == "service 7 restarts nightly"
     assert len(second["hits"]) == 2
 

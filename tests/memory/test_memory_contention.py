@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,6 +22,14 @@ from memory_kit import manifest_text
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
 from engram.store import open_store
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 BULK = 200_000
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
@@ -66,7 +75,7 @@ async def _mcp_writes(
                     if code != "busy":
                         break  # anything else is a failure the test reports
                     continue  # busy is retryable: the same call again
-                acknowledged.append(parse_strict(text)["memory"]["id"])
+                acknowledged.append(_parsed(text)["memory"]["id"])
                 i += 1
                 await anyio.sleep(0.02)
     return acknowledged, failures

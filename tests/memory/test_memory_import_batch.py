@@ -25,6 +25,13 @@ from engram.memory.internals import local_vector
 from engram.store import Store, open_store
 
 
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 def _exported(spec: OteSpec, count: int) -> list[dict[str, Any]]:
     """``count`` memories recorded in another store, two with outcomes, exported as JSON."""
     other = open_store("memory://")
@@ -38,7 +45,7 @@ def _exported(spec: OteSpec, count: int) -> list[dict[str, Any]]:
     outcome(engine, ids[0], "tests_pass", "run-1")
     outcome(engine, ids[1], "tests_fail", "run-2")
     ring = engine.spec.mount_for("M4").ring_id  # type: ignore[union-attr]
-    records = [parse_strict(canonicalize(r.to_wire())) for r in export_memories(other, ring)]
+    records = [_parsed(canonicalize(r.to_wire())) for r in export_memories(other, ring)]
     other.close()
     return records
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -17,6 +18,14 @@ from click.testing import CliRunner
 from engram.cli import cli
 from engram.core.canonical import parse_strict
 from engram.memory import init_repository, load_manifest
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -65,7 +74,7 @@ def test_init_writes_builtin_m0_m1_m3_m2_from_the_root_commit_and_m4_from_the_do
         "M4": "seat:acme-core-implementer",
     }
     assert spec.seat.seat_id == "seat:acme-core-implementer"
-    assert parse_strict(result.output)["generated"] is False
+    assert _parsed(result.output)["generated"] is False
 
 
 @pytest.mark.req("engram.memory.init-ring-ids")
@@ -132,7 +141,7 @@ def _engram(home: Path, repo: Path, *args: str) -> str:
 
 
 def _recall_texts(home: Path, repo: Path, query: str) -> set[str]:
-    out = parse_strict(_engram(home, repo, "recall", query, "--json", "--k", "20"))
+    out = _parsed(_engram(home, repo, "recall", query, "--json", "--k", "20"))
     return {hit["memory"]["text"] for hit in out["hits"]}
 
 

@@ -31,6 +31,13 @@ from engram.memory import (
 from engram.store import Store, open_store
 
 
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 def _graduated_elsewhere(tmp_path: Path, key: Path) -> list[dict[str, object]]:
     """A memory graduated in another store, exported as JSON (what a cartridge carries)."""
     other = open_store("memory://")
@@ -48,9 +55,7 @@ def _graduated_elsewhere(tmp_path: Path, key: Path) -> list[dict[str, object]]:
             attestation=ssh_sign(key, message, ATTESTATION_NAMESPACE, tmp_path),
         )
     assert complete(engine).verdicts[0].status_after == "graduated"
-    records = [
-        parse_strict(canonicalize(r.to_wire())) for r in export_memories(other, "team:shared")
-    ]
+    records = [_parsed(canonicalize(r.to_wire())) for r in export_memories(other, "team:shared")]
     other.close()
     return records
 

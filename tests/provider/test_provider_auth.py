@@ -28,6 +28,14 @@ from engram.memory import SeatSource, default_manifest_text
 from engram.provider import ProviderConfig, RateLimiter, create_app, parse_trusted_proxies
 from engram.store import Store
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 BASE = "http://127.0.0.1:8420"
 MCP_BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -112,7 +120,7 @@ async def test_context_and_mcp_refuse_a_bad_token_with_the_same_answer(
     assert _challenge(context) == _challenge(mcp) == challenge
     assert context.headers["cache-control"] == mcp.headers["cache-control"] == "no-store"
     expected_code = "token_expired" if case == "expired token" else "unauthorized"
-    assert parse_strict(context.content)["error"]["code"] == expected_code
+    assert _parsed(context.content)["error"]["code"] == expected_code
 
 
 @pytest.mark.req("engram.provider.one-auth-surface", "engram.mcp.http-auth")
@@ -165,7 +173,7 @@ async def test_a_memory_token_uses_the_mcp_tools_and_nothing_over_beliefs(host: 
     assert tools.status_code == 200
     assert "engram_recall" in tools.text
     assert [r.status_code for r in refused] == [403] * len(refused)
-    assert {parse_strict(r.content)["error"]["code"] for r in refused} == {"forbidden"}
+    assert {_parsed(r.content)["error"]["code"] for r in refused} == {"forbidden"}
 
 
 def _limited_app(store: Store, clock: FixedClock, **settings: Any) -> Starlette:

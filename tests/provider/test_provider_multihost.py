@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -25,6 +26,14 @@ from engram.context import DemoSubject, ensure_schema, list_tokens, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.store import open_store
+
+
+def _parsed_list(data: bytes | str) -> list[Any]:
+    # Strictly parsed and checked to be an array; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, list)
+    return value
+
 
 BOUND = 1.0
 KEYS_MAX_AGE = 4  # seconds: the key list's cache lifetime, so the publish lead, for these hosts
@@ -210,7 +219,7 @@ def test_a_key_rotated_on_one_host_is_published_by_both_before_either_signs_with
     cluster: Cluster,
 ) -> None:
     old = _signed_kid(cluster, cluster.a, "before the rotation")
-    rotated = parse_strict(cluster.engram("keys", "rotate", "--json").stdout)
+    rotated = _parsed_list(cluster.engram("keys", "rotate", "--json").stdout)
     started = time.monotonic()
     assert isinstance(rotated, list)
     new = str(rotated[0]["kid"])

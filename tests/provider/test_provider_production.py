@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +18,13 @@ from engram.context import list_corrections
 from engram.core.canonical import parse_strict
 from engram.provider import ProviderConfig
 from engram.store import Store, open_store
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
 
 
 def _correction(provider: Provider) -> dict[str, str]:
@@ -144,7 +152,7 @@ def test_each_request_logs_one_json_line_without_the_token(
 
     lines = [r.getMessage() for r in caplog.records if r.name == "engram.provider.access"]
     assert len(lines) == 3
-    entries = [parse_strict(line) for line in lines]
+    entries = [_parsed(line) for line in lines]
     assert entries[0]["request_id"] == "req-42"
     assert entries[0]["status"] == 200
     assert entries[0]["subject_id"] == provider.demo.subject.id
@@ -175,5 +183,5 @@ def test_the_signed_export_is_reused_until_state_changes_or_expiry_nears(
 
     assert cached == first
     assert refreshed != first
-    assert parse_strict(refreshed)["issued_at"] == "2026-01-01T21:01:00Z"
+    assert _parsed(refreshed)["issued_at"] == "2026-01-01T21:01:00Z"
     assert "Swim." in changed["system_prompt_injection"]

@@ -30,6 +30,14 @@ from engram.core.keys import PrivateKey
 from engram.core.signing import sign_document, verify_document
 from engram.provider import signed_bytes
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 KEY = PrivateKey.generate()
 # Names around the UTF-16 / code-point disagreement: U+E000..U+FFFF sort after astral
 # characters in UTF-16 (surrogates are 0xD800..) but before them by code point.
@@ -51,7 +59,7 @@ def test_signed_bytes_equal_the_canonical_signed_document(document: dict[str, An
     expected = canonicalize(sign_document(document, KEY))
     got = signed_bytes(document, KEY)
     assert got == expected
-    verify_document(parse_strict(got), KEY.public_key())
+    verify_document(_parsed(got), KEY.public_key())
 
 
 @pytest.mark.req("engram.provider.signed-bytes-canonical", "engram.provider.injection-format")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from provider_harness import Provider
@@ -12,6 +13,13 @@ from engram.core.encoding import b64url_decode
 from engram.core.keys import PublicKey
 from engram.core.signing import verify_document
 from engram.errors import SignatureInvalid
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
 
 
 def _keys(provider: Provider) -> dict[str, PublicKey]:
@@ -40,7 +48,7 @@ def test_the_keys_endpoint_lists_ed25519_keys_with_every_field(provider: Provide
 def test_every_export_is_signed_by_a_published_key_over_its_rfc8785_bytes(
     provider: Provider, path: str
 ) -> None:
-    export = parse_strict(provider.client.get(path, headers=provider.headers()).content)
+    export = _parsed(provider.client.get(path, headers=provider.headers()).content)
 
     keys = _keys(provider)
     assert export["kid"] in keys
@@ -52,7 +60,7 @@ def test_every_export_is_signed_by_a_published_key_over_its_rfc8785_bytes(
 
 @pytest.mark.req("engram.context.p3.signature-verifies", "engram.context.p2.diff-tombstones")
 def test_diffs_are_signed_like_the_export(provider: Provider) -> None:
-    diff = parse_strict(
+    diff = _parsed(
         provider.client.get(
             "/v1/context/diff", params={"since": "2020-01-01T00:00:00Z"}, headers=provider.headers()
         ).content

@@ -26,6 +26,14 @@ from engram.core.signing import verify_document
 from engram.provider import ProviderConfig, create_app
 from engram.store import Store
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 _HIDDEN = r'name="{name}"\s+value="([^"]*)"'
 
 
@@ -38,7 +46,7 @@ def hidden(page: str, name: str) -> str:
 
 def verified_export(export_body: bytes, keys_body: bytes) -> dict[str, Any]:
     """The export after its signature verifies under the published key its ``kid`` names."""
-    export, keys = parse_strict(export_body), parse_strict(keys_body)
+    export, keys = _parsed(export_body), _parsed(keys_body)
     assert isinstance(export, dict)
     assert isinstance(keys, dict)
     assert isinstance(keys["keys"], list)

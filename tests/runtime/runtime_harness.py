@@ -27,7 +27,7 @@ import httpx
 import uvicorn
 
 from engram.context import DemoSubject, seed_demo
-from engram.core.canonical import JsonValue, canonicalize, parse_strict
+from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import FixedClock
 from engram.provider import ProviderConfig, create_app
 from engram.runtime import AsyncEngramClient, EngramClient, RuntimeConfig
@@ -170,7 +170,7 @@ class RecordingLLM:
                 recorder.authorization.append(self.headers.get("Authorization"))
                 self._answer(200, recorder._completion(payload))
 
-            def _answer(self, status: int, value: JsonValue) -> None:
+            def _answer(self, status: int, value: Json) -> None:
                 body = canonicalize(value)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -184,7 +184,7 @@ class RecordingLLM:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def _completion(self, payload: dict[str, Any]) -> dict[str, JsonValue]:
+    def _completion(self, payload: dict[str, Any]) -> JsonObject:
         turn = len(self.requests)
         return {
             "id": f"chatcmpl-{turn}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from runtime_harness import RealProvider
@@ -13,6 +14,14 @@ from runtime_harness import RealProvider
 from engram.core.canonical import parse_strict
 from engram.errors import InvalidRequest
 from engram.runtime import RuntimeConfig
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 # The `engram_shell` fixture (tests/conftest.py): `engram ARGS...` in a subprocess.
 Shell = Callable[..., subprocess.CompletedProcess[str]]
@@ -35,7 +44,7 @@ async def test_an_endpoint_with_a_bad_port_in_discovery_is_ignored() -> None:
     with RealProvider.start(public_url="https://provider.test:99999") as provider:
         async with provider.async_client() as engram:
             view = await engram.context()
-        discovery = parse_strict(provider.wire.bodies["/.well-known/engram"])
+        discovery = _parsed(provider.wire.bodies["/.well-known/engram"])
     assert discovery["endpoints"]["context"].startswith("https://provider.test:99999")
     assert view.display_name == "Ada Example"
     assert {r.url.host for r in provider.wire.sent} == {"provider.test"}

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from runtime_harness import LoopbackServer, RealProvider, RecordingLLM
@@ -22,6 +23,13 @@ from engram.cli import cli, run_cli
 from engram.context import list_pending_corrections
 from engram.core.canonical import canonicalize, parse_strict
 from engram.runtime import EngramClient, verify_export
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
 
 
 @pytest.fixture
@@ -62,7 +70,7 @@ def test_context_fetch_json_is_the_whole_verified_export(
 ) -> None:
     provider, url = served
     assert run_cli(cli, fetch(url, provider.demo.token, "--scope", "professional", "--json")) == 0
-    export = parse_strict(capsys.readouterr().out)
+    export = _parsed(capsys.readouterr().out)
     assert export["scope"] == "professional"
     with EngramClient(provider.config(provider_url=url)) as engram:
         keys = engram.keys()

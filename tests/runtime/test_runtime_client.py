@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from runtime_harness import RealProvider
@@ -34,6 +35,13 @@ from engram.runtime import (
     system_prompt_with_context,
     with_context,
 )
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
 
 
 @pytest.fixture
@@ -194,7 +202,7 @@ def test_a_correction_is_proposed_and_only_applied_once_the_subject_confirms(
         proposed = engram.propose_correction(job, "Works as a data scientist.", "user said so")
         post = provider.wire.sent[-1]
         assert post.url.path == "/v1/context/correct"
-        assert parse_strict(post.content)["runtime_id"] == "kitchen-bot"
+        assert _parsed(post.content)["runtime_id"] == "kitchen-bot"
         assert post.headers["Idempotency-Key"] == proposed.idempotency_key
         assert proposed.status == "pending_user_confirmation"
         assert engram.pending_corrections == (proposed,)
@@ -307,7 +315,7 @@ async def test_the_token_never_leaves_the_configured_provider() -> None:
             await engram.context()
             await engram.propose_correction(provider.belief_id("goal"), "No talk.")
             await engram.sync()
-        discovery = parse_strict(provider.wire.bodies["/.well-known/engram"])
+        discovery = _parsed(provider.wire.bodies["/.well-known/engram"])
     assert discovery["endpoints"]["context"].startswith("https://elsewhere.example")
     assert {r.url.host for r in provider.wire.sent} == {"provider.test"}
     assert all(

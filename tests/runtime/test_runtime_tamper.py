@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +23,14 @@ from engram.core.signing import sign_document
 from engram.errors import EngramError, UnknownKeyId, VerificationError
 from engram.runtime import PublishedKey, verify_export
 from engram.store.keys import KeyStore
+
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
 
 KEYS_PATH = "/.well-known/engram-keys"
 
@@ -97,7 +106,7 @@ def test_an_unknown_kid_is_refused_after_exactly_one_refetch_of_the_keys(
     def forge(path: str, body: bytes) -> bytes:
         if path != "/v1/context":
             return body
-        document = parse_strict(body)
+        document = _parsed(body)
         document["kid"] = stranger.public_key().key_id
         return canonicalize(sign_document(document, stranger))
 

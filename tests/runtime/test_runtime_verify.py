@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engram.core.canonical import JsonValue
+from engram.core.canonical import Json, JsonObject
 from engram.core.keys import PrivateKey
 from engram.core.signing import sign_document
 from engram.errors import (
@@ -30,7 +30,7 @@ KEY = PrivateKey.generate()
 KEYS = {"test-key-001": PublishedKey("test-key-001", KEY.public_key(), None, None)}
 
 
-def minimal_export(**changes: JsonValue) -> dict[str, Any]:
+def minimal_export(**changes: Json) -> dict[str, Any]:
     """The spec's "Minimal valid export", with ``changes`` applied, signed by KEY."""
     document: dict[str, Any] = {
         "engram_version": "0.1",
@@ -129,7 +129,7 @@ def test_an_export_issued_beyond_the_skew_allowance_is_refused() -> None:
 
 @pytest.mark.req("engram.context.r1.inject")
 def test_an_empty_injection_is_rebuilt_from_the_beliefs() -> None:
-    belief = {
+    belief: JsonObject = {
         "id": "b1",
         "category": "preference",
         "statement": "Prefers short answers",

@@ -33,7 +33,7 @@ def as_list(text: str) -> list[dict[str, object]]:
 def as_dict(text: str) -> dict[str, object]:
     value = parse_strict(text)
     assert isinstance(value, dict)
-    return value
+    return dict(value)
 
 
 @pytest.mark.req("engram.store.cli-db-migrate")

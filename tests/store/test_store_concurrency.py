@@ -7,11 +7,20 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
 from engram.core.canonical import parse_strict
 from engram.store import Component, Migration, Store, applied_migrations, open_store
+
+
+def _parsed_list(data: bytes | str) -> list[Any]:
+    # Strictly parsed and checked to be an array; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, list)
+    return value
+
 
 COUNTER = Component(
     "counter",
@@ -121,7 +130,7 @@ def test_migrate_from_several_processes_applies_each_step_once(any_database_url:
     outputs = [p.communicate(timeout=120) for p in processes]
     for process, (_, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err
-    applied = [tuple(step) for out, _ in outputs for step in parse_strict(out)]
+    applied = [tuple(step) for out, _ in outputs for step in _parsed_list(out)]
     assert sorted(applied) == [("race", v, f"step {v}") for v in range(1, 7)]
     store = open_store(any_database_url)
     try:

@@ -58,6 +58,14 @@ from engram.level import (
 from engram.trust import TrustRegistry, load_trust_registry
 from engram.workflow import WORKFLOW, check_workflow, load_workflow, sign_document, sign_workflow
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 Accept = Callable[[bytes], Any]
 PUBLISHER = "io.github.example"
 
@@ -97,7 +105,7 @@ class SignedJson:
 
 def _reference(name: str, path: Path, check: Callable[..., Any], load: Callable[..., Any]) -> Any:
     data = path.read_bytes()
-    document = parse_strict(data)
+    document = _parsed(data)
     pem = document["integrity"]["publicKeyPem"]
     registry = load_trust_registry(registry_for(pem, document["integrity"]["publisherId"]))
     return SignedJson(name, data, registry, check, load)
@@ -174,7 +182,7 @@ class Level:
         return canonicalize(report.credential), report.verified, report.trusted, report.revoked
 
     def accept_status_list(self, data: bytes) -> tuple[object, ...]:
-        entry = parse_strict(self.credential)["credentialStatus"]
+        entry = _parsed(self.credential)["credentialStatus"]
         result = check_status(  # StatusCheckError (an engram error) refuses
             entry,
             lambda _url: data,

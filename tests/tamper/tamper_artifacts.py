@@ -47,6 +47,14 @@ from engram.runtime import (
 from engram.store import open_store
 from engram.store.keys import KeyStore
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 BASE_URL = "http://provider.test"
 Meaning = tuple[bytes, bytes]
 
@@ -79,9 +87,9 @@ class Artifacts:
         report = verify_bundle(data, _LEDGER, discovery=self.discovery)
         if report.outcome is not Outcome.CERTIFIED:
             raise RuntimeError(f"{report.outcome.value}: {report.message}")
-        bundle = parse_strict(data)
+        bundle = _parsed(data)
         carried = {name: _member(bundle, name) for name in UNSIGNED}
-        original = parse_strict(self.bundle)
+        original = _parsed(self.bundle)
         if carried != {name: _member(original, name) for name in UNSIGNED}:
             self.unsigned_edits.append(
                 ", ".join(n for n in UNSIGNED if carried[n] != _member(original, n))
@@ -108,7 +116,7 @@ def _member(bundle: Any, dotted: str) -> Any:
 
 
 def _without(bundle: dict[str, Any], dotted: tuple[str, ...]) -> dict[str, Any]:
-    copy = parse_strict(canonicalize(bundle))
+    copy = _parsed(canonicalize(bundle))
     for name in dotted:
         head, _, tail = name.partition(".")
         if isinstance(copy.get(head), dict):
@@ -127,7 +135,7 @@ def make_artifacts() -> Artifacts:
     with TestClient(app, base_url=BASE_URL) as http:
         keys = parse_key_list(http.get("/.well-known/engram-keys").content)
         export = http.get("/v1/context", headers=auth).content
-        issued = parse_strict(export)["issued_at"]
+        issued = _parsed(export)["issued_at"]
         clock.advance(timedelta(seconds=5))
         delete_belief(store, clock, demo.subject.id, demo.beliefs[-1].id)
         add_belief(store, clock, demo.subject.id, "preference", "Likes \U0001f375 and café", 0.7)
@@ -135,7 +143,7 @@ def make_artifacts() -> Artifacts:
             datetime.fromisoformat(issued.replace("Z", "+00:00")) - timedelta(seconds=1)
         )
         diff = http.get("/v1/context/diff", params={"since": since}, headers=auth).content
-        discovery = parse_strict(http.get("/.well-known/engram").content)
+        discovery = _parsed(http.get("/.well-known/engram").content)
     bundle = _bundle(app, store, clock, demo.token)
     return Artifacts(clock, keys, export, diff, bundle, discovery)
 

@@ -27,6 +27,14 @@ from engram.core.canonical import canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
 from engram.level import add_proof, envelope_file_name, set_entry, status_list_credential
 
+
+def _parsed(data: bytes | str) -> dict[str, Any]:
+    # Strictly parsed and checked to be an object; the test then walks it freely.
+    value = parse_strict(data)
+    assert isinstance(value, dict)
+    return value
+
+
 WORKFLOW_MUTATIONS = 300
 GRAPH_MUTATIONS = 200
 LEVEL_MUTATIONS = 100
@@ -171,7 +179,7 @@ def test_a_re_signed_level_or_status_list_edit_is_answered_never_crashed_on(
 def test_a_suspension_entry_never_passes_for_a_clear_revocation_bit(level: Level) -> None:
     """Found by the re-signed family: a credential whose entry is a suspension entry, on a
     suspension list with its bit set, verified with "suspension bit ... is clear"."""
-    credential = parse_strict(level.credential)
+    credential = _parsed(level.credential)
     entry = credential["credentialStatus"]
     entry["statusPurpose"] = "suspension"
     method = level.verifier.verification_method
@@ -197,7 +205,7 @@ def test_another_signed_envelope_cannot_stand_in_for_the_one_the_evidence_names(
 ) -> None:
     """Found by the re-signed family: evidence entries name their trajectory and envelope by
     digest, but any of the issuer's envelopes with the same outcome replayed to the same rating."""
-    credential = parse_strict(level.credential)
+    credential = _parsed(level.credential)
     links = [envelope_file_name(e["acx:dsseEnvelope"]) or "" for e in credential["evidence"]]
     outcomes = [_outcome(level.envelopes[name]) for name in links]
     # Two trajectories with the same difficulty and result: swapping them keeps the replay.
@@ -224,5 +232,5 @@ def test_another_signed_envelope_cannot_stand_in_for_the_one_the_evidence_names(
 
 
 def _outcome(envelope: bytes) -> tuple[object, object]:
-    statement = parse_strict(b64decode(parse_strict(envelope)["payload"]))
+    statement = _parsed(b64decode(_parsed(envelope)["payload"]))
     return statement["predicate"]["difficulty"], statement["predicate"]["passed"]

@@ -256,7 +256,7 @@ def set_memories(contents: Contents, records: list[JsonObject]) -> None:
     spec = parse_strict(content)
     artifacts = spec.get("artifacts") if isinstance(spec, dict) else None
     baseline = next(
-        (a for a in artifacts or [] if isinstance(a, dict) and a.get("role") == "memory-baseline"),
+        (a for a in array(artifacts) if isinstance(a, dict) and a.get("role") == "memory-baseline"),
         None,
     )
     if not isinstance(spec, dict) or baseline is None:

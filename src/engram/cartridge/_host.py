@@ -73,6 +73,14 @@ def _array(value: Json) -> list[Json]:
     return value if isinstance(value, list) else [value]
 
 
+def _reread(persisted: bytes) -> JsonObject:
+    """The compliance descriptor as read back from the canonical bytes just made of it."""
+    value = parse_strict(persisted)
+    if not isinstance(value, dict):  # pragma: no cover - canonicalize() of a JsonObject
+        raise CartridgeFormatError("the compliance descriptor did not read back as an object")
+    return value
+
+
 # Any: the harness document _harness reads after harness_problems has accepted it (that module
 # keeps Any for schema-accepted documents).
 def harness_of(rom: Rom) -> tuple[dict[str, Any], bytes]:
@@ -122,7 +130,7 @@ def activate(
             error=error,
         )
     persisted = canonicalize(descriptor) + b"\n"
-    failing = preflight(parse_strict(persisted), doc)
+    failing = preflight(_reread(persisted), doc)
     if failing:  # §8.5 step 6: the self-check reads what would be persisted
         raise ActivationRefused(f"preflight: required roles unsatisfied: {failing}")
     write_save(path, {COMPLIANCE_FILE: persisted}, mtime=int((now or datetime.now()).timestamp()))

@@ -343,7 +343,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
         found.extend(
             f"capability:{cid}: minted from the field-learned memory {ref.get('ref')!r} "
             "(§6.1: only portable memory may back a capability)"
-            for ref in record.get("evidenceRefs") or []
+            for ref in array(record.get("evidenceRefs"))
             if isinstance(ref, dict)
             and ref.get("kind") == "memory-artifact"
             and ref.get("ref") in field_learned

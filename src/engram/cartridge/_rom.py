@@ -124,6 +124,16 @@ class Rom:
     def cartridge_id(self) -> str:
         return self.signed_meta.get("acx.cartridge_id", "")
 
+    def capability(self, cid: str) -> JsonObject:
+        """Capability record ``cid`` parsed strictly (a record that is not an object is refused)."""
+        try:
+            value = parse_strict(self.capabilities[cid])
+        except CanonicalJsonError as e:
+            raise CartridgeFormatError(f"capability {cid!r}: {e.message}") from e
+        if not isinstance(value, dict):
+            raise CartridgeFormatError(f"capability {cid!r} is not a JSON object")
+        return value
+
     def json_file(self, name: str) -> JsonObject | None:
         """A ROM JSON document parsed strictly, or None when the file is absent."""
         data = self.files.get(name)

@@ -54,10 +54,10 @@ from engram.cartridge import (
 )
 from engram.cli._app import cli
 from engram.cli._common import F, database_option
-from engram.core.canonical import parse_strict
+from engram.core.canonical import Json, JsonObject, parse_object
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, PublicKey, load_private_key, save_private_key
-from engram.errors import CanonicalJsonError, InvalidRequest, KeyFileError
+from engram.errors import InvalidRequest, KeyFileError
 from engram.trust import (
     GITHUB_OIDC_ISSUER,
     KeyStatus,
@@ -239,7 +239,7 @@ def inspect_command(file: Path, as_json: bool) -> None:
     zones: dict[str, int] = {}
     for m in rom.memories.values():
         zones[m.zone] = zones.get(m.zone, 0) + 1
-    caps = {cid: parse_strict(text) for cid, text in rom.capabilities.items()}
+    caps = {cid: rom.capability(cid) for cid in rom.capabilities}
     signed = rom.signed_meta
     value = {
         "trust": report.to_wire(),
@@ -261,17 +261,21 @@ def inspect_command(file: Path, as_json: bool) -> None:
         + ")",
     ]
     lines += ["== skills (acx_skill) =="] + [f"  - {s.name}: {s.description[:100]}" for s in skills]
-    lines += ["== capabilities =="] + [
-        f"  - {c['taskType']}[{'+'.join(c['stack'])}]  "
-        f"verified={str(c['proficiency']['verified']).lower()} (unproven)"
-        for c in caps.values()
-    ]
+    lines += ["== capabilities =="] + [_capability_line(c) for c in caps.values()]
     lines += ["== memory (by zone) =="] + [f"  {z}: {n}" for z, n in sorted(zones.items())]
     lines += ["== attestations =="] + (
         [f"  - {a} ({t})" for a, t, _m in attestations] or ["  (none)"]
     )
     lines += ["== trust ==", f"  {report.state.value}: {report.reason}"]
     _emit(value, as_json, lines)
+
+
+def _capability_line(record: JsonObject) -> str:
+    # inspect shows a tampered cartridge too, so a member the schema requires may be missing.
+    stack, proficiency = record.get("stack"), record.get("proficiency")
+    names = "+".join(str(s) for s in stack) if isinstance(stack, list) else ""
+    verified = proficiency.get("verified") if isinstance(proficiency, dict) else None
+    return f"  - {record.get('taskType')}[{names}]  verified={str(verified).lower()} (unproven)"
 
 
 @cartridge_group.command("strip")
@@ -356,23 +360,7 @@ def _host(
     host_file: Path | None,
 ) -> Host:
     if host_file is not None:
-        try:
-            doc = parse_strict(host_file.read_bytes())
-        except CanonicalJsonError as e:
-            raise InvalidRequest(f"{host_file}: {e.message}") from e
-        if not isinstance(doc, dict):
-            raise InvalidRequest(f"{host_file} must be a JSON object")
-        return Host(
-            protocol_revisions=tuple(doc.get("protocolRevisions") or ()),
-            tools=tuple(
-                HostTool(str(t["name"]), frozenset(t.get("scopes") or ()), t.get("inputSchema"))
-                for t in doc.get("tools") or []
-            ),
-            tool_use=bool((doc.get("model") or {}).get("toolUse", True)),
-            context_window_tokens=int((doc.get("model") or {}).get("contextWindowTokens", 200000)),
-            filesystem=doc.get("filesystem") or {},
-            network_egress=str((doc.get("network") or {}).get("egress", "none")),
-        )
+        return _host_descriptor(host_file)
     harness, _ = harness_of(rom)
     contracts = {
         t["name"]: t
@@ -397,6 +385,71 @@ def _host(
         context_window_tokens=context_window,
         filesystem={"read": ["**"]},
     )
+
+
+def _host_descriptor(host_file: Path) -> Host:
+    """The ``--host-descriptor`` file: a member that is absent or null takes its default; one of
+    the wrong type is refused (InvalidRequest, naming it) rather than coerced."""
+    doc = parse_object(host_file.read_bytes(), what=str(host_file), error=InvalidRequest)
+
+    def member(parent: JsonObject, name: str, kind: type[object], what: str) -> Json:
+        value = parent.get(name)
+        # bool is an int to isinstance; JSON keeps true/false and numbers apart.
+        fits = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+        if value is not None and not fits:
+            raise InvalidRequest(f"{host_file}: {what} must be {_KINDS[kind]}")
+        return value
+
+    def section(name: str) -> JsonObject:
+        value = member(doc, name, dict, name)
+        return value if isinstance(value, dict) else {}
+
+    def strings(parent: JsonObject, name: str, what: str) -> tuple[str, ...]:
+        value = member(parent, name, list, what)
+        items = value if isinstance(value, list) else []
+        if not all(isinstance(item, str) for item in items):
+            raise InvalidRequest(f"{host_file}: {what} must be an array of strings")
+        return tuple(str(item) for item in items)
+
+    tools: list[HostTool] = []
+    listed = member(doc, "tools", list, "tools")
+    for index, tool in enumerate(listed if isinstance(listed, list) else []):
+        where = f"tools[{index}]"
+        if not isinstance(tool, dict):
+            raise InvalidRequest(f"{host_file}: {where} must be an object")
+        name = tool.get("name")
+        if not isinstance(name, str):
+            raise InvalidRequest(f"{host_file}: {where}.name must be a string")
+        schema = member(tool, "inputSchema", dict, f"{where}.inputSchema")
+        tools.append(
+            HostTool(
+                name,
+                frozenset(strings(tool, "scopes", f"{where}.scopes")),
+                schema if isinstance(schema, dict) else None,
+            )
+        )
+    model, network = section("model"), section("network")
+    tool_use = member(model, "toolUse", bool, "model.toolUse")
+    window = member(model, "contextWindowTokens", int, "model.contextWindowTokens")
+    egress = member(network, "egress", str, "network.egress")
+    filesystem = section("filesystem")
+    return Host(
+        protocol_revisions=strings(doc, "protocolRevisions", "protocolRevisions"),
+        tools=tuple(tools),
+        tool_use=tool_use if isinstance(tool_use, bool) else True,
+        context_window_tokens=window if isinstance(window, int) else 200000,
+        filesystem={name: strings(filesystem, name, f"filesystem.{name}") for name in filesystem},
+        network_egress=egress if isinstance(egress, str) else "none",
+    )
+
+
+_KINDS: dict[type[object], str] = {
+    bool: "true or false",
+    dict: "an object",
+    int: "an integer",
+    list: "an array",
+    str: "a string",
+}
 
 
 def _host_options(command: F) -> F:
@@ -767,7 +820,7 @@ def upgrade_command(
 def card_command(file: Path, url: str) -> None:
     """The A2A AgentCard (agent-card.json) of FILE's capability records (§6.3)."""
     rom = _intact(file)
-    records = [parse_strict(t) for t in rom.capabilities.values()]
+    records = [rom.capability(cid) for cid in rom.capabilities]
     click.echo(dumps_text(agent_card(meta=rom.signed_meta, records=records, url=url), indent=2))
 
 

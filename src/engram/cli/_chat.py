@@ -73,10 +73,15 @@ class LLM:
                 + " ".join(response.text.split())[:200]
             )
         try:
-            content = parse_strict(response.content)["choices"][0]["message"]["content"]
-        except (CanonicalJsonError, KeyError, IndexError, TypeError) as e:
+            document = parse_strict(response.content)
+        except CanonicalJsonError as e:
             raise LLMError(f"the LLM at {self.url} sent no chat completion") from e
-        return str(content)
+        choices = document.get("choices") if isinstance(document, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict) or "content" not in message:
+            raise LLMError(f"the LLM at {self.url} sent no chat completion")
+        return str(message["content"])
 
     def close(self) -> None:
         self._http.close()

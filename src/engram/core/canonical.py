@@ -30,15 +30,17 @@ Json: TypeAlias = JsonScalar | list["Json"] | dict[str, "Json"]
 """A JSON value as Python sees it, all the way down: dict, list, str, int, float, bool or None.
 
 Recursive, so mypy checks what crosses a boundary: a member is narrowed (``isinstance``) before
-it is used. What :func:`parse_object` returns and what a ``to_wire`` method builds."""
+it is used. What :func:`parse_strict` returns (:func:`parse_object` when it must be an object)
+and what a ``to_wire`` method builds."""
 JsonObject: TypeAlias = dict[str, Json]
 """A JSON object; the usual return type of ``to_wire``."""
 JsonArray: TypeAlias = list[Json]
 JsonValue: TypeAlias = Any
-"""Unchecked JSON, the old spelling: it is :data:`typing.Any`. Code moves to :data:`Json`,
-:data:`JsonObject` package by package (the memory engine and the workflow package still
-use this one). :func:`canonicalize`, :func:`check_i_json` and :func:`digest_hex` take ``object``
-on purpose: they are the run-time check and refuse whatever is not I-JSON."""
+"""Unchecked JSON (:data:`typing.Any`), kept only for compatibility: nothing in engram uses it
+and it is no longer exported (not in ``__all__``, nor in :mod:`engram.core`); write
+:data:`Json` or :data:`JsonObject`. :func:`canonicalize`, :func:`check_i_json` and
+:func:`digest_hex` take ``object`` on purpose: they are the run-time check and refuse whatever
+is not I-JSON."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING = _jcs.MAX_NESTING
@@ -138,7 +140,7 @@ def _check_string(text: str, where: str) -> None:
         ) from e
 
 
-def parse_strict(data: bytes | str) -> JsonValue:
+def parse_strict(data: bytes | str) -> Json:
     """Parse JSON text and refuse anything that is not I-JSON (RFC 7493).
 
     Refused, each with its own ``reason``: invalid UTF-8, a byte-order mark, duplicate member
@@ -159,6 +161,8 @@ def parse_strict(data: bytes | str) -> JsonValue:
         raise CanonicalJsonError("not_json", "$", f"cannot parse {type(data).__name__}")
     if text.startswith("\ufeff"):
         raise CanonicalJsonError("syntax", 0, "byte-order mark is not allowed")
+    # The decoder's hooks build only dicts, lists, str, int, float, bool and None: a Json.
+    value: Json
     try:
         value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
     except _HookFaultError as e:
@@ -233,7 +237,7 @@ def _parse_float(literal: str) -> float:
     return number
 
 
-def _pairs(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+def _pairs(pairs: list[tuple[str, Json]]) -> JsonObject:
     result = dict(pairs)
     if len(result) != len(pairs):
         raise _HookFaultError("duplicate_member", next(k for k, _ in pairs if k in result))
@@ -276,7 +280,6 @@ __all__ = [
     "JsonArray",
     "JsonObject",
     "JsonScalar",
-    "JsonValue",
     "canonicalize",
     "check_i_json",
     "digest_hex",

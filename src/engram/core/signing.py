@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engram.core.canonical import JsonValue, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import CanonicalJsonError, InvalidRequest, SignatureInvalid
@@ -52,8 +52,8 @@ def verify_json(value: object, signature: str, key: PublicKey) -> None:
 
 
 def sign_document(
-    doc: Mapping[str, object], key: PrivateKey, field: str = SIGNATURE_FIELD
-) -> dict[str, JsonValue]:
+    doc: Mapping[str, Json], key: PrivateKey, field: str = SIGNATURE_FIELD
+) -> JsonObject:
     """A copy of ``doc`` whose ``field`` is the signature over the document without ``field``.
 
     An existing ``field`` is replaced in place (member order is kept for human readers; it
@@ -61,7 +61,7 @@ def sign_document(
     """
     body = _without(doc, field)
     signature = sign_json(body, key)
-    signed: dict[str, JsonValue] = dict(doc)
+    signed: JsonObject = dict(doc)
     signed[field] = signature
     return signed
 

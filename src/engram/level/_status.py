@@ -89,7 +89,7 @@ class StatusList:
         return "u" + base64.urlsafe_b64encode(buffer.getvalue()).rstrip(b"=").decode("ascii")
 
     @classmethod
-    def decode(cls, encoded: str) -> StatusList:
+    def decode(cls, encoded: object) -> StatusList:
         """Expand an ``encodedList`` (multibase base64url of GZIP bytes), bounded in size."""
         if not isinstance(encoded, str) or not encoded.startswith("u"):
             raise InvalidRequest("encodedList is multibase base64url (a 'u' prefix)")
@@ -221,8 +221,7 @@ def check_status(
         raise StatusCheckError("STATUS_RETRIEVAL_ERROR", f"{url}: not I-JSON: {e.message}") from e
     if not isinstance(credential, dict):
         raise StatusCheckError("STATUS_RETRIEVAL_ERROR", f"{url}: not a JSON object")
-    _verify_list_credential(credential, url, resolve, now, expected_issuer)
-    subject = credential["credentialSubject"]
+    subject = _verify_list_credential(credential, url, resolve, now, expected_issuer)
     listed = subject.get("statusPurpose")
     purposes = listed if isinstance(listed, list) else [listed]
     if purpose not in purposes:
@@ -250,7 +249,9 @@ def _verify_list_credential(
     resolve: KeyResolver,
     now: datetime,
     expected_issuer: str | None,
-) -> None:
+) -> JsonObject:
+    """Check the list credential; return its ``credentialSubject`` (a BitstringStatusList)."""
+
     def fail(detail: str) -> StatusCheckError:
         return StatusCheckError("STATUS_VERIFICATION_ERROR", f"{url}: {detail}")
 
@@ -284,6 +285,7 @@ def _verify_list_credential(
             raise fail(f"{name}: {e.message}") from e
         if (later and now > moment) or (not later and now < moment):
             raise fail(f"the list is not valid now ({name} {value})")
+    return subject
 
 
 __all__ = [

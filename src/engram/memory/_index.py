@@ -45,6 +45,7 @@ import tantivy
 
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
+from engram.errors import StoreError
 from engram.memory import _repo
 from engram.memory._models import author_of
 from engram.memory._text import LOCAL_DIMS, blob_to_vector, local_vectors, terms
@@ -70,6 +71,16 @@ def tag_terms(entities: Sequence[str], author: str) -> list[str]:
         out.append("a:" + " ".join(author.lower().split()))
     out += ["e:" + " ".join(e.lower().split()) for e in entities if e.strip()]
     return out
+
+
+def _entities(text: str) -> list[str]:
+    """A row's ``entities`` column, which engram writes as a JSON array of strings."""
+    value = parse_strict(text) if text != "[]" else []
+    if isinstance(value, list):
+        names = [e for e in value if isinstance(e, str)]
+        if len(names) == len(value):
+            return names
+    raise StoreError(f"a memory's entities column is not an array of strings: {text[:80]}")
 
 
 def _schemas() -> tuple[Any, Any]:
@@ -473,9 +484,9 @@ class _Updater:
             document.add_text("ring", row["ring_id"])
             document.add_text("terms", " ".join(row_terms))
             provenance = parse_strict(row["provenance"]) if row["provenance"] != "{}" else {}
-            entities = parse_strict(row["entities"]) if row["entities"] != "[]" else []
             for tag in tag_terms(
-                entities, author_of(provenance) if isinstance(provenance, dict) else ""
+                _entities(row["entities"]),
+                author_of(provenance) if isinstance(provenance, dict) else "",
             ):
                 document.add_text("tags", tag)
             writer.add_document(document)

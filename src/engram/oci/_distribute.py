@@ -570,7 +570,8 @@ def _check_level(credential: bytes, rom_hash: str) -> None:
         )
     subject = document.get("credentialSubject")
     results = subject.get("result") if isinstance(subject, dict) else None
-    bound = {r.get("acx:cartridgeRomDigest") for r in results or [] if isinstance(r, dict)} - {None}
+    listed = results if isinstance(results, list) else []
+    bound = {r.get("acx:cartridgeRomDigest") for r in listed if isinstance(r, dict)} - {None}
     if bound != {rom_hash}:
         shown = ", ".join(sorted(str(b) for b in bound)) or "none"
         raise ArtifactRefused(
