@@ -6,8 +6,9 @@ documents a provider signs. Every function takes a :class:`~engram.store.Store` 
 or judges time, a :class:`~engram.core.clock.Clock`; nothing here reads the environment.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from engram.context._beliefs import (
@@ -150,13 +151,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'engram.context' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -12,8 +12,7 @@
 Spec map: docs/spec/canonical-json.md and docs/spec/keys-and-signatures.md.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engram.core.canonical import (
     MAX_SAFE_INTEGER,
@@ -37,6 +36,7 @@ from engram.core.clock import (
 )
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.jsonio import dumps_text
+from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
     from engram.core.dsse import (
@@ -110,13 +110,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'engram.core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [
