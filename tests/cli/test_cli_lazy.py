@@ -40,3 +40,34 @@ def test_a_small_command_does_not_import_the_server_stack() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "loaded: []"
+
+
+@pytest.mark.req("engram.cli.lazy-commands")
+def test_a_memory_command_does_not_import_signing_or_the_context_domain() -> None:
+    """A cold ``engram recall`` (issue 16) loads neither ``cryptography`` nor the beliefs,
+    tokens and export code of ``engram.context``: their names bind on first use."""
+    probe = (
+        "import sys; from engram.cli import main\n"
+        "sys.argv = ['engram', 'recall', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('cryptography', 'sshsig', 'engram.context._beliefs', 'engram.context._tokens',"
+        " 'engram.context._export', 'importlib.metadata')\n"
+        "print('\\nloaded:', sorted(m for m in heavy if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "loaded: []"
+
+
+@pytest.mark.req("engram.cli.lazy-commands")
+def test_lazy_names_bind_once_and_unknown_names_are_attribute_errors() -> None:
+    import engram.context
+    import engram.core
+
+    signer = engram.core.sign_document
+    assert vars(engram.core)["sign_document"] is signer  # cached: __getattr__ is not asked again
+    assert engram.context.check_confidence(0.5) == 0.5
+    with pytest.raises(AttributeError, match=r"'engram\.core' has no attribute 'nope'"):
+        _ = engram.core.nope  # type: ignore[attr-defined]
