@@ -1,11 +1,14 @@
 """engram: a memory stack for AI agents that can prove what it serves."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["__version__"]
 
+if TYPE_CHECKING:  # type checkers see the attribute; at run time it is bound on first use
+    __version__: str
 
-def __getattr__(name: str) -> Any:
+
+def _version_on_first_use(name: str) -> Any:
     """``__version__`` on first use (PEP 562): ``importlib.metadata`` costs about 20 ms of
     every CLI start, and most commands never print the version (issue 16, cold CLI start)."""
     if name != "__version__":
@@ -18,3 +21,7 @@ def __getattr__(name: str) -> Any:
         found = "0.0.0"
     globals()["__version__"] = found
     return found
+
+
+if not TYPE_CHECKING:
+    __getattr__ = _version_on_first_use

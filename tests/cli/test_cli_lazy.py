@@ -70,4 +70,4 @@ def test_lazy_names_bind_once_and_unknown_names_are_attribute_errors() -> None:
     assert vars(engram.core)["sign_document"] is signer  # cached: __getattr__ is not asked again
     assert engram.context.check_confidence(0.5) == 0.5
     with pytest.raises(AttributeError, match=r"'engram\.core' has no attribute 'nope'"):
-        _ = engram.core.nope
+        _ = engram.core.nope  # type: ignore[attr-defined]

@@ -151,7 +151,8 @@ _LAZY: dict[str, str] = {
 }
 
 
-__getattr__ = _lazy_attributes(__name__, _LAZY, globals())
+if not TYPE_CHECKING:  # type checkers read the imports above, so a misspelt name stays an error
+    __getattr__ = _lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [
