@@ -53,6 +53,14 @@ def seats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Seat, Sea
     return a, b
 
 
+def _signed_sample(capsys: pytest.CaptureFixture[str], sign_key: Path, tmp_path: Path) -> Path:
+    """The sample package exported and signed as ``good.acx``."""
+    good = tmp_path / "good.acx"
+    export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(good), "--publisher"]
+    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    return good
+
+
 def _export(
     capsys: pytest.CaptureFixture[str], seat: Seat, out: Path, *more: str
 ) -> tuple[int, str, str]:
@@ -293,9 +301,7 @@ def test_keygen_and_trust_registry(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_host_descriptor_of_the_wrong_shape_is_refused_not_coerced(
     sign_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = tmp_path / "good.acx"
-    export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(good), "--publisher"]
-    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    good = _signed_sample(capsys, sign_key, tmp_path)
     host = tmp_path / "host.json"
 
     def check(document: object) -> tuple[int, str, str]:
@@ -336,9 +342,7 @@ def test_a_host_descriptor_of_the_wrong_shape_is_refused_not_coerced(
 def test_every_refusal_is_one_line_with_its_exit_code(
     sign_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = tmp_path / "good.acx"
-    export = ["cartridge", "export", str(SAMPLE_PACKAGE), "-o", str(good), "--publisher"]
-    assert run(capsys, *export, "io.github.acme", "--sign-key", str(sign_key))[0] == 0
+    good = _signed_sample(capsys, sign_key, tmp_path)
     bad = tmp_path / "bad.acx"
     bad.write_bytes(b"not a cartridge at all" * 10)
     bad_json = tmp_path / "bad.json"
