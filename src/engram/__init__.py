@@ -1,6 +1,6 @@
 """engram: a memory stack for AI agents that can prove what it serves."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __all__ = ["__version__"]
 
@@ -8,7 +8,7 @@ if TYPE_CHECKING:  # type checkers see the attribute; at run time it is bound on
     __version__: str
 
 
-def _version_on_first_use(name: str) -> Any:
+def _version_on_first_use(name: str) -> str:
     """``__version__`` on first use (PEP 562): ``importlib.metadata`` costs about 20 ms of
     every CLI start, and most commands never print the version (issue 16, cold CLI start)."""
     if name != "__version__":
