@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 
@@ -78,3 +79,49 @@ def test_lazy_names_bind_once_and_unknown_names_are_attribute_errors() -> None:
     assert engram.context.check_confidence(0.5) == 0.5
     with pytest.raises(AttributeError, match=r"'engram\.core' has no attribute 'nope'"):
         _ = engram.core.nope  # type: ignore[attr-defined]
+
+
+_BLAS_PROBE = """
+import ctypes, os, re, sys
+from engram.cli import main
+sys.argv = ['engram', '--version']
+try:
+    main()
+except SystemExit:
+    pass
+import numpy  # after main, as a command would
+maps = open('/proc/self/maps').read()
+threads = None
+for path in sorted(set(re.findall(r'/\\S*openblas\\S*[.]so\\S*', maps))):
+    lib = ctypes.CDLL(path)
+    for symbol in ('openblas_get_num_threads', 'openblas_get_num_threads64_',
+                   'scipy_openblas_get_num_threads64_', 'scipy_openblas_get_num_threads'):
+        if hasattr(lib, symbol):
+            threads = getattr(lib, symbol)()
+print('blas:', os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('OMP_NUM_THREADS'), threads)
+"""
+
+
+def _blas_after_main(extra_env: dict[str, str]) -> list[str]:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _BLAS_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**env, **extra_env},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[-1].removeprefix("blas: ").split()
+
+
+@pytest.mark.req("engram.cli.one-blas-thread")
+def test_the_command_gives_numpy_one_blas_thread_unless_the_user_chose() -> None:
+    openblas, omp, threads = _blas_after_main({})
+    assert (openblas, omp) == ("1", "None")
+    assert threads in ("1", "None")  # None: this numpy is not built on OpenBLAS
+    assert _blas_after_main({"OPENBLAS_NUM_THREADS": "2"})[:2] == ["2", "None"]
+    assert _blas_after_main({"OMP_NUM_THREADS": "2"})[:2] == ["None", "2"]

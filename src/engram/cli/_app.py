@@ -9,7 +9,9 @@ missing argument, a FILE that does not exist) as ``error: usage: <message> (see:
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from collections.abc import MutableMapping
 
 import click
 
@@ -239,7 +241,22 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     return returned if isinstance(returned, int) else 0
 
 
+# OpenBLAS starts a pool of spinning threads when numpy is imported. engram makes no BLAS
+# calls (vector products go through numpy's own loops: memory-retrieval.md "Recall pipeline"),
+# so the pool only costs: about 40 ms of a cold `engram recall`'s CPU, more when the other core
+# is busy (bench/README.md "recall"). The CLI owns its process, so it asks for one thread
+# unless the user chose otherwise; a library import of engram leaves the environment alone.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def one_blas_thread(environ: MutableMapping[str, str] = os.environ) -> None:
+    """Ask numpy's BLAS for one thread unless the user set a thread count."""
+    if not any(name in environ for name in BLAS_THREAD_VARIABLES):
+        environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def main() -> None:
+    one_blas_thread()  # before any command imports numpy
     sys.exit(run_cli(cli))
 
 
