@@ -24,6 +24,7 @@ distribution over a 30,000-word vocabulary. Queries are 3-6 words of a random me
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import hashlib
 import os
@@ -43,6 +44,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+import engram
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
@@ -353,7 +355,16 @@ def _timed(argv: list[str]) -> tuple[float, int]:
     return elapsed, int(done.stderr.decode().strip().splitlines()[-1])
 
 
+def _compile_engram() -> None:
+    """Write engram's bytecode, as ``pip install`` does for a wheel and as a user's first run of
+    an editable install does. With ``PYTHONDONTWRITEBYTECODE`` set (some CI machines set it) and
+    no ``__pycache__``, every cold process would compile engram's ~45 modules from source (about
+    55 ms here), while bm25s, installed from a wheel, starts from bytecode."""
+    compileall.compile_dir(Path(engram.__file__).parent, quiet=1)
+
+
 def _cold(folder: Path, rounds: int, loaded: bool) -> dict[str, float]:
+    _compile_engram()
     qs = read_queries(folder)
     engram = str(Path(sys.executable).parent / "engram")
     db = f"sqlite://{folder / 'engram.db'}"
