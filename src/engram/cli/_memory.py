@@ -30,26 +30,23 @@ from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
 from engram.memory import (
     ATTESTATION_NAMESPACE,
-    ChatDistiller,
     MemoryEngine,
     RecordInput,
     RecordResult,
     SeatSource,
     attestation_message,
     check_record,
-    complete,
-    distill,
     load_seat,
     locate_seat,
     open_engine,
-    outcome,
     recall,
     record_many,
     remote_stages,
-    signal_weight,
-    status,
 )
 from engram.store import Store, engram_home, redact_url
+
+# The commands' own domain functions (distill, outcome, complete, status) are imported inside
+# them: their modules are not loaded by a cold `engram recall` (issue 16, cold CLI start).
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -388,6 +385,8 @@ def distill_command(
     database: str | None,
 ) -> None:
     """Distill debugging episodes (files, or stdin) into a known_process or invariant memory."""
+    from engram.memory import ChatDistiller, distill
+
     texts = [p.read_text(encoding="utf-8") for p in episodes] or [sys.stdin.read()]
     llm = None
     if llm_model:
@@ -450,6 +449,8 @@ def outcome_command(
     database: str | None,
 ) -> None:
     """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
+    from engram.memory import outcome, signal_weight
+
     if print_message:
         sys.stdout.buffer.write(
             attestation_message(memory_id, decision_id, signal, signal_weight(signal, weight))
@@ -497,6 +498,8 @@ def complete_command(
     database: str | None,
 ) -> None:
     """Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings."""
+    from engram.memory import complete
+
     with seat_engine(ote, database) as engine:
         result = complete(engine, memory_id, apply=not dry_run)
 
@@ -531,6 +534,8 @@ def complete_command(
 @database_option
 def status_command(as_json: bool, ote: Path | None, database: str | None) -> None:
     """Ring counts, graduation, attestation anchor, oracle split and vector coverage."""
+    from engram.memory import status
+
     seat = resolve_seat(ote)
     with seat_engine(ote, database, seat) as engine:
         report = status(engine)

@@ -11,63 +11,147 @@ undoes it; :func:`seat_view` recalls through another manifest on the same index.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
-from engram.memory._attestation import NAMESPACE as ATTESTATION_NAMESPACE
-from engram.memory._attestation import Anchor, attestation_message, load_anchor
-from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
-from engram.memory._engine import (
-    MemoryEngine,
-    check_record,
-    default_index_folder,
-    get_memory,
-    indexed_local_vector,
-    memory_id,
-    open_engine,
-    record,
-    record_many,
-)
-from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
-from engram.memory._manifest import (
-    OteSpec,
-    find_manifest,
-    load_manifest,
-    parse_manifest,
-)
-from engram.memory._models import (
-    CompleteResult,
-    Memory,
-    MemoryRecord,
-    MemoryStatus,
-    OutcomeEvent,
-    OutcomeResult,
-    RecallHit,
-    RecallResult,
-    RecordInput,
-    RecordResult,
-    StatusReport,
-    Verdict,
-)
-from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
-from engram.memory._portable import (
-    ImportResult,
-    RingMigration,
-    export_memories,
-    import_memories,
-    migrate_rings,
-)
-from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
-from engram.memory._remote import (
-    CrossEncoder,
-    Embedder,
-    RemoteEmbedder,
-    RemoteReranker,
-    remote_stages,
-)
-from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
-from engram.memory._seed import InitResult, default_manifest_text, init_repository
-from engram.memory._status import status
-from engram.memory._text import LOCAL_ENGINE, local_vector
-from engram.memory._view import seat_view
-from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
+from typing import TYPE_CHECKING
+
+from engram.core.lazy import lazy_attributes as _lazy_attributes
+
+if TYPE_CHECKING:
+    from engram.memory._attestation import (
+        ATTESTATION_NAMESPACE,
+        Anchor,
+        attestation_message,
+        load_anchor,
+    )
+    from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
+    from engram.memory._engine import (
+        MemoryEngine,
+        check_record,
+        default_index_folder,
+        get_memory,
+        indexed_local_vector,
+        memory_id,
+        open_engine,
+        record,
+        record_many,
+    )
+    from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
+    from engram.memory._manifest import (
+        OteSpec,
+        find_manifest,
+        load_manifest,
+        parse_manifest,
+    )
+    from engram.memory._models import (
+        CompleteResult,
+        Memory,
+        MemoryRecord,
+        MemoryStatus,
+        OutcomeEvent,
+        OutcomeResult,
+        RecallHit,
+        RecallResult,
+        RecordInput,
+        RecordResult,
+        StatusReport,
+        Verdict,
+    )
+    from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
+    from engram.memory._portable import (
+        ImportResult,
+        RingMigration,
+        export_memories,
+        import_memories,
+        migrate_rings,
+    )
+    from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
+    from engram.memory._remote import (
+        CrossEncoder,
+        Embedder,
+        RemoteEmbedder,
+        RemoteReranker,
+        remote_stages,
+    )
+    from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
+    from engram.memory._seed import InitResult, default_manifest_text, init_repository
+    from engram.memory._status import status
+    from engram.memory._text import LOCAL_ENGINE, local_vector
+    from engram.memory._view import seat_view
+    from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
+
+# Imported on first use (PEP 562): a cold `engram recall` needs the engine, the index and
+# recall, not distillation, outcomes, cartridges, status or `engram init` (issue 16, cold CLI
+# start).
+_LAZY: dict[str, str] = {
+    "ATTESTATION_NAMESPACE": "engram.memory._attestation",
+    "Anchor": "engram.memory._attestation",
+    "attestation_message": "engram.memory._attestation",
+    "load_anchor": "engram.memory._attestation",
+    "ChatDistiller": "engram.memory._distill",
+    "Distiller": "engram.memory._distill",
+    "ExtractiveDistiller": "engram.memory._distill",
+    "distill": "engram.memory._distill",
+    "MemoryEngine": "engram.memory._engine",
+    "check_record": "engram.memory._engine",
+    "default_index_folder": "engram.memory._engine",
+    "get_memory": "engram.memory._engine",
+    "indexed_local_vector": "engram.memory._engine",
+    "memory_id": "engram.memory._engine",
+    "open_engine": "engram.memory._engine",
+    "record": "engram.memory._engine",
+    "record_many": "engram.memory._engine",
+    "BLOCKED": "engram.memory._epistemology",
+    "MODEL_CAP": "engram.memory._epistemology",
+    "SIGNALS": "engram.memory._epistemology",
+    "lower_bound": "engram.memory._epistemology",
+    "signal_weight": "engram.memory._epistemology",
+    "OteSpec": "engram.memory._manifest",
+    "find_manifest": "engram.memory._manifest",
+    "load_manifest": "engram.memory._manifest",
+    "parse_manifest": "engram.memory._manifest",
+    "CompleteResult": "engram.memory._models",
+    "Memory": "engram.memory._models",
+    "MemoryRecord": "engram.memory._models",
+    "MemoryStatus": "engram.memory._models",
+    "OutcomeEvent": "engram.memory._models",
+    "OutcomeResult": "engram.memory._models",
+    "RecallHit": "engram.memory._models",
+    "RecallResult": "engram.memory._models",
+    "RecordInput": "engram.memory._models",
+    "RecordResult": "engram.memory._models",
+    "StatusReport": "engram.memory._models",
+    "Verdict": "engram.memory._models",
+    "MCP_REFUSAL": "engram.memory._outcomes",
+    "complete": "engram.memory._outcomes",
+    "outcome": "engram.memory._outcomes",
+    "ImportResult": "engram.memory._portable",
+    "RingMigration": "engram.memory._portable",
+    "export_memories": "engram.memory._portable",
+    "import_memories": "engram.memory._portable",
+    "migrate_rings": "engram.memory._portable",
+    "DEFAULT_TUNING": "engram.memory._recall",
+    "Tuning": "engram.memory._recall",
+    "recall": "engram.memory._recall",
+    "CrossEncoder": "engram.memory._remote",
+    "Embedder": "engram.memory._remote",
+    "RemoteEmbedder": "engram.memory._remote",
+    "RemoteReranker": "engram.memory._remote",
+    "remote_stages": "engram.memory._remote",
+    "SeatOrigin": "engram.memory._seat",
+    "SeatSource": "engram.memory._seat",
+    "load_seat": "engram.memory._seat",
+    "locate_seat": "engram.memory._seat",
+    "InitResult": "engram.memory._seed",
+    "default_manifest_text": "engram.memory._seed",
+    "init_repository": "engram.memory._seed",
+    "status": "engram.memory._status",
+    "LOCAL_ENGINE": "engram.memory._text",
+    "local_vector": "engram.memory._text",
+    "seat_view": "engram.memory._view",
+    "WITHDRAWN_COMPONENT": "engram.memory._withdrawn",
+    "reinstate": "engram.memory._withdrawn",
+    "withdraw": "engram.memory._withdrawn",
+    "withdrawn_among": "engram.memory._withdrawn",
+}
 
 __all__ = [
     "ATTESTATION_NAMESPACE",
@@ -140,3 +224,6 @@ __all__ = [
     "withdraw",
     "withdrawn_among",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above, so a misspelt name stays an error
+    __getattr__ = _lazy_attributes(__name__, _LAZY, globals())

@@ -22,6 +22,7 @@ from engram.core.canonical import canonicalize
 from engram.errors import ManifestError, SignatureInvalid
 
 NAMESPACE = "engram-outcome@v1"
+ATTESTATION_NAMESPACE = NAMESPACE  # the name engram.memory exports it under
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,7 @@ def verify_attestation(
 
 
 __all__ = [
+    "ATTESTATION_NAMESPACE",
     "NAMESPACE",
     "Anchor",
     "Attestor",
