@@ -10,7 +10,11 @@ else an httpx/asyncio generator), 64 connections, 2 threads:
 - ``GET /healthz`` (the baseline: a constant JSON body, same middleware, same bearer header);
 - ``GET /v1/context`` for the demo subject, without compression (curl's default) and with
   ``Accept-Encoding: gzip`` (httpx's and browsers');
-- ``GET /v1/context`` for the 2,000-belief subject, gzip.
+- ``GET /v1/context`` for the 2,000-belief subject, gzip;
+- the ceiling: the SQLite server's ``/healthz`` answer and its 2,000-belief gzip answer, captured
+  byte for byte and replayed by a bare ASGI app (``bench/_bare_asgi.py``: no routing, auth,
+  middleware or database) on the same uvicorn, workers and load; its ratio is what any Python
+  ASGI server reaches for those bytes here, and engram's 2,000-belief ratio is printed against it.
 
 Both servers run at once and the rounds are interleaved (every contender of both backends in
 each round), so background load on a shared machine hits all alike. Each row prints requests/s,
@@ -56,6 +60,7 @@ from engram.context import (
     seed_demo,
 )
 from engram.core.clock import SystemClock
+from engram.core.jsonio import dumps_text
 from engram.store import open_store
 
 CONNECTIONS = 64
@@ -91,6 +96,11 @@ CONTENDERS = (
     Contender("GET /v1/context demo, gzip", "/v1/context", "gzip", "demo"),
     Contender("GET /v1/context 2,000 beliefs, gzip", "/v1/context", "gzip", "big"),
 )
+BARE_CONTENDERS = (
+    Contender("bare ASGI, /healthz bytes (baseline)", "/small", "identity", "demo"),
+    Contender("bare ASGI, 2,000 beliefs gzip bytes", "/big", "gzip", "big"),
+)
+REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -309,6 +319,94 @@ def _start(backend: Backend) -> None:
     backend.loads = {c.label: [] for c in CONTENDERS}
 
 
+def _capture(backend: Backend, folder: Path) -> None:
+    """engram's /healthz answer and its 2,000-belief gzip export, as the bare app replays them
+    (uvicorn adds its own ``date`` and ``server`` headers)."""
+    base = f"http://127.0.0.1:{backend.port}"
+    answers = {
+        "small": ("/healthz", backend.tokens["demo"], "identity"),
+        "big": ("/v1/context", backend.tokens["big"], "gzip"),
+    }
+    for name, (path, token, encoding) in answers.items():
+        headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": encoding}
+        with httpx.stream("GET", base + path, headers=headers) as response:
+            response.raise_for_status()
+            body = b"".join(response.iter_raw())
+            kept = [
+                [k, v]
+                for k, v in response.headers.multi_items()
+                if k.lower() not in ("date", "server")
+            ]
+        (folder / f"{name}.body").write_bytes(body)
+        meta = {"status": response.status_code, "headers": kept}
+        (folder / f"{name}.json").write_text(dumps_text(meta))
+
+
+def _serve_bare(folder: Path, template: Backend) -> Backend:
+    bare = Backend("bare", "", tokens=dict(template.tokens), port=_free_port())
+    env = {
+        **os.environ,
+        "ENGRAM_BENCH_BARE_DIR": str(folder),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    bare.server = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "uvicorn", "bench._bare_asgi:app", "--host", "127.0.0.1"),
+            *("--port", str(bare.port), "--workers", str(WORKERS), "--loop", "uvloop"),
+            *("--http", "httptools", "--log-level", "warning", "--no-access-log"),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{bare.port}/small", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        bare.server.kill()
+        raise SystemExit("the bare ASGI server did not start")
+    bare.sizes = {"big/gzip": len((folder / "big.body").read_bytes())}
+    bare.loads = {c.label: [] for c in BARE_CONTENDERS}
+    return bare
+
+
+def _report_bare(bare: Backend, engram_ratios: dict[str, float]) -> None:
+    print(
+        f"\nceiling: engram's answers replayed by a bare ASGI app on the same uvicorn "
+        f"({bare.sizes['big/gzip']} bytes gzipped for 2,000 beliefs)"
+    )
+    rows = {}
+    for label, runs in bare.loads.items():
+        rows[label] = (
+            statistics.median(x.rps for x in runs),
+            statistics.median(x.p99_ms for x in runs),
+            statistics.median(x.server_cpu_us for x in runs),
+            sum(x.non_200 for x in runs),
+        )
+    (base_rps, _, base_cpu, _), (big_rps, _, big_cpu, _) = rows.values()
+    for label, (rps, p99, cpu, bad) in rows.items():
+        print(
+            f"  {label:<40}{rps:>9.0f} req/s  p99 {p99:6.2f} ms  {cpu:5.0f} us/req  non-200 {bad}"
+        )
+    ceiling = big_rps / base_rps
+    ratios = [big.rps / small.rps for small, big in zip(*bare.loads.values(), strict=True)]
+    print(
+        f"  ceiling ratio {ceiling:.2f} (per round {', '.join(f'{r:.2f}' for r in ratios)}), "
+        f"CPU ratio {base_cpu / big_cpu:.2f}"
+    )
+    for name, ratio in engram_ratios.items():
+        print(
+            f"  {name} 2,000 beliefs gzip: {ratio:.2f} x /healthz, "
+            f"{ratio / ceiling:.2f} x the ceiling ratio"
+        )
+
+
 def _stop(backend: Backend) -> None:
     if backend.server is not None:
         backend.server.send_signal(signal.SIGINT)
@@ -383,17 +481,24 @@ def main(*, rounds: int = 3, seconds: int = SECONDS) -> dict[str, float]:
         backends = [Backend("sqlite", f"sqlite://{Path(tmp) / 'bench.db'}")]
         if postgres_url is not None:
             backends.append(Backend("postgresql", postgres_url))
+        bare: Backend | None = None
         try:
             for backend in backends:
                 _start(backend)
+            answers = Path(tmp) / "answers"
+            answers.mkdir()
+            _capture(backends[0], answers)
+            bare = _serve_bare(answers, backends[0])
             for _ in range(rounds):
                 for contender in CONTENDERS:
                     for backend in backends:
                         backend.loads[contender.label].append(
                             _measured(backend, contender, seconds)
                         )
+                for contender in BARE_CONTENDERS:
+                    bare.loads[contender.label].append(_measured(bare, contender, seconds))
         finally:
-            for backend in backends:
+            for backend in [*backends, *([bare] if bare else [])]:
                 _stop(backend)
         print(
             f"engram provider, {WORKERS} uvicorn workers per backend, {CONNECTIONS} connections, "
@@ -405,6 +510,9 @@ def main(*, rounds: int = 3, seconds: int = SECONDS) -> dict[str, float]:
         print(f"1-minute load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
         for backend in backends:
             figures |= _report(backend)
+        assert bare is not None
+        big = f"_{len(CONTENDERS) - 1}_ratio"
+        _report_bare(bare, {b.name: figures[b.name + big] for b in backends})
     return figures
 
 
