@@ -10,7 +10,7 @@ working. Nothing here is a stable API for applications: use ``engram.memory``.
 from __future__ import annotations
 
 from engram.memory._engine import memory_id
-from engram.memory._index import TEXT_SCHEMA, matvec
+from engram.memory._index import TEXT_SCHEMA, RowFile, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
 from engram.memory._recall import common_terms_query, fused_ranking
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
@@ -20,6 +20,7 @@ __all__ = [
     "ENGINE",
     "TEXT_SCHEMA",
     "MiniLMEmbedder",
+    "RowFile",
     "common_terms_query",
     "fused_ranking",
     "local_vector",
