@@ -111,3 +111,8 @@ def test_the_rewrite_is_left_out_where_it_would_not_pay(engine_with_corpus: Memo
     assert common_terms_query(view, query, Tuning()) is None  # 3,000 documents < 50,000
     assert common_terms_query(view, query, Tuning(common_min_docs=0)) is None  # 10 % > 5 %
     assert common_terms_query(view, terms("zorblax rareathing"), Tuning(common_min_docs=0))
+    # the common terms' bound (about 2.2 here) against the rare term's own limit (about 6.6)
+    mixed = terms("zorblax quennit midaword")
+    assert common_terms_query(view, mixed, ON) is not None
+    strict = Tuning(common_min_docs=0, common_bound_share=0.1)
+    assert common_terms_query(view, mixed, strict) is None
