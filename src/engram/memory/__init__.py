@@ -11,11 +11,11 @@ undoes it; :func:`seat_view` recalls through another manifest on the same index.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
-from typing import TYPE_CHECKING
+import typing
 
 from engram.core.lazy import lazy_attributes as _lazy_attributes
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from engram.memory._attestation import (
         ATTESTATION_NAMESPACE,
         Anchor,
@@ -225,5 +225,5 @@ __all__ = [
     "withdrawn_among",
 ]
 
-if not TYPE_CHECKING:  # type checkers read the imports above, so a misspelt name stays an error
+if not typing.TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error
     __getattr__ = _lazy_attributes(__name__, _LAZY, globals())

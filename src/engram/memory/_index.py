@@ -262,7 +262,9 @@ class View:
         shape = (self.docs, width) if width > 1 else (self.docs,)
         if self.docs == 0:
             return np.zeros(shape, dtype=dtype)
-        return np.memmap(path, dtype=dtype, mode="r", shape=shape)
+        # A plain ndarray over the mapping: np.memmap's Python-level __getitem__ cost 0.3 us a
+        # lookup, and a thread-heavy recall makes thousands (issue 16, the MCP bench).
+        return np.asarray(np.memmap(path, dtype=dtype, mode="r", shape=shape))
 
     def thread_centroids(self) -> np.ndarray:
         """Unit mean dense vector of each thread (by code); computed once per view."""
