@@ -10,10 +10,12 @@ each contender's median to the baseline's.
 from __future__ import annotations
 
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import httpx
 from rich.console import Console
 from rich.table import Table
 
@@ -30,6 +32,19 @@ class Case:
     contenders: list[Contender]
     note: str = ""
     samples: dict[str, list[float]] = field(default_factory=dict)
+
+
+def wait_until_up(url: str, process: subprocess.Popen[str], seconds: float, what: str) -> None:
+    """Poll ``url`` until it answers 200; kill ``process`` and exit if it does not in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit(f"{what} did not start")
 
 
 def _loops_for(run: Callable[[], object], target_seconds: float) -> int:

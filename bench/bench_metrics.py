@@ -19,11 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
-
+from bench._harness import wait_until_up
 from bench.bench_provider import WORKERS, Load, _free_port, _load, _seed, _server_cpu
 
 SECONDS = 5
@@ -48,15 +46,8 @@ def _serve(url: str, port: int, metrics: bool, home: Path) -> subprocess.Popen[s
         text=True,
         cwd=home,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("engram serve did not start")
+    wait_until_up(f"http://127.0.0.1:{port}/healthz", process, 120, "engram serve")
+    return process
 
 
 def _measure(process: subprocess.Popen[str], url: str, token: str, seconds: int) -> Load:

@@ -51,6 +51,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 import psycopg
 
+from bench._harness import wait_until_up
 from engram.context import (
     Permission,
     add_belief,
@@ -162,15 +163,8 @@ def _serve(url: str, port: int) -> subprocess.Popen[str]:
         text=True,
         cwd=tempfile.gettempdir(),  # no .engram/ote.toml upwards: /mcp is not served
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"engram serve did not start on {url}")
+    wait_until_up(f"http://127.0.0.1:{port}/healthz", process, 60, f"engram serve on {url}")
+    return process
 
 
 _UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -361,16 +355,7 @@ def _serve_bare(folder: Path, template: Backend) -> Backend:
         text=True,
         cwd=REPO,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{bare.port}/small", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        bare.server.kill()
-        raise SystemExit("the bare ASGI server did not start")
+    wait_until_up(f"http://127.0.0.1:{bare.port}/small", bare.server, 60, "the bare ASGI server")
     bare.sizes = {"big/gzip": len((folder / "big.body").read_bytes())}
     bare.loads = {c.label: [] for c in BARE_CONTENDERS}
     return bare
