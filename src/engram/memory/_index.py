@@ -211,7 +211,10 @@ class RowFile:
         return out
 
     def all(self) -> np.ndarray:
-        """Every row (for the exact scans below SCAN_LIMIT memories); read once."""
+        """Every row (for the exact scans below SCAN_LIMIT memories): the mapping when there is
+        one, else read once."""
+        if self._mapped is not None:
+            return self._mapped
         if self._all is None:
             if not self.docs:
                 return np.zeros((0, self.dims), dtype=np.float32)

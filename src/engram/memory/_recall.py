@@ -306,13 +306,12 @@ def _neighbours(
     return out
 
 
-def _with_neighbours(
-    docs: Sequence[int], prev_of: np.ndarray, next_of: np.ndarray, window: int, limit: int
-) -> dict[int, None]:
-    """``docs`` in order, then each one's neighbours in walking order, first occurrence kept."""
+def _with_neighbours(docs: Sequence[int], around: np.ndarray | None) -> dict[int, None]:
+    """``docs`` (distinct) in order, then the neighbours ``around`` gives them (their rows of
+    ``_neighbours``) in walking order, first occurrence kept."""
     found = dict.fromkeys(docs)
-    if len(found) and window:
-        flat = _neighbours(list(found), prev_of, next_of, window, limit).ravel()
+    if around is not None:
+        flat = around.ravel()
         found.update(dict.fromkeys(flat[flat >= 0].tolist()))
     return found
 
@@ -377,9 +376,15 @@ def fused_ranking(
         if qv is not None and view.dense is not None and view.dense.dims == qv.shape[0]:
             core.update(dict.fromkeys(_best(matvec(view.dense.all(), qv), tuning.pool)))
     window = tuning.context_window if tuning.context > 0 and view.meta.threads else 0
-    core = _with_neighbours(list(core), prev_of, next_of, window, view.docs)
+
+    def around_of(ds: Sequence[int]) -> np.ndarray | None:
+        return _neighbours(ds, prev_of, next_of, window, view.docs) if window else None
+
+    core_docs = list(core)
+    core = _with_neighbours(core_docs, around_of(core_docs))
     docs = search.in_rings(list(core)) if search.ring_filter is not None else list(core)
-    scoring = _with_neighbours(docs, prev_of, next_of, window, view.docs)
+    around = around_of(docs)  # for the scoring set and the thread context both
+    scoring = _with_neighbours(docs, around)
     missing = [d for d in scoring if d not in own]
     own_all = {**own, **search.scores_of(missing)} if "lexical" in use else {}
     cand = np.asarray(docs, dtype=np.int64)
@@ -388,8 +393,8 @@ def fused_ranking(
     if "lexical" in use:
         lex = np.asarray([own_all.get(d, 0.0) for d in docs], dtype=np.float32)
         best_own = float(lex.max()) if len(docs) else 0.0
-        if window and view.meta.threads:
-            lex = lex + _context(docs, own_all, prev_of, next_of, view.docs, tuning)
+        if around is not None:
+            lex = lex + _context(around, own_all, tuning)
         if thread_scores and best_own > 0:
             top_thread = max(thread_scores.values())
             codes = arrays["thread"][cand] if len(docs) else np.zeros(0, dtype=np.int32)
@@ -470,23 +475,16 @@ def _top(scores: np.ndarray, n: int) -> list[int]:
     return [int(i) for i in ranked[:n]]
 
 
-def _context(
-    docs: Sequence[int],
-    own: dict[int, float],
-    prev_of: np.ndarray,
-    next_of: np.ndarray,
-    limit: int,
-    tuning: Tuning,
-) -> np.ndarray:
-    """A decaying share of the thread neighbours' BM25 (up to context_window away)."""
+def _context(around: np.ndarray, own: dict[int, float], tuning: Tuning) -> np.ndarray:
+    """A decaying share of the thread neighbours' BM25 (up to context_window away), for the
+    documents whose ``_neighbours`` rows ``around`` holds."""
     window = tuning.context_window
-    around = _neighbours(docs, prev_of, next_of, window, limit)
     get = own.get
     scores = np.asarray([get(a, 0.0) for a in around.ravel().tolist()], dtype=np.float64)
     scores = scores.reshape(around.shape)
     shares = [tuning.context * 0.5**k for k in range(window)] * 2
     # Summed left to right in float64, in the order the walk added them before: same bits.
-    total = np.zeros(len(docs), dtype=np.float64)
+    total = np.zeros(len(around), dtype=np.float64)
     for column, share in enumerate(shares):
         total = total + share * scores[:, column]
     return total.astype(np.float32)
