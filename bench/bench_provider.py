@@ -261,11 +261,17 @@ def _measured(backend: Backend, contender: Contender, seconds: int) -> Load:
     return load
 
 
-def _raw_size(url: str, headers: dict[str, str]) -> int:
-    """The size on the wire (httpx would hand back the decoded body)."""
+def _raw_answer(url: str, headers: dict[str, str]) -> tuple[int, list[list[str]], bytes]:
+    """Status, headers and body as they were on the wire (httpx would hand back the decoded
+    body)."""
     with httpx.stream("GET", url, headers=headers) as response:
         response.raise_for_status()
-        return sum(len(chunk) for chunk in response.iter_raw())
+        body = b"".join(response.iter_raw())
+        return response.status_code, [[k, v] for k, v in response.headers.multi_items()], body
+
+
+def _raw_size(url: str, headers: dict[str, str]) -> int:
+    return len(_raw_answer(url, headers)[2])
 
 
 def _with_search_path(url: str, schema: str) -> str:
@@ -323,16 +329,10 @@ def _capture(backend: Backend, folder: Path) -> None:
     }
     for name, (path, token, encoding) in answers.items():
         headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": encoding}
-        with httpx.stream("GET", base + path, headers=headers) as response:
-            response.raise_for_status()
-            body = b"".join(response.iter_raw())
-            kept = [
-                [k, v]
-                for k, v in response.headers.multi_items()
-                if k.lower() not in ("date", "server")
-            ]
+        status, got, body = _raw_answer(base + path, headers)
+        kept = [[k, v] for k, v in got if k.lower() not in ("date", "server")]
         (folder / f"{name}.body").write_bytes(body)
-        meta = {"status": response.status_code, "headers": kept}
+        meta = {"status": status, "headers": kept}
         (folder / f"{name}.json").write_text(dumps_text(meta))
 
 
