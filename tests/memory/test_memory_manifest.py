@@ -183,6 +183,12 @@ BAD = [
         "an integer from 0 to 20",
     ),
     ("fail_open = true", "fail_open = true\ncolour = 3", "retrieval.colour", "no such key"),
+    (
+        "dense_context = 2",
+        "dense_context = 9",
+        "retrieval.dense_context",
+        "an integer from 0 to 8",
+    ),
 ]
 
 

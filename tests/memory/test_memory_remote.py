@@ -41,6 +41,10 @@ def fake_embedding(text: str) -> list[float]:
     return [float(x) for x in vec]
 
 
+# Every text the fake endpoint was asked to embed, in order (cleared for each test's endpoint).
+EMBEDDED: list[str] = []
+
+
 class _Handler(BaseHTTPRequestHandler):
     calls: list[str]
 
@@ -48,6 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.calls.append(self.path)  # type: ignore[attr-defined]
         if self.path == "/v1/embeddings":
+            self.server.inputs.extend(body["input"])  # type: ignore[attr-defined]
             data = [
                 {"index": i, "embedding": fake_embedding(t)} for i, t in enumerate(body["input"])
             ]
@@ -80,6 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_endpoint() -> Iterator[tuple[str, list[str]]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.calls = []  # type: ignore[attr-defined]
+    server.inputs = EMBEDDED  # type: ignore[attr-defined]
+    EMBEDDED.clear()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -208,3 +215,22 @@ def test_the_cross_encoder_reorders_the_candidates(
     assert result.hits[0].memory.text == "the answer: deploy after the migration"
     assert "rerank" in result.hits[0].components
     assert "/v1/rerank" in calls
+
+
+@pytest.mark.req("engram.memory.dense-context")
+def test_a_remote_model_reads_a_threaded_memory_after_its_context_lines(
+    remote_engine: Callable[..., MemoryEngine],
+    fake_endpoint: tuple[str, list[str]],
+) -> None:
+    url, _ = fake_endpoint
+    engine = remote_engine(url, False)
+    long_turn = "the meeting notes say " + "x" * 3000
+    for text in ("we adopted a kitten", long_turn, "she chews the cables"):
+        record(engine, text, "fact", thread="home")
+    record(engine, "no thread here", "fact")
+    assert EMBEDDED[:2] == ["we adopted a kitten", f"we adopted a kitten\n{long_turn}"]
+    # The context sent is its last 2,000 characters; the memory itself is sent whole.
+    assert EMBEDDED[2] == f"{long_turn[-2000:]}\nshe chews the cables"
+    assert EMBEDDED[3] == "no thread here"
+    recall(engine, "kitten", k=1)
+    assert EMBEDDED[4] == "kitten"  # the query alone

@@ -26,6 +26,7 @@ from engram.core.clock import Clock, format_instant_precise
 from engram.errors import Busy, Forbidden, InvalidRequest, RemoteError, StoreError
 from engram.memory import _repo
 from engram.memory._attestation import Anchor, load_anchor
+from engram.memory._dense_context import thread_contexts
 from engram.memory._index import RetrievalIndex
 from engram.memory._manifest import Mount, OteSpec
 from engram.memory._models import Memory, MemoryStatus, RecordInput, RecordResult
@@ -340,8 +341,16 @@ def _dense(
     """Dense vectors for the batch, or why there are none (fail_open decides errors)."""
     if engine.embedder is None:
         return "disabled", []
+    texts = [p.item.text for p in prepared]
+    depth = engine.spec.retrieval.dense_context
     try:
-        vectors = engine.embedder.embed([p.item.text for p in prepared])
+        if depth and any(p.item.thread for p in prepared):
+            contexts = thread_contexts(
+                engine, [(p.mount.ring_id, p.item.thread, p.item.text) for p in prepared], depth
+            )
+            vectors = engine.embedder.embed_in_context(texts, contexts)
+        else:
+            vectors = engine.embedder.embed(texts)
     except RemoteError as e:
         if not engine.spec.retrieval.fail_open:
             raise

@@ -27,6 +27,7 @@ RING_PREFIX = {"M0": "canon:", "M1": "archetype:", "M2": "repo:", "M3": "team:",
 # "minilm-l6-v2" is engram's addition: the bundled offline model (engram.memory._minilm).
 EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai", "minilm-l6-v2")
 RERANK_PROVIDERS = ("vllm-rerank", "remote-openai")
+MAX_DENSE_CONTEXT = 8
 
 Access = Literal["read_only", "read_write"]
 _ID = re.compile(r"^[a-z][a-z0-9_-]*:[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -120,6 +121,9 @@ class Retrieval:
     embedding_endpoint: str | None = None
     timeout_seconds: float = 5.0
     reranker: Reranker = field(default_factory=Reranker)
+    # Earlier memories of the same thread the dense model reads before a memory (engram's
+    # addition; docs/spec/memory-retrieval.md "Dense context").
+    dense_context: int = 2
 
     @property
     def dense_enabled(self) -> bool:
@@ -353,6 +357,9 @@ def parse_manifest(text: str, source: str = "<ote>", base_dir: Path | None = Non
                 "timeout_seconds", 0.0, 600.0, required=False, default=5.0, open_low=True
             ),
             reranker=reranker,
+            dense_context=r.integer(
+                "dense_context", 0, MAX_DENSE_CONTEXT, required=False, default=2
+            ),
         )
         r.done()
     top.done()

@@ -13,7 +13,6 @@ computes them for this model. Decisions: ``docs/spec/memory-retrieval.md`` "Dens
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,9 @@ ENGINE = "minilm-l6-v2-int8:384"
 DIMS = 384
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 BATCH = 32
+# Only the context's last characters are tokenised, so a long thread costs no more than a short
+# one: 4,096 characters are about a thousand word pieces of English, four times the room.
+_CONTEXT_CHARS = 4096
 _TOKENIZER = Path(__file__).parent / "_data" / "all-minilm-l6-v2" / "tokenizer.json"
 
 
@@ -64,30 +66,63 @@ class MiniLMEmbedder:
         self._session = onnxruntime.InferenceSession(
             str(_model_file()), options, providers=["CPUExecutionProvider"]
         )
+        # Word pieces without special tokens, truncation or padding (the vendored file pads to
+        # 128): passages are composed from their parts in ``_ids`` and padded per batch.
         self._tokenizer: Any = Tokenizer.from_file(str(_TOKENIZER))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding()
-        self._lock = threading.Lock()  # the tokenizer's padding state is per object
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+        self._cls, self._sep, self._pad = (self._special(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+
+    def _special(self, token: str) -> int:
+        found = self._tokenizer.token_to_id(token)
+        if found is None:
+            raise MissingDependency(f"{_TOKENIZER}: no {token} token: not the model's tokenizer")
+        return int(found)
 
     @property
     def engine(self) -> str:
         return ENGINE
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        return self.embed_in_context(texts, [()] * len(texts))
+
+    def embed_in_context(
+        self, texts: Sequence[str], contexts: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        """Each text read after its context (earlier memories of its thread, oldest first).
+
+        The model sees ``[CLS] context... text [SEP]`` within its 256 tokens: the text's own
+        pieces come first (up to 254), the context fills what is left from its end backwards,
+        so the memory is never cut for its context and the nearest context is kept.
+        """
+        joined = ["\n".join(c) for c in contexts]
         # Shortest first, so each batch pads to about its own length.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(joined[i]))
         vectors: dict[int, np.ndarray] = {}
         for start in range(0, len(order), BATCH):
             chunk = order[start : start + BATCH]
-            for i, vec in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
+            ids = [self._ids(texts[i], joined[i]) for i in chunk]
+            for i, vec in zip(chunk, self._batch(ids), strict=True):
                 vectors[i] = vec
         return [vectors[i] for i in range(len(texts))]
 
-    def _batch(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(list(texts))
-        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+    def _ids(self, text: str, context: str) -> list[int]:
+        own = self._pieces(text)[: MAX_TOKENS - 2]
+        room = MAX_TOKENS - 2 - len(own)
+        before = self._pieces(context[-_CONTEXT_CHARS:])[-room:] if context and room else []
+        return [self._cls, *before, *own, self._sep]
+
+    def _pieces(self, text: str) -> list[int]:
+        pieces: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return pieces
+
+    def _batch(self, rows: Sequence[list[int]]) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        ids = np.full((len(rows), width), self._pad, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = r
+            mask[i, : len(r)] = 1
         hidden = self._session.run(
             None,
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},

@@ -30,6 +30,25 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 
+    def embed_in_context(
+        self, texts: Sequence[str], contexts: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        """Each text's vector read after its context: the earlier memories of its thread,
+        oldest first (docs/spec/memory-retrieval.md "Dense context"). The text itself is never
+        cut for its context."""
+        ...
+
+
+# A remote model's window is unknown here: the context sent before a memory is its last
+# 2,000 characters (about 500 tokens), so the memory itself keeps the endpoint's room.
+REMOTE_CONTEXT_CHARS = 2000
+
+
+def passage(text: str, context: Sequence[str], limit: int = REMOTE_CONTEXT_CHARS) -> str:
+    """``text`` after the last ``limit`` characters of its context, one memory a line."""
+    before = "\n".join(context)[-limit:] if context else ""
+    return f"{before}\n{text}" if before else text
+
 
 class CrossEncoder(Protocol):
     """Relevance scores of documents for a query, one per document, in order."""
@@ -77,6 +96,11 @@ class RemoteEmbedder:
     @property
     def engine(self) -> str:
         return f"remote-openai:{self.model}:{self.dims}"
+
+    def embed_in_context(
+        self, texts: Sequence[str], contexts: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        return self.embed([passage(t, c) for t, c in zip(texts, contexts, strict=True)])
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         if not texts:

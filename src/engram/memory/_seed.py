@@ -87,6 +87,7 @@ nomination_min_verifications = 5
 embedding_provider = "local-hash-128" # or "remote-openai" with embedding_endpoint or THALAMUS_URL
 embedding_dims = 128
 fail_open = true
+dense_context = 2 # earlier memories of the thread the dense model reads before a memory; 0: none
 
 [retrieval.reranker]
 enabled = false
