@@ -119,11 +119,9 @@ class _Search:
         if not set(view.meta.rings) <= mounted:
             rings = _Q.term_set_query(TEXT_SCHEMA, "ring", sorted(mounted))
             self.ring_filter = _Q.const_score_query(rings, 0.0)
-        self.thread_query = None
-        if query_terms:
-            self.thread_query = _Q.boolean_query(
-                [(_SHOULD, _Q.term_query(THREAD_SCHEMA, "terms", t)) for t in query_terms]
-            )
+        self.query_terms = query_terms
+        self.complete = False  # the last top() returned every matching document
+        self._raw = 0  # hits tantivy returned in the last search (before the docs cut)
 
     def _run(self, query: Any, limit: int, within: Sequence[int] | None) -> dict[int, float]:
         parts = [(_MUST, query)]
@@ -136,6 +134,7 @@ class _Search:
         full = parts[0][1] if len(parts) == 1 else _Q.boolean_query(parts)
         searcher = self.view.text_searcher
         hits = searcher.search(full, limit, count=False).hits
+        self._raw = len(hits)
         if not hits:
             return {}
         docs_of = searcher.fast_field_values("doc", [a for _, a in hits])
@@ -156,7 +155,9 @@ class _Search:
             # at most ``bound``; n hits at or above it are the disjunction's own top n.
             if len(found) >= n and min(found.values()) >= bound:
                 return found
-        return self._run(self.lexical, n, None)
+        found = self._run(self.lexical, n, None)
+        self.complete = self._raw < n
+        return found
 
     def scores_of(self, docs: Sequence[int]) -> dict[int, float]:
         if self.lexical is None or not docs:
@@ -176,10 +177,14 @@ class _Search:
         return set(self._run(query, len(docs), docs))
 
     def threads(self, k: int) -> dict[int, float]:
-        if self.thread_query is None or not self.view.meta.threads:
+        if not self.query_terms or not self.view.meta.threads:
             return {}
+        # Built here, not in __init__: a store without threads never needs it.
+        query = _Q.boolean_query(
+            [(_SHOULD, _Q.term_query(THREAD_SCHEMA, "terms", t)) for t in self.query_terms]
+        )
         searcher = self.view.thread_searcher
-        hits = searcher.search(self.thread_query, k, count=False).hits
+        hits = searcher.search(query, k, count=False).hits
         if not hits:
             return {}
         codes = searcher.fast_field_values("code", [a for _, a in hits])
@@ -263,6 +268,8 @@ def query_tags(view: View, query: str, patterns: Sequence[Any]) -> list[str]:
     counts only when the index has it (one dictionary lookup each).
     """
     found: list[str] = []
+    if not view.has_tags():
+        return found
     ws = words(query)
     grams = {" ".join(ws[i : i + size]) for size in (1, 2, 3) for i in range(len(ws) - size + 1)}
     entities = {e.lower() for e in extract_entities(query, patterns)}
@@ -324,6 +331,9 @@ class Ranking:
     parts: _Parts
     dense: dict[int, float] | None  # dense cosine of every candidate, when the stage ran
     local: np.ndarray | None = None  # local-hash-128 rows of the candidates (by parts.row_of)
+    # With ``exact_head``: only order[:exact] is guaranteed to be the exact ranking's prefix
+    # (None: all of it is); see fused_ranking.
+    exact: int | None = None
 
 
 def fused_ranking(
@@ -336,6 +346,7 @@ def fused_ranking(
     use: Sequence[str] = ("lexical", "local_vector", "dense"),
     query_vector: np.ndarray | _Unset | None = UNSET,
     view: View | None = None,
+    exact_head: int | None = None,
 ) -> Ranking:
     """Fused candidate documents with per-stage raw scores, on a bounded candidate set.
 
@@ -345,6 +356,10 @@ def fused_ranking(
     thread BM25) over its best value, plus ``w_local`` x local cosine, ``w_dense`` x dense
     cosine, and the author / entity boosts. A weak stage then nudges ties instead of
     outvoting a strong one, as rank fusion would.
+
+    ``exact_head`` (recall's MMR depth) lets the ranking skip the exact BM25 of candidates
+    that provably cannot reach its first ``exact_head`` places; ``Ranking.exact`` then says how
+    long the exact prefix of ``order`` is (the rest may be out of order, never the prefix).
     """
     view = view or engine.index.sync(engine.store)
     search = _Search(view, terms(query) if "lexical" in use else [], ring_ids, tuning)
@@ -386,12 +401,36 @@ def fused_ranking(
     around = around_of(docs)  # for the scoring set and the thread context both
     scoring = _with_neighbours(docs, around)
     missing = [d for d in scoring if d not in own]
+    # A BM25 top that came back short holds every matching document: the rest score 0.
+    if search.complete:
+        missing = []
+    # Candidates outside the BM25 top-n score at most its n-th score. Without thread context
+    # (each score counts for its own document only), such a candidate first takes that bound
+    # as its lexical score; only those whose bounded fused score could still reach the head get
+    # their exact BM25 below. At 10k memories the restricted BM25 query over the ~180 scan
+    # candidates was about a third of recall (0.47 of 1.3 ms).
+    pending: list[int] = []
+    bound = 0.0
+    if (
+        exact_head is not None
+        and missing
+        and around is None
+        and not thread_scores
+        and len(own) >= tuning.lexical_k
+    ):
+        pending, missing = missing, []
+        bound = min(own.values())
     own_all = {**own, **search.scores_of(missing)} if "lexical" in use else {}
     cand = np.asarray(docs, dtype=np.int64)
     columns: dict[str, np.ndarray] = {}
-    fused = np.zeros(len(docs), dtype=np.float32)
+    # The fused score's terms, added in this order (float32 sums: the order is part of it).
+    adds: list[np.ndarray] = []
+    lexical_at = -1
     if "lexical" in use:
         lex = np.asarray([own_all.get(d, 0.0) for d in docs], dtype=np.float32)
+        if pending:
+            unknown = np.isin(cand, np.asarray(pending, dtype=np.int64))
+            lex[unknown] = bound
         best_own = float(lex.max()) if len(docs) else 0.0
         if around is not None:
             lex = lex + _context(around, own_all, tuning)
@@ -402,14 +441,15 @@ def fused_ranking(
             lex = lex + tuning.thread * best_own * per / top_thread
         best = float(lex.max()) if len(docs) else 0.0
         if best > 0:
-            fused += lex / best
+            lexical_at = len(adds)
+            adds.append(lex / best)
         columns["lexical"] = lex
         stages["lexical"] = "ok"
     local_rows: np.ndarray | None = None
     if local_q is not None:
         local_rows = view.local.rows(cand)
         loc = matvec(local_rows, local_q) if len(docs) else np.zeros(0, np.float32)
-        fused += (tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0)
+        adds.append((tuning.w_local if len(use) > 1 else 1.0) * np.maximum(loc, 0.0))
         columns["local_vector"] = loc
         stages["local_vector"] = "ok"
     dense_of: dict[int, float] | None = None
@@ -418,12 +458,12 @@ def fused_ranking(
         contribution = np.maximum(den - tuning.dense_floor, 0.0)
         if tuning.dense_scaled and len(docs) and float(contribution.max()) > 0:
             contribution = contribution / float(contribution.max())
-        fused += tuning.w_dense * contribution
+        adds.append(tuning.w_dense * contribution)
         if tuning.dense_thread > 0 and view.meta.threads and len(docs) and small:
             centroids = view.thread_centroids()
             codes = arrays["thread"][cand]
             tcos = np.where(codes >= 0, matvec(centroids, qv)[np.maximum(codes, 0)], 0.0)
-            fused += tuning.dense_thread * np.maximum(tcos, 0.0).astype(np.float32)
+            adds.append(tuning.dense_thread * np.maximum(tcos, 0.0).astype(np.float32))
         if tuning.dense_context > 0 and view.meta.threads and len(docs):
             around = np.concatenate([prev_of[cand], next_of[cand]])
             ok = (around >= 0) & (around < view.docs)
@@ -431,7 +471,7 @@ def fused_ranking(
             if ok.any():
                 near[ok] = matvec(view.dense.rows(around[ok]), qv)
             pair = np.maximum(near, 0.0).reshape(2, len(docs)).sum(axis=0)
-            fused += tuning.w_dense * tuning.dense_context * pair
+            adds.append(tuning.w_dense * tuning.dense_context * pair)
         columns["dense"] = den
         dense_of = {d: float(v) for d, v in zip(docs, den, strict=True)}
     if "lexical" in use and (tuning.w_author > 0 or tuning.w_entity > 0):
@@ -448,12 +488,67 @@ def fused_ranking(
                 ],
                 dtype=np.float32,
             )
-            fused += boost
+            adds.append(boost)
             columns["entity"] = boost
+    fused = _fuse(len(docs), adds)
+    exact: int | None = None
+    if pending:
+        exact = _settle(search, docs, pending, lex, lexical_at, adds, fused, exact_head or 0)
+        fused = _fuse(len(docs), adds)
     columns["fused"] = fused
     best_idx = _top(fused, tuning.pool)
     order = [docs[i] for i in best_idx]
-    return Ranking(order, _Parts(columns, {d: i for i, d in enumerate(docs)}), dense_of, local_rows)
+    parts = _Parts(columns, {d: i for i, d in enumerate(docs)})
+    return Ranking(order, parts, dense_of, local_rows, exact)
+
+
+def _fuse(n: int, adds: Sequence[np.ndarray]) -> np.ndarray:
+    """The fused score: the terms added to zero in order (always the same float32 sums)."""
+    fused = np.zeros(n, dtype=np.float32)
+    for add in adds:
+        fused += add
+    return fused
+
+
+def _settle(
+    search: _Search,
+    docs: Sequence[int],
+    pending: Sequence[int],
+    lex: np.ndarray,
+    lexical_at: int,
+    adds: list[np.ndarray],
+    fused: np.ndarray,
+    head: int,
+) -> int | None:
+    """Give exact BM25 scores to the ``pending`` candidates (holding the top's bound as their
+    lexical score, in ``lex`` and in the lexical term ``adds[lexical_at]``) that could reach the
+    first ``head`` places; returns ``head`` when the others were left out, None when all were
+    scored (the whole order is then exact).
+
+    Why it is exact: the fused score only grows with the lexical one, so a pending candidate's
+    true score is at most its bounded one. Let T be the ``head``-th best score among the other
+    (exactly scored) candidates; a pending candidate bounded below T truly scores below ``head``
+    candidates, so it is not in the exact ranking's first ``head`` places, and with its bound it
+    is not in the computed ones either: both prefixes hold the same documents with the same
+    scores in the same order (ties by position, as ``_top`` breaks them). The best lexical score
+    (the normaliser) is a top document's, never a pending one's.
+    """
+    row = {d: i for i, d in enumerate(docs)}
+    rows = np.asarray([row[d] for d in pending], dtype=np.int64)
+    known = np.ones(len(docs), dtype=bool)
+    known[rows] = False
+    settled = fused[known]
+    settled = settled[settled > 0]
+    cut = head if head > 0 and settled.shape[0] >= head else 0
+    if cut:
+        threshold = float(np.partition(settled, settled.shape[0] - cut)[settled.shape[0] - cut])
+        rows = rows[fused[rows] >= threshold]
+    exact = search.scores_of([docs[int(i)] for i in rows])
+    lex[rows] = [exact.get(docs[int(i)], 0.0) for i in rows]
+    if lexical_at >= 0:
+        best = float(lex.max())
+        adds[lexical_at] = lex / best
+    return head if cut else None
 
 
 def _best(scores: np.ndarray, n: int) -> list[int]:
@@ -463,7 +558,9 @@ def _best(scores: np.ndarray, n: int) -> list[int]:
     if n <= 0:
         return []
     part = np.argpartition(-scores, n - 1)[:n]
-    return [int(d) for d in part if scores[d] > 0]
+    # One vector test and one ``tolist`` instead of 200 numpy scalar reads (same order).
+    out: list[int] = part[scores[part] > 0].tolist()
+    return out
 
 
 def _top(scores: np.ndarray, n: int) -> list[int]:
@@ -472,7 +569,8 @@ def _top(scores: np.ndarray, n: int) -> list[int]:
     if positive.shape[0] == 0:
         return []
     ranked = positive[np.argsort(-scores[positive], kind="stable")]
-    return [int(i) for i in ranked[:n]]
+    out: list[int] = ranked[:n].tolist()
+    return out
 
 
 def _context(around: np.ndarray, own: dict[int, float], tuning: Tuning) -> np.ndarray:
@@ -521,6 +619,7 @@ class _Ranked:
     head_texts: list[str]
     view: View
     local: np.ndarray | None
+    exact: int | None = None  # the ranking's exact prefix (None: all of it)
 
     def local_rows(self, docs: Sequence[int]) -> np.ndarray:
         """The local vectors of these documents (read during ranking when it could)."""
@@ -537,9 +636,13 @@ def _rank(
     query_vector: np.ndarray | None,
     stages: dict[str, str],
     tuning: Tuning,
+    exact_head: bool = True,
 ) -> _Ranked:
-    """The local stages and the cross-encoder's candidate texts; call under engine.lock."""
+    """The local stages and the cross-encoder's candidate texts; call under engine.lock.
+    ``exact_head``: only the first ``mmr_depth`` places need be exact (``fused_ranking``)."""
     view = engine.index.sync(engine.store)
+    cfg = engine.spec.retrieval.reranker
+    rerank = engine.reranker is not None and cfg.enabled
     ranking = fused_ranking(
         engine,
         query,
@@ -548,12 +651,14 @@ def _rank(
         tuning,
         query_vector=query_vector,
         view=view,
+        # Only MMR's head must be exact when no cross-encoder reads further (the slate checks
+        # that its walk stayed in it, else ranks again in full: ``_slate``).
+        exact_head=None if rerank or not exact_head else tuning.mmr_depth,
     )
     order, dense = ranking.order, ranking.dense
     head: list[int] = []
     texts: list[str] = []
-    cfg = engine.spec.retrieval.reranker
-    if engine.reranker is None or not cfg.enabled:
+    if not rerank:
         stages["rerank"] = "disabled"
     else:
         head = order[: cfg.candidates_k]
@@ -565,7 +670,7 @@ def _rank(
         with engine.store.read() as tx:
             found = _repo.texts_by_n(tx, ns)
         texts = [found[n] for n in ns]
-    return _Ranked(order, ranking.parts, head, texts, view, ranking.local)
+    return _Ranked(order, ranking.parts, head, texts, view, ranking.local, ranking.exact)
 
 
 def _rerank(engine: MemoryEngine, query: str, ranked: _Ranked, stages: dict[str, str]) -> list[int]:
@@ -618,10 +723,19 @@ def _mmr(
     taken = np.zeros(depth, dtype=np.float32)  # -inf once chosen
     base = tuning.mmr_lambda * relevance
     diversity = 1 - tuning.mmr_lambda
+    duplicate = tuning.duplicate_cosine
+    score = np.empty(depth, dtype=np.float32)
+    near = np.empty(depth, dtype=bool)
+    # The same float32 operations as ``score = base - diversity * best_sim; score[near] -= 2``
+    # in the same order, written into buffers with ``out=``/``where=``: the loop runs k + 10
+    # times per recall and the temporaries and boolean indexing were most of its cost.
     for _ in range(depth if picks is None else min(depth, picks)):
-        score = base - diversity * best_sim
-        score[best_sim >= tuning.duplicate_cosine] -= 2.0
-        pick = int(np.argmax(score + taken))
+        np.multiply(best_sim, diversity, out=score)
+        np.subtract(base, score, out=score)
+        np.greater_equal(best_sim, duplicate, out=near)
+        np.subtract(score, 2.0, out=score, where=near)
+        np.add(score, taken, out=score)
+        pick = int(score.argmax())
         chosen.append(pick)
         taken[pick] = -np.inf
         # Only the chosen rows of the similarity matrix are ever read: one row per pick, as an
@@ -629,9 +743,9 @@ def _mmr(
         # thread the other, busy core cannot run; issue 16: 14.0 ms vs 0.98 ms recall p50
         # under load; and the whole 60 x 60 einsum cost more than these k + 10 rows).
         np.maximum(best_sim, np.einsum("id,d->i", vecs, vecs[pick]), out=best_sim)
-    available = taken == 0
-    rest = [i for i in range(depth) if available[i]]
-    rest.sort(key=lambda i: bool(best_sim[i] >= tuning.duplicate_cosine))  # stable: rank order
+    rest: list[int] = np.flatnonzero(taken == 0).tolist()
+    last = (best_sim >= duplicate).tolist()
+    rest.sort(key=last.__getitem__)  # stable: rank order, near-duplicates last
     return [order[i] for i in chosen + rest] + order[depth:]
 
 
@@ -649,8 +763,29 @@ def _slate(
     it and the cross-encoder called after it, so a slow endpoint stalls only its own recall.
     """
     query_vector = _remote_query_vector(engine, query, stages)
+    # A slate of k needs about k places of MMR's head; a larger k ranks everything exactly.
+    head_only = k + 10 <= tuning.mmr_depth
+    while True:
+        slate = _slate_of(engine, query, k, mounts, tuning, stages, query_vector, head_only)
+        if slate is not None:
+            return slate
+        head_only = False  # the budget walked past the exact head: rank again, in full
+
+
+def _slate_of(
+    engine: MemoryEngine,
+    query: str,
+    k: int,
+    mounts: Sequence[Mount],
+    tuning: Tuning,
+    stages: dict[str, str],
+    query_vector: np.ndarray | None,
+    head_only: bool,
+) -> tuple[list[tuple[int, int]], _Parts, int] | None:
+    """``_slate``'s work; None when the ranking was exact only in its head and the budget's
+    walk would have read past it."""
     with engine.lock:  # the index handle is shared by every thread using this engine
-        ranked = _rank(engine, query, mounts, query_vector, stages, tuning)
+        ranked = _rank(engine, query, mounts, query_vector, stages, tuning, head_only)
     order = _rerank(engine, query, ranked, stages)
     parts = ranked.parts
     reranked = stages.get("rerank") == "ok"
@@ -665,9 +800,12 @@ def _slate(
     picked: list[tuple[int, int]] = []
     used = 0
     ring_of, tokens, n_of = view.arrays["ring"], view.arrays["tokens"], view.arrays["n"]
-    for doc in order:
+    exact = len(order) if ranked.exact is None else ranked.exact
+    for at, doc in enumerate(order):
         if len(picked) == k:
             break
+        if at >= exact:
+            return None
         ring_id = view.ring_names[int(ring_of[doc])]
         cost = int(tokens[doc])
         if left.get(ring_id, 0) >= cost:
