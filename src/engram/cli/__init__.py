@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, token_option
     from engram.cli._db import discover_components
     from engram.cli._mcp import provider_app_with_mcp
-    from engram.cli._memory import seat_engine
+    from engram.cli._seat import seat_engine
     from engram.cli._serve import metrics_environment
 
 __all__ = [
@@ -44,7 +44,7 @@ _LAZY = {
     "token_option": "engram.cli._common",
     "discover_components": "engram.cli._db",
     "provider_app_with_mcp": "engram.cli._mcp",
-    "seat_engine": "engram.cli._memory",
+    "seat_engine": "engram.cli._seat",
     "metrics_environment": "engram.cli._serve",
 }
 

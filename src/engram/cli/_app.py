@@ -35,6 +35,8 @@ COMMAND_MODULES: dict[str, str] = {
     "default-ote": "engram.cli._ote",
     "demo": "engram.cli._demo",
     "distill": "engram.cli._memory",
+    "erase": "engram.cli._lifecycle",
+    "forget": "engram.cli._lifecycle",
     "graph": "engram.cli._graph",
     "init": "engram.cli._ote",
     "keys": "engram.cli._keys",
@@ -46,6 +48,7 @@ COMMAND_MODULES: dict[str, str] = {
     "recall": "engram.cli._memory",
     "record": "engram.cli._memory",
     "registry": "engram.cli._registry",
+    "restore": "engram.cli._lifecycle",
     "review-link": "engram.cli._review",
     "serve": "engram.cli._serve",
     "share": "engram.cli._share",
@@ -59,6 +62,7 @@ COMMAND_MODULES: dict[str, str] = {
 # click command, or "module:attribute" for a module that defines several}. Attached when the
 # parent is first looked up (`engram cartridge level ...`).
 SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
+    "memory": {"history": "engram.cli._lifecycle:history_command"},
     "cartridge": {
         "level": "engram.cli._level",
         "policy": "engram.cli._policy",
@@ -89,11 +93,14 @@ COMMAND_HELP: dict[str, str] = {
     "demo": "Create the demo subject if absent; print its id, where its token is, and the URL.",
     "distill": "Distill debugging episodes (files, or stdin) into a known_process or invariant "
     "memory.",
+    "erase": "Erase memories for good: their words leave the database and the index; a "
+    "tombstone (id, content hash) stays so an import cannot bring them back.",
+    "forget": "Forget memories: out of recall, counts and exports until `engram restore`.",
     "graph": "ACX Agent Graphs (acx.agent-graph/1): lint, sign, verify, inspect, digest.",
     "init": "Write .engram/ote.toml for this repository (never rewrites an existing one).",
     "keys": "Signing keys: create, list, rotate, retire, export.",
     "mcp": "Serve the engram MCP tools and context resources over stdio.",
-    "memory": "Move memories in and out as Portable AI Memory (PAM) 1.0 documents.",
+    "memory": "Memories in and out as Portable AI Memory (PAM) 1.0 documents; a memory's history.",
     "migrate": "Data migrations (schema migrations are `engram db migrate`).",
     "ote": "Seat manifests (engram.ote.v1).",
     "outcome": "Apply an outcome SIGNAL to MEMORY_ID's Beta posterior.",
@@ -101,6 +108,7 @@ COMMAND_HELP: dict[str, str] = {
     "record": "Record one memory (TEXT --kind K) or many (--from FILE.jsonl).",
     "registry": "The ACX git registry: rebuild its index, run its PR gate, build its static "
     "Exchange.",
+    "restore": "Bring forgotten memories back into recall.",
     "review-link": "Print a single-use link that signs the subject in to the review page.",
     "serve": "Serve the Engram context provider (Tier 3) over HTTP.",
     "share": "Share a signed agent, workflow or Agent Graph into a git registry folder.",

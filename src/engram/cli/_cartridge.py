@@ -178,7 +178,7 @@ def export_command(
             (source / "manifest.json").write_text(dumps_text({"name": name}), encoding="utf-8")
         contents, quarantined = package_contents(source, options)
     if ring is not None:
-        from engram.cli._memory import seat_engine
+        from engram.cli._seat import seat_engine
         from engram.transfer import ring_records
 
         with seat_engine(ote, database) as engine:
@@ -638,7 +638,7 @@ def import_command(
     database: str | None,
 ) -> None:
     """Verify FILE, apply the trust decision and merge its memories idempotently into a ring."""
-    from engram.cli._memory import seat_engine
+    from engram.cli._seat import seat_engine
     from engram.transfer import import_cartridge
 
     trust, local = _registry(registry), _local(local_keys)  # bad input fails before the store opens

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 
 from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
-from engram.cli._memory import index_folder_for
+from engram.cli._seat import index_folder_for
 from engram.core.clock import Clock, SystemClock
 from engram.errors import InvalidRequest, ManifestError
 from engram.mcp import (

@@ -9,23 +9,26 @@ manifest from ``$THALAMUS_URL`` (there is no default URL). docs/spec/memory-cli.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option, open_database
+from engram.cli._db import database_option
+from engram.cli._seat import (
+    ote_option,
+    resolve_seat,
+    seat_engine,
+    subject_option,
+)
 from engram.core.canonical import Json, parse_strict
-from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
 from engram.memory import (
@@ -33,17 +36,11 @@ from engram.memory import (
     MemoryEngine,
     RecordInput,
     RecordResult,
-    SeatSource,
     attestation_message,
     check_record,
-    load_seat,
-    locate_seat,
-    open_engine,
     recall,
     record_many,
-    remote_stages,
 )
-from engram.store import Store, engram_home, redact_url
 
 # The commands' own domain functions (distill, outcome, complete, status) are imported inside
 # them: their modules are not loaded by a cold `engram recall` (issue 16, cold CLI start).
@@ -53,54 +50,6 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def ote_option(command: F) -> F:
-    return click.option(
-        "--ote",
-        "ote",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
-    )(command)
-
-
-def resolve_seat(ote: Path | None) -> SeatSource:
-    """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
-    return locate_seat(ote, os.environ, Path.cwd())
-
-
-def index_folder_for(store: Store) -> Path | None:
-    """Where this host keeps the store's derived index: beside a SQLite file (None: the
-    engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
-    the host shares one index and keeps it current from the shared database's change sequence."""
-    if store.dialect.name != "postgresql":
-        return None
-    digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]
-    return engram_home(os.environ) / "index" / f"postgresql-{digest}"
-
-
-@contextmanager
-def seat_engine(
-    ote: Path | None, database: str | None, seat: SeatSource | None = None
-) -> Iterator[MemoryEngine]:
-    spec = load_seat(seat or resolve_seat(ote))
-    embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
-    store = open_database(database)
-    try:
-        yield open_engine(
-            store,
-            spec,
-            SystemClock(),
-            embedder=embedder,
-            reranker=reranker,
-            index_folder=index_folder_for(store),
-        )
-    finally:
-        for client in (embedder, reranker):
-            if client is not None:
-                client.close()
-        store.close()
 
 
 def emit(value: object, as_json: bool, human: Callable[[], None]) -> None:
@@ -234,6 +183,7 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> li
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
+@subject_option
 def record_command(
     text: str | None,
     kind: str | None,
@@ -244,6 +194,7 @@ def record_command(
     as_json: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
 ) -> None:
     """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
     if (text is None) == (source is None):
@@ -258,7 +209,7 @@ def record_command(
                 {"text": text, "kind": kind, "ring": ring, "thread": thread, "provenance": prov}
             )
         ]
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         console = _stderr_console() if source is not None and not as_json else None
         if source is not None and console is not None and console.is_terminal:
             from rich.progress import Progress
@@ -308,6 +259,7 @@ def _stderr_console() -> Console:
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
+@subject_option
 def recall_command(
     query: str | None,
     k: int,
@@ -316,11 +268,12 @@ def recall_command(
     as_json: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
 ) -> None:
     """Recall the best memories for QUERY within the seat's token budget."""
     if (query is None) == (batch is None):
         raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         if batch is not None:
             for number, item in _jsonl(batch):
                 q, qk = (
@@ -374,6 +327,7 @@ def recall_command(
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
+@subject_option
 def distill_command(
     episodes: tuple[Path, ...],
     kind: str,
@@ -383,6 +337,7 @@ def distill_command(
     as_json: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
 ) -> None:
     """Distill debugging episodes (files, or stdin) into a known_process or invariant memory."""
     from engram.memory import ChatDistiller, distill
@@ -394,7 +349,7 @@ def distill_command(
         if not endpoint:
             raise InvalidRequest("--llm-model needs --llm-endpoint or THALAMUS_URL (no default)")
         llm = ChatDistiller(endpoint, llm_model)
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         result = distill(engine, texts, kind, ring, llm=llm)
     emit(
         result.to_wire(),
@@ -436,6 +391,7 @@ def _signature_text(value: str) -> str:
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
+@subject_option
 def outcome_command(
     memory_id: str,
     signal: str,
@@ -447,6 +403,7 @@ def outcome_command(
     as_json: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
 ) -> None:
     """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
     from engram.memory import outcome, signal_weight
@@ -457,7 +414,7 @@ def outcome_command(
         )
         sys.stdout.buffer.flush()
         return
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         result = outcome(
             engine,
             memory_id,
@@ -489,6 +446,7 @@ def outcome_command(
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
+@subject_option
 def complete_command(
     memory_id: str | None,
     dry_run: bool,
@@ -496,11 +454,12 @@ def complete_command(
     as_json: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
 ) -> None:
     """Apply the graduation rule to MEMORY_ID, or to every memory in the mounted rings."""
     from engram.memory import complete
 
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         result = complete(engine, memory_id, apply=not dry_run)
 
     def human() -> None:
@@ -532,12 +491,15 @@ def complete_command(
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
-def status_command(as_json: bool, ote: Path | None, database: str | None) -> None:
+@subject_option
+def status_command(
+    as_json: bool, ote: Path | None, database: str | None, subject: str | None
+) -> None:
     """Ring counts, graduation, attestation anchor, oracle split and vector coverage."""
     from engram.memory import status
 
     seat = resolve_seat(ote)
-    with seat_engine(ote, database, seat) as engine:
+    with seat_engine(ote, database, seat, subject) as engine:
         report = status(engine)
 
     def human() -> None:
@@ -546,7 +508,7 @@ def status_command(as_json: bool, ote: Path | None, database: str | None) -> Non
             click.echo(
                 f"  {r['ring']} {r['ring_id']} ({r['access']}, {r['budget_share_pct']}%): "
                 f"{r['memories']} memories, {r['graduated']} graduated, "
-                f"{r['held_imports']} held imports"
+                f"{r['held_imports']} held imports, {r['forgotten']} forgotten"
             )
         click.echo(f"graduation: {report.graduation}")
         a = report.attestation

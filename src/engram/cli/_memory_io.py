@@ -19,6 +19,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import database_option, emit, json_option
+from engram.cli._seat import subject_option
 from engram.core.canonical import Json, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
@@ -50,7 +51,7 @@ def _ote_option(command: click.decorators.FC) -> click.decorators.FC:
 
 @cli.group("memory")
 def memory_group() -> None:
-    """Move memories in and out as Portable AI Memory (PAM) 1.0 documents."""
+    """Memories in and out as Portable AI Memory (PAM) 1.0 documents; a memory's history."""
 
 
 def _write_private(out: str, text: str) -> None:
@@ -126,6 +127,7 @@ def _trusted_key(text: str) -> PublicKey:
 @_ote_option
 @database_option
 @json_option
+@subject_option
 def export_command(
     out: str,
     format_: str,
@@ -136,16 +138,17 @@ def export_command(
     sign_key: Path | None,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
     as_json: bool,
 ) -> None:
     """Write the seat's memories to OUT.json (- for stdout) as a PAM 1.0 document."""
     assert format_ in FORMATS  # click's Choice; PAM is the one format today
-    from engram.cli._memory import seat_engine
+    from engram.cli._seat import seat_engine
     from engram.transfer import export_pam, parse_pam_instant
 
     key = load_private_key(sign_key) if sign_key else None
     cutoff = parse_pam_instant(since, "--since") if since is not None else None
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         result = export_pam(
             engine,
             rings=list(rings) or None,
@@ -190,6 +193,7 @@ def export_command(
 @_ote_option
 @database_option
 @json_option
+@subject_option
 def import_command(
     source: str,
     format_: str,
@@ -198,16 +202,17 @@ def import_command(
     any_base: bool,
     ote: Path | None,
     database: str | None,
+    subject: str | None,
     as_json: bool,
 ) -> None:
     """Check IN.json (- for stdin) whole, then merge its memories into a ring."""
     assert format_ in FORMATS
-    from engram.cli._memory import seat_engine
+    from engram.cli._seat import seat_engine
     from engram.transfer import import_pam
 
     trusted = [_trusted_key(k) for k in trusted_keys]
     document = _read_document(source)
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database, subject=subject) as engine:
         result = import_pam(engine, document, ring=ring, trusted_keys=trusted, any_base=any_base)
 
     def human() -> None:

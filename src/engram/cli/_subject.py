@@ -6,7 +6,8 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import create_subject, erase_subject, list_subjects
+from engram.cli._seat import actor, index_folder_for
+from engram.context import create_subject, erase_subject, get_subject, list_subjects
 
 
 @cli.group("subject")
@@ -42,12 +43,22 @@ def list_command(database: str | None, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @database_option
 def delete_command(subject_id: str, yes: bool, database: str | None) -> None:
-    """Erase a subject: its beliefs, corrections and history are deleted for good."""
+    """Erase a subject: its beliefs, corrections, history and memories are deleted for good."""
+    from engram.memory import default_manifest_text, open_engine, parse_manifest
+    from engram.transfer import erase_subject_memories
+
     if not yes:
         click.confirm(f"erase subject {subject_id} and all its data?", abort=True)
     with cli_store(database) as store:
+        get_subject(store, subject_id)  # an unknown id is user_not_found before anything changes
+        # The subject's own ring holds their memories whatever seat recorded them, so any
+        # manifest reaches it: the built-in one (docs/spec/memory-ownership.md). Memories
+        # first: if this stops half way, running it again finds the subject and finishes.
+        spec = parse_manifest(default_manifest_text(), "<built-in manifest>")
+        engine = open_engine(store, spec, CLOCK, index_folder=index_folder_for(store))
+        erased = erase_subject_memories(engine, subject_id, actor=actor())
         erase_subject(store, CLOCK, subject_id)
-    click.echo(f"erased {subject_id}")
+    click.echo(f"erased {subject_id} ({erased} memories)")
 
 
 __all__ = ["subject_group"]

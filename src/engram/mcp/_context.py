@@ -32,6 +32,9 @@ RUNTIME_ID = "engram-mcp"
 #: The bearer token of the HTTP request being served (set per MCP message by the server's
 #: middleware; None over stdio).
 CALLER_TOKEN: ContextVar[str | None] = ContextVar("engram_mcp_caller_token", default=None)
+#: Whom the HTTP request acts for: (subject id, actor) from its token (docs/spec/mcp.md
+#: "Whose memory"); None over stdio, where the server's own subject (or the seat) is used.
+CALLER: ContextVar[tuple[str, str] | None] = ContextVar("engram_mcp_caller", default=None)
 
 
 class ContextSource(Protocol):
@@ -99,6 +102,7 @@ def context_document(view: ContextView) -> str:
 
 
 __all__ = [
+    "CALLER",
     "CALLER_TOKEN",
     "CONTEXT_TEMPLATE",
     "CONTEXT_URI",

@@ -109,6 +109,16 @@ class SeatOut(_Out):
     path: str = Field(description="Absolute path of the seat manifest in use.")
 
 
+class ForgetOut(_Out):
+    """What engram_forget did to the memory."""
+
+    memory_id: str
+    action: str = Field(description="forget | erase.")
+    changed: bool = Field(description="False when it already was forgotten (or erased).")
+    state: str = Field(description="forgotten (restorable by `engram restore`) | erased.")
+    at: str = Field(description="When (UTC).")
+
+
 class StatusOut(_Out):
     """Ring counts, graduation state, attestation anchor, oracle split and vector coverage."""
 
@@ -125,6 +135,7 @@ class StatusOut(_Out):
 
 __all__ = [
     "CompleteOut",
+    "ForgetOut",
     "MemoryOut",
     "OutcomeOut",
     "RecallHitOut",

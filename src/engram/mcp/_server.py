@@ -22,8 +22,10 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.shared.exceptions import MCPError
 
 from engram import __version__
+from engram.context import Permission, TokenGrant
 from engram.errors import EngramError, InputError
 from engram.mcp._context import (
+    CALLER,
     CALLER_TOKEN,
     CONTEXT_TEMPLATE,
     CONTEXT_URI,
@@ -31,9 +33,10 @@ from engram.mcp._context import (
     context_document,
 )
 from engram.mcp._tools import EngramTools, tool_annotations, tool_descriptions
-from engram.memory import Distiller, MemoryEngine, SeatSource
+from engram.memory import Distiller, MemoryEngine, SeatSource, check_subject
 
 SERVER_NAME = "engram"
+SUBJECT_HEADER = "engram-subject"
 TOOL_NAMES = (
     "engram_recall",
     "engram_record",
@@ -41,6 +44,7 @@ TOOL_NAMES = (
     "engram_complete",
     "engram_outcome",
     "engram_status",
+    "engram_forget",
 )
 INSTRUCTIONS = (
     "engram is this agent's long-term memory for one seat. Call engram_recall before working on "
@@ -62,6 +66,31 @@ def _bearer(request: Any) -> str | None:
     return None
 
 
+def _caller_of(request: Any) -> tuple[tuple[str, str] | None, str | None]:
+    """Whom an HTTP tool call acts for, from the grant the provider's auth guard left in the
+    request (docs/spec/memory-ownership.md "Who is the caller"): the token's own subject, or,
+    for an ``admin`` token only, the subject named by the ``Engram-Subject`` header. Returns
+    (subject, actor) or a refusal line; a request without a grant is refused, never served as
+    the seat."""
+    state = getattr(request, "scope", {}).get("state", {})
+    grant = state.get("grant") if isinstance(state, Mapping) else None
+    if not isinstance(grant, TokenGrant):
+        return None, "Error executing tool: unauthorized: no token grant for this request"
+    named = request.headers.get(SUBJECT_HEADER)
+    if named is None or named == grant.subject_id:
+        return (grant.subject_id, f"token:{grant.token_id}"), None
+    if not grant.allows(Permission.ADMIN):
+        return None, (
+            f"Error executing tool: forbidden: only an admin token may act for another subject "
+            f"({SUBJECT_HEADER})"
+        )
+    try:
+        subject = check_subject(named)
+    except EngramError as e:
+        return None, f"Error executing tool: {e.code}: {SUBJECT_HEADER}: {e.message}"
+    return (subject, f"admin token:{grant.token_id} for {subject}"), None
+
+
 class _Guard:
     """MCP middleware for ``tools/call`` (docs/spec/mcp.md, "Errors") and the caller's token.
 
@@ -72,7 +101,8 @@ class _Guard:
       and a refusal is a tool error in engram's shape, ``Error executing tool <name>:
       invalid_request: <what>``, naming the argument and never echoing a long value.
     - An argument the tool does not have is refused, not silently dropped.
-    - The HTTP caller's bearer token is exposed to the context resources for one message.
+    - The HTTP caller's bearer token is exposed to the context resources for one message, and
+      the subject its grant names to the tools (``CALLER``).
     """
 
     def __init__(self, server: MCPServer, parameters: Mapping[str, frozenset[str]]) -> None:
@@ -83,16 +113,21 @@ class _Guard:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        caller: tuple[str, str] | None = None
         if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
             refusal = await self._refusal(ctx.params)
+            if refusal is None and ctx.request is not None:
+                caller, refusal = _caller_of(ctx.request)
             if refusal is not None:
                 return mt.CallToolResult(
                     content=[mt.TextContent(type="text", text=refusal)], is_error=True
                 )
         reset = CALLER_TOKEN.set(_bearer(ctx.request))
+        reset_caller = CALLER.set(caller)
         try:
             return await call_next(ctx)
         finally:
+            CALLER.reset(reset_caller)
             CALLER_TOKEN.reset(reset)
 
     async def _refusal(self, params: Mapping[str, Any]) -> str | None:

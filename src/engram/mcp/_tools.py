@@ -1,11 +1,13 @@
-"""The six engram tools: each parses its arguments, calls one memory-engine function, maps errors.
+"""The engram tools: each parses its arguments, calls one memory-engine function, maps errors.
 
 engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). ``engram_recall`` →
 :func:`engram.memory.recall`, ``engram_record`` → :func:`~engram.memory.record`,
 ``engram_distill`` → :func:`~engram.memory.distill`, ``engram_complete`` →
 :func:`~engram.memory.complete`, ``engram_outcome`` → :func:`~engram.memory.outcome` (on the
 ``mcp`` channel, which refuses sealed_* / human_*) and ``engram_status`` →
-:func:`~engram.memory.status`. Input limits (``docs/spec/mcp.md`` "Limits")
+:func:`~engram.memory.status`; and engram's ``engram_forget`` → :func:`~engram.memory.forget` /
+:func:`~engram.memory.erase` (docs/spec/memory-ownership.md). Each call acts for its caller's
+subject (``_caller``). Input limits (``docs/spec/mcp.md`` "Limits")
 are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
 as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
 
@@ -25,20 +27,31 @@ from pydantic import Field
 
 from engram.core.canonical import canonicalize
 from engram.errors import CapacityError, EngramError, InvalidRequest, RemoteError
-from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
+from engram.mcp._context import CALLER
+from engram.mcp._models import (
+    CompleteOut,
+    ForgetOut,
+    OutcomeOut,
+    RecallOut,
+    RecordOut,
+    StatusOut,
+)
 from engram.memory import (
     MCP_REFUSAL,
     SIGNALS,
     Distiller,
+    LifecycleResult,
     MemoryEngine,
     RecordResult,
     SeatSource,
     complete,
     distill,
+    forget,
     outcome,
     recall,
     record,
     status,
+    subject_view,
 )
 
 LOG = logging.getLogger("engram.mcp")
@@ -80,11 +93,34 @@ class EngramTools:
     """The tool functions, bound to one seat's engine (see the module docstring)."""
 
     def __init__(
-        self, engine: MemoryEngine, seat: SeatSource, distiller: Distiller | None = None
+        self,
+        engine: MemoryEngine,
+        seat: SeatSource,
+        distiller: Distiller | None = None,
+        *,
+        subject: str | None = None,
     ) -> None:
         self.engine = engine
         self.seat = seat
         self.distiller = distiller
+        self.subject = subject
+
+    def _caller(self) -> tuple[MemoryEngine, str]:
+        """The engine acting for this call's subject, and who is acting (for history).
+
+        Over HTTP every call acts for the subject its token names (the server's middleware
+        set ``CALLER``); over stdio for the subject the server was started for, else the seat.
+        """
+        caller = CALLER.get()
+        if caller is not None:
+            subject, actor = caller
+            return subject_view(self.engine, subject), actor
+        if self.subject is not None:
+            return subject_view(self.engine, self.subject), f"mcp:stdio for {self.subject}"
+        return self.engine, "mcp:stdio"
+
+    def _engine(self) -> MemoryEngine:
+        return self._caller()[0]
 
     def _call(self, tool: str, fn: Callable[[], T]) -> T:
         """Run one engine call; engram errors become tool errors."""
@@ -121,7 +157,7 @@ class EngramTools:
         ] = None,
     ) -> RecallOut:
         """Recall the memories most relevant to a query from the seat's mounted rings."""
-        result = self._call("engram_recall", lambda: recall(self.engine, query, k, rings=rings))
+        result = self._call("engram_recall", lambda: recall(self._engine(), query, k, rings=rings))
         return RecallOut.model_validate(result.to_wire())
 
     def engram_record(
@@ -165,7 +201,7 @@ class EngramTools:
         def call() -> RecordResult:
             if provenance is not None and len(canonicalize(provenance)) > MAX_PROVENANCE_BYTES:
                 raise InvalidRequest(f"provenance is over {MAX_PROVENANCE_BYTES} bytes")
-            return record(self.engine, text, kind, ring, provenance or {}, thread)
+            return record(self._engine(), text, kind, ring, provenance or {}, thread)
 
         return RecordOut.model_validate(self._call("engram_record", call).to_wire())
 
@@ -192,7 +228,7 @@ class EngramTools:
         """Distill debugging episodes into one reusable known_process or invariant memory."""
         result = self._call(
             "engram_distill",
-            lambda: distill(self.engine, episodes, kind, ring, llm=self.distiller),
+            lambda: distill(self._engine(), episodes, kind, ring, llm=self.distiller),
         )
         return RecordOut.model_validate(result.to_wire())
 
@@ -212,7 +248,7 @@ class EngramTools:
     ) -> CompleteOut:
         """Apply the graduation rule: promote memories whose evidence meets the thresholds."""
         result = self._call(
-            "engram_complete", lambda: complete(self.engine, memory_id, apply=apply)
+            "engram_complete", lambda: complete(self._engine(), memory_id, apply=apply)
         )
         return CompleteOut.model_validate(result.to_wire())
 
@@ -255,14 +291,47 @@ class EngramTools:
         result = self._call(
             "engram_outcome",
             lambda: outcome(
-                self.engine, memory_id, signal, decision_id, weight=weight, channel="mcp"
+                self._engine(), memory_id, signal, decision_id, weight=weight, channel="mcp"
             ),
         )
         return OutcomeOut.model_validate(result.to_wire())
 
+    def engram_forget(
+        self,
+        memory_id: MemoryId,
+        reason: Annotated[
+            str,
+            Field(
+                max_length=500,
+                description="Optional: why (kept in the memory's history, never recalled).",
+            ),
+        ] = "",
+        erase: Annotated[
+            bool,
+            Field(
+                description="false (default): forget, reversibly (`engram restore` brings it "
+                "back). true: erase for good: the words are deleted from the database and "
+                "the index, only a tombstone (id, content hash) stays. Only when the user "
+                "asks for it to be deleted for good."
+            ),
+        ] = False,
+    ) -> ForgetOut:
+        """Forget a memory (out of recall, counts and exports), or erase it for good."""
+
+        def call() -> LifecycleResult:
+            engine, actor = self._caller()
+            if erase:
+                # With what PAM imports kept beside the memory (imported on first erase only).
+                from engram.transfer import erase_memories
+
+                return erase_memories(engine, [memory_id], actor=actor)[0]
+            return forget(engine, [memory_id], actor=actor, reason=reason)[0]
+
+        return ForgetOut.model_validate(self._call("engram_forget", call).to_wire())
+
     def engram_status(self) -> StatusOut:
         """Report the seat: rings, graduation state, attestation anchor, oracle split."""
-        report = self._call("engram_status", lambda: status(self.engine))
+        report = self._call("engram_status", lambda: status(self._engine()))
         return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
 
 
@@ -294,6 +363,8 @@ def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnot
         "engram_complete": hints("Apply the graduation rule", False, True, True),
         "engram_outcome": hints("Record an outcome for a memory", False, False, True),
         "engram_status": hints("Seat status", True, False, True),
+        # Forgetting twice is forgetting once; erasing twice says it already was: idempotent.
+        "engram_forget": hints("Forget or erase a memory", False, True, True),
     }
 
 
@@ -330,6 +401,12 @@ def tool_descriptions(engine: MemoryEngine) -> dict[str, str]:
             "the reviewer accept it). Model-judged signals move the posterior by at most 0.30. "
             "sealed_* and human_* signals are refused here: they are recorded only by "
             "`engram outcome --attestation <ssh-signature>`."
+        ),
+        "engram_forget": (
+            'Forget a memory when the user asks you to ("forget that"), or when it is wrong: '
+            "it leaves recall, counts and exports, and can be restored. With erase = true it "
+            "is deleted for good (personal data the user wants gone). Only memories in a "
+            f"writable ring can be forgotten: {writable}."
         ),
         "engram_status": (
             f"Report seat {seat}: which manifest is in use and why, memories and graduations "

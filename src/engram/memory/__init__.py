@@ -8,6 +8,9 @@ operations the MCP tools wrap. One public function per operation, each taking a
 :func:`export_memories` and :func:`import_memories`; :func:`migrate_rings` moves canon:fleet to
 canon:shared. :func:`withdraw` keeps a memory out of recall (PAM retractions), :func:`reinstate`
 undoes it; :func:`seat_view` recalls through another manifest on the same index.
+Whose memory (docs/spec/memory-ownership.md): :func:`subject_view` acts for one subject (their
+own ring beside the shared ones); :func:`forget` / :func:`restore` / :func:`erase` and
+:func:`history` are a memory's lifecycle.
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
@@ -35,6 +38,16 @@ if typing.TYPE_CHECKING:
         record_many,
     )
     from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
+    from engram.memory._lifecycle import (
+        LifecycleResult,
+        MemoryHistory,
+        erase,
+        erase_rings,
+        erased_among,
+        forget,
+        history,
+        restore,
+    )
     from engram.memory._manifest import (
         OteSpec,
         find_manifest,
@@ -56,6 +69,12 @@ if typing.TYPE_CHECKING:
         Verdict,
     )
     from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
+    from engram.memory._owner import (
+        SUBJECT_RING_PREFIX,
+        check_subject,
+        owner_of,
+        subject_ring_id,
+    )
     from engram.memory._portable import (
         ImportResult,
         RingMigration,
@@ -75,7 +94,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._seed import InitResult, default_manifest_text, init_repository
     from engram.memory._status import status
     from engram.memory._text import LOCAL_ENGINE, local_vector
-    from engram.memory._view import seat_view
+    from engram.memory._view import seat_view, subject_view
     from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
 
 # Imported on first use (PEP 562): a cold `engram recall` needs the engine, the index and
@@ -147,6 +166,19 @@ _LAZY: dict[str, str] = {
     "LOCAL_ENGINE": "engram.memory._text",
     "local_vector": "engram.memory._text",
     "seat_view": "engram.memory._view",
+    "subject_view": "engram.memory._view",
+    "SUBJECT_RING_PREFIX": "engram.memory._owner",
+    "owner_of": "engram.memory._owner",
+    "check_subject": "engram.memory._owner",
+    "subject_ring_id": "engram.memory._owner",
+    "LifecycleResult": "engram.memory._lifecycle",
+    "MemoryHistory": "engram.memory._lifecycle",
+    "erase": "engram.memory._lifecycle",
+    "erase_rings": "engram.memory._lifecycle",
+    "erased_among": "engram.memory._lifecycle",
+    "forget": "engram.memory._lifecycle",
+    "history": "engram.memory._lifecycle",
+    "restore": "engram.memory._lifecycle",
     "WITHDRAWN_COMPONENT": "engram.memory._withdrawn",
     "reinstate": "engram.memory._withdrawn",
     "withdraw": "engram.memory._withdrawn",
@@ -161,6 +193,7 @@ __all__ = [
     "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",
+    "SUBJECT_RING_PREFIX",
     "WITHDRAWN_COMPONENT",
     "Anchor",
     "ChatDistiller",
@@ -171,8 +204,10 @@ __all__ = [
     "ExtractiveDistiller",
     "ImportResult",
     "InitResult",
+    "LifecycleResult",
     "Memory",
     "MemoryEngine",
+    "MemoryHistory",
     "MemoryRecord",
     "MemoryStatus",
     "OteSpec",
@@ -192,13 +227,19 @@ __all__ = [
     "Verdict",
     "attestation_message",
     "check_record",
+    "check_subject",
     "complete",
     "default_index_folder",
     "default_manifest_text",
     "distill",
+    "erase",
+    "erase_rings",
+    "erased_among",
     "export_memories",
     "find_manifest",
+    "forget",
     "get_memory",
+    "history",
     "import_memories",
     "indexed_local_vector",
     "init_repository",
@@ -212,15 +253,19 @@ __all__ = [
     "migrate_rings",
     "open_engine",
     "outcome",
+    "owner_of",
     "parse_manifest",
     "recall",
     "record",
     "record_many",
     "reinstate",
     "remote_stages",
+    "restore",
     "seat_view",
     "signal_weight",
     "status",
+    "subject_ring_id",
+    "subject_view",
     "withdraw",
     "withdrawn_among",
 ]

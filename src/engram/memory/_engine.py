@@ -30,6 +30,7 @@ from engram.memory._dense_context import thread_contexts
 from engram.memory._index import RetrievalIndex
 from engram.memory._manifest import Mount, OteSpec
 from engram.memory._models import Memory, MemoryStatus, RecordInput, RecordResult
+from engram.memory._owner import owner_of
 from engram.memory._remote import CrossEncoder, Embedder
 from engram.memory._schema import migrate_memory
 from engram.memory._text import extract_entities, token_cost, vector_to_blob
@@ -103,8 +104,13 @@ class MemoryEngine:
     index_folder: Path | None = None
     index: RetrievalIndex = field(init=False)
     lock: threading.RLock = field(init=False, repr=False, compare=False)
+    # Whose memories this engine acts on: None for the seat, else a subject id
+    # (``engram.memory.subject_view``); ``seat_spec`` is the manifest as written.
+    subject: str | None = field(default=None, init=False)
+    seat_spec: OteSpec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self.seat_spec = self.spec
         migrate_memory(self.store)
         self.index = RetrievalIndex(
             self.index_folder, self.embedder.engine if self.embedder else None
@@ -173,6 +179,12 @@ def writable_mount(spec: OteSpec, ring: str) -> Mount:
     mount = spec.mount_for(ring)
     if mount is None:
         raise Forbidden(f"ring {ring!r} is not mounted by {spec.seat.seat_id}")
+    if not mount.writable and any(owner_of(m.ring_id) for m in spec.mounts):
+        raise Forbidden(
+            f"ring {mount.ring} ({mount.ring_id}) is shared knowledge, read-only for a caller "
+            "acting for a subject: a subject's memories are recorded only in their own ring "
+            "(M4, the default)"
+        )
     if not mount.writable:
         raise Forbidden(
             f"ring {mount.ring} ({mount.ring_id}) is read-only for "
@@ -374,9 +386,20 @@ def indexed_local_vector(engine: MemoryEngine, memory_id: str) -> np.ndarray | N
     return None if doc is None else view.local.rows([doc])[0]
 
 
+def hidden_from(engine: MemoryEngine, memory: Memory) -> bool:
+    """True when this caller must not learn that ``memory`` exists: it is a subject's and not
+    in a ring the caller mounts, or the caller acts for a subject and does not mount its ring
+    (docs/spec/memory-ownership.md: "no such memory", never "forbidden")."""
+    if engine.spec.mount_for(memory.ring_id) is not None:
+        return False
+    return engine.subject is not None or owner_of(memory.ring_id) is not None
+
+
 def get_memory(engine: MemoryEngine, memory_id: str) -> Memory | None:
+    """The memory, or None when there is none this caller may learn of (``hidden_from``)."""
     with engine.store.read() as tx:
-        return _repo.get_memory(tx, memory_id)
+        memory = _repo.get_memory(tx, memory_id)
+    return None if memory is None or hidden_from(engine, memory) else memory
 
 
 __all__ = [
@@ -385,6 +408,7 @@ __all__ = [
     "check_record",
     "default_index_folder",
     "get_memory",
+    "hidden_from",
     "indexed_local_vector",
     "memory_id",
     "open_engine",

@@ -25,7 +25,7 @@ from engram.memory._attestation import (
     attestation_message,
     verify_attestation,
 )
-from engram.memory._engine import MemoryEngine
+from engram.memory._engine import MemoryEngine, hidden_from
 from engram.memory._epistemology import (
     ATTESTED_ORACLES,
     BLOCKED,
@@ -43,6 +43,7 @@ from engram.memory._models import (
     OutcomeResult,
     Verdict,
 )
+from engram.memory._owner import owner_of
 from engram.store import Tx
 
 Channel = Literal["cli", "mcp", "api"]
@@ -53,12 +54,18 @@ MCP_REFUSAL = (
 
 
 def _mounted(engine: MemoryEngine, memory: Memory) -> None:
+    if hidden_from(engine, memory):
+        raise ResourceNotFound(f"no memory {memory.id!r}")
     if engine.spec.mount_for(memory.ring_id) is None:
         raise Forbidden(
             f"memory {memory.id} is in ring {memory.ring_id}, which "
             f"{engine.spec.seat.seat_id} does not mount"
         )
-    if memory.ring == "M4" and memory.ring_id != engine.spec.seat.seat_id:
+    if (
+        memory.ring == "M4"
+        and memory.ring_id != engine.spec.seat.seat_id
+        and owner_of(memory.ring_id) is None  # a subject's ring: its owner's evidence counts
+    ):
         raise Forbidden(
             f"M4 evidence is scoped to {memory.ring_id}; "
             f"{engine.spec.seat.seat_id} cannot record outcomes there"
@@ -183,7 +190,7 @@ def _evidence(tx: Tx, memory: Memory, anchor: Anchor | None, now: Any, write: bo
     strong_a = strong_b = 0.0
     verifications = 0
     for e in _repo.events_for(tx, memory.id):
-        if memory.ring == "M4" and e.seat_id != memory.ring_id:
+        if memory.ring == "M4" and e.seat_id != memory.ring_id and owner_of(memory.ring_id) is None:
             continue  # M4 evidence counts only from the seat that owns the ring
         da, db = e.delta_alpha, e.delta_beta
         alpha, beta = alpha + da, beta + db
@@ -231,7 +238,7 @@ def complete(
     with engine.store.transaction() if apply else engine.store.read() as tx:
         if memory_id is not None:
             one = _repo.get_memory(tx, memory_id)
-            if one is None:
+            if one is None or hidden_from(engine, one):
                 raise ResourceNotFound(f"no memory {memory_id!r}")
             if engine.spec.mount_for(one.ring_id) is None:
                 raise Forbidden(

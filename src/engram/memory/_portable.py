@@ -18,8 +18,10 @@ from engram.errors import DigestMismatch, InvalidRequest
 from engram.memory import _repo
 from engram.memory._engine import memory_id
 from engram.memory._epistemology import SIGNALS
+from engram.memory._lifecycle import erased_among
 from engram.memory._manifest import RING_PREFIX, RINGS
 from engram.memory._models import MemoryRecord, MemoryStatus, OutcomeEvent
+from engram.memory._owner import SUBJECT_LEVEL, owner_of
 from engram.memory._schema import migrate_memory
 from engram.memory._seed import BUILTIN_M0, LEGACY_M0
 from engram.memory._text import token_cost
@@ -43,6 +45,7 @@ class ImportResult:
     already_present: int
     events_added: int
     held: int  # imported graduations held until their attested evidence verifies here
+    erased: int = 0  # erased here before: not imported again
 
     def to_wire(self) -> dict[str, int]:
         return {
@@ -50,6 +53,7 @@ class ImportResult:
             "already_present": self.already_present,
             "events_added": self.events_added,
             "held": self.held,
+            "erased_here": self.erased,
         }
 
 
@@ -78,7 +82,10 @@ def _check_record(raw: Any, where: str) -> tuple[dict[str, Any], list[dict[str, 
         "created_at",
     ):
         _field(m, key, str, f"{where}.memory")
-    if m["ring"] not in RINGS or not m["ring_id"].startswith(RING_PREFIX[m["ring"]]):
+    subject_ring = m["ring"] == SUBJECT_LEVEL and owner_of(m["ring_id"]) is not None
+    if m["ring"] not in RINGS or not (
+        m["ring_id"].startswith(RING_PREFIX[m["ring"]]) or subject_ring
+    ):
         raise InvalidRequest(f"{where}.memory.ring_id: {m['ring_id']!r} is not a {m['ring']} id")
     if memory_id(m["ring_id"], m["kind"], m["text"]) != m["id"]:
         raise DigestMismatch(
@@ -116,6 +123,9 @@ def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any
     with store.transaction() as tx:
         _repo.bump(tx)
         known = _repo.existing_ids(tx, [m["id"] for m, _ in checked])
+        # Erased here: reported, never brought back (docs/spec/memory-ownership.md).
+        gone = erased_among(tx, [m["id"] for m, _ in checked])
+        checked = [(m, events) for m, events in checked if m["id"] not in gone]
         new: list[dict[str, Any]] = []
         for m, _ in checked:
             if m["id"] in known:
@@ -177,7 +187,7 @@ def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any
                 )
                 _repo.add_event(tx, event, m["ring_id"], None)
                 added += 1
-    return ImportResult(imported, present, added, held)
+    return ImportResult(imported, present, added, held, len(gone))
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, RowFile
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms, words
-from engram.memory._withdrawn import withdrawn_among
+from engram.memory._withdrawn import withdrawn_ns
 
 
 @dataclass(frozen=True)
@@ -756,8 +756,10 @@ def _slate(
     mounts: Sequence[Mount],
     tuning: Tuning,
     stages: dict[str, str],
+    hidden: frozenset[int] = frozenset(),
 ) -> tuple[list[tuple[int, int]], _Parts, int]:
-    """The ranked, budgeted slate as (row number n, index document) pairs.
+    """The ranked, budgeted slate as (row number n, index document) pairs, leaving out the
+    rows numbered in ``hidden``.
 
     Only the local stages run under ``engine.lock``; the dense query vector is fetched before
     it and the cross-encoder called after it, so a slow endpoint stalls only its own recall.
@@ -766,7 +768,7 @@ def _slate(
     # A slate of k needs about k places of MMR's head; a larger k ranks everything exactly.
     head_only = k + 10 <= tuning.mmr_depth
     while True:
-        slate = _slate_of(engine, query, k, mounts, tuning, stages, query_vector, head_only)
+        slate = _slate_of(engine, query, k, mounts, tuning, stages, query_vector, head_only, hidden)
         if slate is not None:
             return slate
         head_only = False  # the budget walked past the exact head: rank again, in full
@@ -781,6 +783,7 @@ def _slate_of(
     stages: dict[str, str],
     query_vector: np.ndarray | None,
     head_only: bool,
+    hidden: frozenset[int] = frozenset(),
 ) -> tuple[list[tuple[int, int]], _Parts, int] | None:
     """``_slate``'s work; None when the ranking was exact only in its head and the budget's
     walk would have read past it."""
@@ -806,6 +809,8 @@ def _slate_of(
             break
         if at >= exact:
             return None
+        if hidden and int(n_of[doc]) in hidden:
+            continue
         ring_id = view.ring_names[int(ring_of[doc])]
         cost = int(tokens[doc])
         if left.get(ring_id, 0) >= cost:
@@ -841,15 +846,14 @@ def recall(
             raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
         mounts = [m for m in chosen if m is not None]
     stages: dict[str, str] = {}
-    picked, parts, used = _slate(engine, query, k, mounts, tuning, stages)
+    with engine.store.read() as tx:
+        # Forgotten and retracted memories are kept, never served: left out of the slate
+        # itself, so they take no place of k and none of the token budget.
+        hidden = withdrawn_ns(tx, [m.ring_id for m in mounts])
+    picked, parts, used = _slate(engine, query, k, mounts, tuning, stages, hidden)
     with engine.store.read() as tx:
         found: dict[int, Memory] = _repo.memories_by_n(tx, [n for n, _ in picked])
-        withdrawn = withdrawn_among(tx, [m.id for m in found.values()])  # kept, never served
-    hits = tuple(
-        RecallHit(found[n], parts[d]["fused"], parts[d])
-        for n, d in picked
-        if n in found and found[n].id not in withdrawn
-    )
+    hits = tuple(RecallHit(found[n], parts[d]["fused"], parts[d]) for n, d in picked if n in found)
     degraded = any(v.startswith("degraded") for v in stages.values())
     return RecallResult(
         query,

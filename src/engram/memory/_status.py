@@ -19,6 +19,7 @@ from engram.memory._epistemology import BLOCKED
 from engram.memory._models import StatusReport
 from engram.memory._outcomes import complete
 from engram.memory._text import LOCAL_ENGINE
+from engram.memory._withdrawn import withdrawn_counts
 
 
 def _marks(n: int) -> str:
@@ -51,11 +52,16 @@ def status(engine: MemoryEngine) -> StatusReport:
             f"WHERE ring_id IN ({marks}) GROUP BY engine",
             ring_ids,
         )
+        withdrawn = withdrawn_counts(tx, ring_ids)
     oracles = [row for row in events if int(row["c"] or 0)]
     reverify = sum(int(row["r"] or 0) for row in events)
     per_ring: dict[str, dict[str, int]] = {}
     for row in counts:
         per_ring.setdefault(row["ring_id"], {})[row["status"]] = int(row["c"])
+    hidden: dict[str, int] = {}
+    for (ring_id, state), gone in withdrawn.items():  # forgotten or retracted: not counted
+        per_ring.setdefault(ring_id, {})[state] = per_ring[ring_id].get(state, 0) - gone
+        hidden[ring_id] = hidden.get(ring_id, 0) + gone
     rings: list[JsonObject] = []
     total = 0
     for m in spec.mounts:
@@ -72,6 +78,7 @@ def status(engine: MemoryEngine) -> StatusReport:
                 "graduated": c.get("graduated", 0),
                 "candidates": c.get("candidate", 0),
                 "held_imports": c.get("held_import", 0),
+                "forgotten": hidden.get(m.ring_id, 0),
             }
         )
 

@@ -14,13 +14,30 @@ import copy
 
 from engram.memory._engine import MemoryEngine
 from engram.memory._manifest import OteSpec
+from engram.memory._owner import subject_spec
 
 
 def seat_view(engine: MemoryEngine, spec: OteSpec) -> MemoryEngine:
     """``engine`` with ``spec`` as its seat manifest; the index, lock and remote stages shared."""
     view = copy.copy(engine)  # a shallow copy: the same index object, lock, store and stages
     view.spec = spec
+    view.seat_spec = spec
+    view.subject = None
     return view
 
 
-__all__ = ["seat_view"]
+def subject_view(engine: MemoryEngine, subject_id: str | None) -> MemoryEngine:
+    """``engine`` acting for ``subject_id``: the shared rings read-only, the subject's own ring
+    in place of the seat's M4 (``engram.memory._owner``); ``engine`` itself for None (the seat).
+
+    A view of a view acts for the new subject over the seat's manifest, never over another
+    subject's: the seat's spec is kept on every view."""
+    if subject_id is None:
+        return engine
+    view = copy.copy(engine)
+    view.spec = subject_spec(engine.seat_spec, subject_id)
+    view.subject = subject_id
+    return view
+
+
+__all__ = ["seat_view", "subject_view"]

@@ -82,4 +82,48 @@ def withdrawn_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
     return found
 
 
-__all__ = ["WITHDRAWN_COMPONENT", "reinstate", "withdraw", "withdrawn_among"]
+def withdrawn_ns(tx: Tx, ring_ids: Sequence[str]) -> frozenset[int]:
+    """The row numbers of the withdrawn memories in ``ring_ids`` (what recall leaves out).
+
+    Read per recall; it costs one query that walks the withdrawn rows only (none: one probe)."""
+    if not ring_ids or not tx.one(
+        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
+    ):
+        return frozenset()
+    marks = ", ".join("?" for _ in ring_ids)
+    return frozenset(
+        int(r["n"])
+        for r in tx.execute(
+            "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
+            f"WHERE m.ring_id IN ({marks})",
+            list(ring_ids),
+        )
+    )
+
+
+def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], int]:
+    """How many withdrawn memories each (ring id, status) of ``ring_ids`` holds."""
+    if not ring_ids or not tx.one(
+        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
+    ):
+        return {}
+    marks = ", ".join("?" for _ in ring_ids)
+    return {
+        (str(r["ring_id"]), str(r["status"])): int(r["c"])
+        for r in tx.execute(
+            "SELECT m.ring_id AS ring_id, m.status AS status, COUNT(*) AS c "
+            "FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
+            f"WHERE m.ring_id IN ({marks}) GROUP BY m.ring_id, m.status",
+            list(ring_ids),
+        )
+    }
+
+
+__all__ = [
+    "WITHDRAWN_COMPONENT",
+    "reinstate",
+    "withdraw",
+    "withdrawn_among",
+    "withdrawn_counts",
+    "withdrawn_ns",
+]

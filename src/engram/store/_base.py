@@ -180,6 +180,14 @@ class Store(Protocol):
         """The applied version of every component."""
         ...
 
+    def reclaim(self, tables: Sequence[str]) -> bool:
+        """Make rows deleted from ``tables`` unrecoverable from the database's files, for
+        erasure (docs/spec/memory-ownership.md "Erase"): SQLite zeroes freed content as it
+        deletes (``secure_delete``) and here truncates its write-ahead log; PostgreSQL
+        vacuums the tables. False when another connection kept the log from being emptied
+        (its old pages are then overwritten by the next checkpoint)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -55,6 +55,9 @@ POOL_MAX_SIZE = 10
 MIGRATION_LOCK = "engram-migrate"
 
 
+_TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
@@ -184,6 +187,22 @@ class PostgresStore:
         finally:
             self._local.active = False
         run_committed(committed)
+
+    def reclaim(self, tables: Sequence[str]) -> bool:
+        """``VACUUM`` the tables (outside a transaction, as PostgreSQL requires): dead row
+        versions are removed and their space freed for reuse. PostgreSQL's own write-ahead log,
+        archives and backups keep what their retention says (docs/spec/memory-ownership.md)."""
+        names = [t for t in tables if _TABLE_NAME.match(t)]
+        if not names:
+            return True
+        try:
+            with self._pool.connection() as conn:
+                conn.execute(f"VACUUM {', '.join(names)}")  # autocommit: no transaction open
+        except psycopg.Error as e:
+            raise StoreError(
+                scrub(f"postgresql: vacuum failed: {_one_line(str(e))}", self._secrets)
+            ) from e
+        return True
 
     def transaction(self) -> AbstractContextManager[PostgresTx]:
         return self._begin("BEGIN")

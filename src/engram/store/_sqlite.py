@@ -48,6 +48,7 @@ from engram.store._changes import (
 from engram.store._sql import PLAIN_TYPES, normalise_params, normalise_rows, run_committed
 
 BUSY_TIMEOUT_MS = 10_000
+RECLAIM_SECONDS = 5.0
 
 
 class SqliteTx(Recording):
@@ -95,6 +96,9 @@ class SqliteTx(Recording):
 
 def _configure(conn: sqlite3.Connection, *, wal: bool) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted content is overwritten with zeros, not left in free pages: an erased memory or
+    # subject must not be readable from the file (docs/spec/memory-ownership.md "Erase").
+    conn.execute("PRAGMA secure_delete = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal:
         mode = _switch_to_wal(conn)
@@ -271,6 +275,26 @@ class _SqliteBase:
         feed = ChangeFeed(self.read, remote=remote)
         feed.on_schema_change = self.forget_schema
         return feed
+
+    def reclaim(self, tables: Sequence[str]) -> bool:  # noqa: ARG002 - every table alike
+        """Checkpoint the write-ahead log into the file and truncate it to zero bytes: the
+        frames that still held deleted rows' old pages are gone. ``secure_delete`` (set on
+        every connection) already zeroed them in the pages written since. A reader holding an
+        old snapshot keeps the checkpoint from finishing: retried for a short while."""
+        deadline = time.monotonic() + RECLAIM_SECONDS
+        while True:
+            conn = self._checkout(write=True)
+            try:
+                busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as e:
+                raise StoreError(f"sqlite: checkpoint failed: {e}") from e
+            finally:
+                self._checkin(conn, write=True)
+            if not busy:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
 
     def schema_versions(self) -> dict[str, int]:
         with self.read() as tx:

@@ -9,6 +9,7 @@ docs/spec/pam.md): :func:`export_pam` and :func:`import_pam`.
 """
 
 from engram.transfer._bridge import ImportSummary, import_cartridge, ring_records
+from engram.transfer._erase import erase_memories, erase_subject_memories
 from engram.transfer._pam_export import PamExport, export_pam
 from engram.transfer._pam_format import check_document as check_pam_document
 from engram.transfer._pam_format import parse_instant as parse_pam_instant
@@ -26,6 +27,8 @@ __all__ = [
     "PamImport",
     "TransferRecord",
     "check_pam_document",
+    "erase_memories",
+    "erase_subject_memories",
     "export_pam",
     "import_cartridge",
     "import_pam",

@@ -33,7 +33,7 @@ from engram.cartridge import (
     verify_rom,
 )
 from engram.core.canonical import JsonObject
-from engram.errors import CartridgeFormatError
+from engram.errors import CartridgeFormatError, Forbidden
 from engram.memory import (
     Memory,
     MemoryEngine,
@@ -41,6 +41,8 @@ from engram.memory import (
     MemoryStatus,
     export_memories,
     import_memories,
+    owner_of,
+    withdrawn_among,
 )
 from engram.transfer._record import TransferRecord
 from engram.trust import TrustRegistry, TrustState
@@ -50,9 +52,17 @@ def ring_records(engine: MemoryEngine, ring: str) -> list[JsonObject]:
     """One ring's memories as author records for export (M2 memories are field-learned)."""
     mount = engine.spec.mount_for(ring)
     ring_id = mount.ring_id if mount else ring
+    if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
+        # A subject's memories go only where that subject's own caller takes them.
+        raise Forbidden(f"ring {ring!r} is not mounted by this caller")
+    items = export_memories(engine.store, ring_id)
+    with engine.store.read() as tx:
+        forgotten = withdrawn_among(tx, [item.memory.id for item in items])
     records: list[JsonObject] = []
-    for item in export_memories(engine.store, ring_id):
+    for item in items:
         m = item.memory
+        if m.id in forgotten:
+            continue  # forgotten (or retracted): never exported
         records.append(
             {
                 "id": m.id.removeprefix("mem:")[:32],
@@ -77,6 +87,7 @@ class ImportSummary:
     merged: int
     quarantined: int
     ring_id: str
+    erased: int = 0  # erased here before: reported, not imported again
 
     def to_wire(self) -> JsonObject:
         return {
@@ -86,6 +97,7 @@ class ImportSummary:
             "alreadyKnown": self.already_known,
             "merged": self.merged,
             "quarantined": self.quarantined,
+            "erasedHere": self.erased,
         }
 
 
@@ -100,8 +112,6 @@ def import_cartridge(
     accept: Collection[TrustState] = DEFAULT_ACCEPT,
     now: datetime | None = None,
 ) -> ImportSummary:
-    from engram.errors import Forbidden
-
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
@@ -162,6 +172,7 @@ def import_cartridge(
         merged=len(merged.by_id) + len(merged.by_fingerprint),
         quarantined=quarantined,
         ring_id=mount.ring_id,
+        erased=result.erased,
     )
 
 

@@ -84,7 +84,11 @@ def _ring_ids(engine: MemoryEngine, rings: Sequence[str] | None) -> tuple[str, .
 
 def _owner(engine: MemoryEngine, owner_id: str | None) -> JsonObject:
     """The owner named, else the store's (set by its first import or export), else a new
-    UUID v4 kept for every later export (§6: stable across exports)."""
+    UUID v4 kept for every later export (§6: stable across exports). Acting for a subject:
+    the owner named, else the subject itself; the store's owner is never another subject's
+    (docs/spec/memory-ownership.md)."""
+    if engine.subject is not None:
+        return {"id": owner_id or engine.subject}
     with engine.store.transaction() as tx:
         kept = tables.owner(tx)
         if kept is None:

@@ -27,6 +27,7 @@ from engram.core.keys import PublicKey
 from engram.errors import ConflictError, Forbidden, SignatureInvalid
 from engram.memory import (
     MemoryEngine,
+    erased_among,
     get_memory,
     import_memories,
     memory_id,
@@ -66,6 +67,7 @@ class PamImport:
     conversations: int
     ring_id: str
     repeated: bool  # this export id had been imported (or written) here before
+    erased: int = 0  # memories erased here before: reported, not brought back
 
     def to_wire(self) -> JsonObject:
         return {
@@ -86,6 +88,7 @@ class PamImport:
             "conversations": self.conversations,
             "ring_id": self.ring_id,
             "repeated": self.repeated,
+            "erased_here": self.erased,
         }
 
 
@@ -181,6 +184,12 @@ class _Plan:
     inserted: int = 0
     updated: int = 0
     unchanged: int = 0
+    erased: int = 0
+
+
+def _record_id(record: JsonObject) -> str:
+    memory = record.get("memory")
+    return str(memory.get("id")) if isinstance(memory, dict) else ""
 
 
 def _plan(
@@ -201,6 +210,12 @@ def _plan(
             native = get_memory(engine, pam_id)  # a memory engram itself exported
             if native is not None:
                 previous, where_ring, where_ring_id = native.id, native.ring, native.ring_id
+        elif engine.spec.mount_for(row.ring_id) is None:
+            # Another subject's (or an unmounted ring's) PAM memory: said without saying whose.
+            raise ConflictError(
+                f"memory {pam_id!r}: that PAM id is already held in a ring this caller does "
+                "not mount (PAM ids are unique per store)"
+            )
         elif row.owner_id != owner_id:
             raise ConflictError(
                 f"memory {pam_id!r} was imported from owner {row.owner_id!r}; this "
@@ -258,6 +273,23 @@ def _plan(
     return plan
 
 
+def _without_erased(engine: MemoryEngine, plan: _Plan) -> _Plan:
+    """The plan less the memories erased here: neither their memory nor their PAM object (which
+    holds the same words) comes back; they are counted as ``erased_here``."""
+    with engine.store.read() as tx:
+        gone = erased_among(tx, [r.memory_id for r in plan.rows if r.memory_id])
+    if not gone:
+        return plan
+    kept = _Plan(
+        [r for r in plan.rows if r.memory_id not in gone],
+        [r for r in plan.records if _record_id(r) not in gone],
+        plan.touched - gone,
+    )
+    kept.inserted, kept.updated, kept.unchanged = plan.inserted, plan.updated, plan.unchanged
+    kept.erased = len([r for r in plan.rows if r.memory_id in gone])
+    return kept
+
+
 def _serve(engine: MemoryEngine, touched: set[str]) -> tuple[int, int]:
     """Withdraw the touched memories no served PAM memory holds; reinstate the others."""
     with engine.store.read() as tx:
@@ -296,10 +328,13 @@ def import_pam(
     owner = strip_object(doc.owner)
     owner_id = wire.text(owner.get("id"), "owner.id")
     now = engine.now()
-    with engine.store.transaction() as tx:
-        tables.set_owner(tx, owner, now)  # the first owner a store meets stays its owner
-        store_owner = tables.owner(tx) or owner
-    plan = _plan(engine, doc, mount.ring, mount.ring_id, owner_id, now)
+    if engine.subject is not None:
+        store_owner: JsonObject = {"id": engine.subject}  # never another subject's owner
+    else:
+        with engine.store.transaction() as tx:
+            tables.set_owner(tx, owner, now)  # the first owner a store meets stays its owner
+            store_owner = tables.owner(tx) or owner
+    plan = _without_erased(engine, _plan(engine, doc, mount.ring, mount.ring_id, owner_id, now))
     if plan.records:
         import_memories(engine.store, plan.records)
     with engine.store.transaction() as tx:
@@ -343,6 +378,7 @@ def import_pam(
         conversations=conversations,
         ring_id=mount.ring_id,
         repeated=not fresh,
+        erased=plan.erased,
     )
 
 

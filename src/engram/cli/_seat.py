@@ -1,0 +1,116 @@
+"""Opening the seat's memory engine for a command: the manifest, the database, the subject.
+
+Shared by every command that uses the memory engine (record, recall, forget, PAM, cartridges,
+``engram mcp``): ``--ote`` and ``--subject`` are declared here once.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from engram.cli._db import open_database
+from engram.store import Store, engram_home, redact_url
+
+if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
+    from engram.memory import MemoryEngine, SeatSource
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def ote_option(command: F) -> F:
+    return click.option(
+        "--ote",
+        "ote",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
+    )(command)
+
+
+def actor() -> str:
+    """Who acts from this command line, for a memory's history."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return "cli"
+
+
+def subject_option(command: F) -> F:
+    return click.option(
+        "--subject",
+        "subject",
+        default=None,
+        help="Act for this subject: their own memories beside the shared rings "
+        "(default: the seat's own; docs/memory-ownership.md).",
+    )(command)
+
+
+def resolve_seat(ote: Path | None) -> SeatSource:
+    """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
+    from engram.memory import locate_seat
+
+    return locate_seat(ote, os.environ, Path.cwd())
+
+
+def index_folder_for(store: Store) -> Path | None:
+    """Where this host keeps the store's derived index: beside a SQLite file (None: the
+    engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
+    the host shares one index and keeps it current from the shared database's change sequence."""
+    if store.dialect.name != "postgresql":
+        return None
+    digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]
+    return engram_home(os.environ) / "index" / f"postgresql-{digest}"
+
+
+@contextmanager
+def seat_engine(
+    ote: Path | None,
+    database: str | None,
+    seat: SeatSource | None = None,
+    subject: str | None = None,
+) -> Iterator[MemoryEngine]:
+    """The seat's engine on the database, acting for ``subject`` when one is named."""
+    from engram.core.clock import SystemClock
+    from engram.memory import load_seat, open_engine, remote_stages, subject_view
+
+    spec = load_seat(seat or resolve_seat(ote))
+    embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
+    store = open_database(database)
+    try:
+        if subject is not None:
+            # A misspelt id would act for a new, empty subject: refused instead.
+            from engram.context import get_subject
+
+            get_subject(store, subject)
+        engine = open_engine(
+            store,
+            spec,
+            SystemClock(),
+            embedder=embedder,
+            reranker=reranker,
+            index_folder=index_folder_for(store),
+        )
+        yield subject_view(engine, subject)
+    finally:
+        for client in (embedder, reranker):
+            if client is not None:
+                client.close()
+        store.close()
+
+
+__all__ = [
+    "actor",
+    "index_folder_for",
+    "ote_option",
+    "resolve_seat",
+    "seat_engine",
+    "subject_option",
+]

@@ -1,0 +1,47 @@
+"""Erasure across the memory engine and what this package keeps beside it.
+
+A PAM import keeps each PAM memory object (its content among its fields) in ``pam_memories``
+next to the engine memory that serves it (``_pam_tables``). Erasing that memory must take the
+object too, in the same transaction, or the words would survive the erase; so every adapter
+erases through these functions, never ``engram.memory.erase`` alone
+(docs/spec/memory-ownership.md "Erase").
+"""
+
+# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.memory import LifecycleResult, MemoryEngine, erase, erase_rings, subject_ring_id
+from engram.store import Tx
+from engram.transfer._pam_tables import PAM_COMPONENT
+
+
+def _drop_pam_objects(tx: Tx, memory_ids: Sequence[str]) -> None:
+    if not tx.one("SELECT version FROM engram_schema WHERE component = ?", (PAM_COMPONENT.name,)):
+        return
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        tx.execute(f"DELETE FROM pam_memories WHERE memory_id IN ({marks})", chunk)
+
+
+ERASE_DEPENDENTS = (_drop_pam_objects,)
+
+
+def erase_memories(
+    engine: MemoryEngine, memory_ids: Sequence[str], *, actor: str
+) -> list[LifecycleResult]:
+    """:func:`engram.memory.erase`, with the PAM objects that held the same words."""
+    return erase(engine, memory_ids, actor=actor, dependents=ERASE_DEPENDENTS)
+
+
+def erase_subject_memories(engine: MemoryEngine, subject_id: str, *, actor: str) -> int:
+    """Erase every memory of ``subject_id``'s own ring (``engram subject delete``)."""
+    return erase_rings(
+        engine, [subject_ring_id(subject_id)], actor=actor, dependents=ERASE_DEPENDENTS
+    )
+
+
+__all__ = ["erase_memories", "erase_subject_memories"]
