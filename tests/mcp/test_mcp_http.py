@@ -126,14 +126,10 @@ async def test_tools_over_streamable_http(app: Starlette, demo: DemoSubject) -> 
     async with http_session(app, demo.token) as session:
         names = {t.name for t in (await session.list_tools()).tools}
         recorded = structured(
-            await session.call_tool(
-                "engram_record", {"text": text, "kind": "known_process", "ring": "M2"}
-            )
+            await session.call_tool("engram_record", {"text": text, "kind": "known_process"})
         )
         again = structured(
-            await session.call_tool(
-                "engram_record", {"text": text, "kind": "known_process", "ring": "M2"}
-            )
+            await session.call_tool("engram_record", {"text": text, "kind": "known_process"})
         )
         memory_id = recorded["memory"]["id"]
         recalled = structured(
@@ -165,8 +161,9 @@ async def test_tools_over_streamable_http(app: Starlette, demo: DemoSubject) -> 
         )
         status = structured(await session.call_tool("engram_status", {}))
 
-    assert len(names) == 6
-    assert recorded["memory"]["ring_id"] == "repo:0000000000000000"
+    assert len(names) == 7
+    # Over HTTP every call acts for the token's subject: their own ring (memory-ownership.md).
+    assert recorded["memory"]["ring_id"] == f"subject:{demo.subject.id}"
     assert recorded["memory"]["entities"] == ["K07"]
     assert again == {**recorded, "created": False}
     assert recalled["hits"][0]["memory"]["id"] == memory_id

@@ -86,9 +86,9 @@ async def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(
 ) -> None:
     async with http_session(app, admin) as session:
         with pytest.raises(MCPError) as raised:
-            await session.call_tool("engram_forget", {})
+            await session.call_tool("engram_teleport", {})
     assert raised.value.error.code == INVALID_PARAMS
-    assert "Unknown tool: engram_forget" in raised.value.error.message
+    assert "Unknown tool: engram_teleport" in raised.value.error.message
 
 
 @pytest.mark.req("engram.mcp.unknown-tool")

@@ -23,6 +23,7 @@ TOOLS = {
     "engram_complete",
     "engram_outcome",
     "engram_status",
+    "engram_forget",
 }
 
 

@@ -13,7 +13,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import authenticate_token, issue_token, list_tokens, revoke_token
+from engram.context import Permission, authenticate_token, issue_token, list_tokens, revoke_token
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
 
@@ -40,7 +40,8 @@ def token_group() -> None:
     "--permissions",
     default="read,correct",
     show_default=True,
-    help="Comma-separated: read, correct, confirm, admin (admin implies all).",
+    help=f"Comma-separated: {', '.join(p.value for p in Permission)} (admin implies all; "
+    "memory is for agents using the MCP memory tools at /mcp).",
 )
 @click.option("--ttl", default="30d", show_default=True, help="Lifetime: 3600, 15m, 12h, 30d.")
 @click.option("--label", default="", help="A note to recognise the token by.")

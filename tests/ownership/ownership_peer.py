@@ -1,0 +1,159 @@
+"""A test peer that drives engram over HTTP only: it imports nothing of engram.
+
+It speaks MCP's JSON-RPC to ``/mcp`` with httpx as any other MCP client could (stateless
+Streamable HTTP, JSON answers), runs the ``engram`` command line as a user would, and starts
+``engram serve`` as a separate process. What it asserts about isolation it reads from the wire,
+so a bug that engram's own client code would hide cannot hide here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ENGRAM = shutil.which("engram") or "engram"
+PROTOCOL = "2025-06-18"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def cli(env: Mapping[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [ENGRAM, *args], env=dict(env), capture_output=True, text=True, timeout=120, check=False
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"engram {' '.join(args)} -> {done.returncode}: {done.stderr}")
+    return done
+
+
+def subject(env: Mapping[str, str], name: str) -> str:
+    return cli(env, "subject", "create", "--name", name).stdout.strip()
+
+
+def token(env: Mapping[str, str], subject_id: str, permissions: str) -> str:
+    out = cli(env, "token", "create", "--subject", subject_id, "--permissions", permissions)
+    return out.stdout.strip().splitlines()[-1].strip()
+
+
+@contextmanager
+def serve(env: Mapping[str, str], ote: Path, workers: int = 1) -> Iterator[str]:
+    """``engram serve`` on a free loopback port; yields its base URL."""
+    port = free_port()
+    log = ote.with_name(f"serve-{port}.log")
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [ENGRAM, "serve", "--port", str(port), "--workers", str(workers), "--ote", str(ote)],
+            env=dict(env),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"engram serve exited: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("engram serve did not come up in 60 s")
+            time.sleep(0.1)
+        yield base
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@dataclass
+class Agent:
+    """One MCP client with one bearer token (and optionally a subject header)."""
+
+    base: str
+    token: str
+    headers: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> tuple[bool, Any, str]:
+        """(is_error, structured result or None, the whole answer as text)."""
+        self.calls += 1
+        response = httpx.post(
+            f"{self.base}/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": self.calls,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": dict(arguments)},
+            },
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Accept": "application/json, text/event-stream",
+                "mcp-protocol-version": PROTOCOL,
+                **self.headers,
+            },
+            timeout=60,
+        )
+        text = response.text
+        assert response.status_code == 200, text
+        result = response.json()["result"]
+        return bool(result.get("isError")), result.get("structuredContent"), text
+
+    def ok(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+        error, value, text = self.call(tool, arguments)
+        assert not error, text
+        return value
+
+    def refused(self, tool: str, arguments: Mapping[str, Any]) -> str:
+        error, _, text = self.call(tool, arguments)
+        assert error, text
+        message: str = json.loads(text)["result"]["content"][0]["text"]
+        return message
+
+
+def files_containing(folder: Path, needle: bytes) -> list[str]:
+    """Every file under ``folder`` whose bytes contain ``needle`` (the erase check)."""
+    hits = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and needle in path.read_bytes():
+            hits.append(str(path.relative_to(folder)))
+    return hits
+
+
+def bytes_searched(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+__all__ = [
+    "Agent",
+    "bytes_searched",
+    "cli",
+    "files_containing",
+    "free_port",
+    "serve",
+    "subject",
+    "token",
+]
