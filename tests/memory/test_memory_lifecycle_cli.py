@@ -4,6 +4,7 @@ them, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_memory_cli import Seat
@@ -13,14 +14,14 @@ from engram.errors import EngramError, ResourceNotFound
 
 
 def _id(seat: Seat, text: str, *subject: str) -> str:
-    out = parse_strict(seat.run("record", text, "--kind", "decision", *subject, "--json").stdout)
-    assert isinstance(out, dict)
+    out: Any = parse_strict(
+        seat.run("record", text, "--kind", "decision", *subject, "--json").stdout
+    )
     return str(out["memory"]["id"])
 
 
 def _recalled(seat: Seat, query: str, *subject: str) -> list[str]:
-    out = parse_strict(seat.run("recall", query, *subject, "--json").stdout)
-    assert isinstance(out, dict)
+    out: Any = parse_strict(seat.run("recall", query, *subject, "--json").stdout)
     return [str(h["memory"]["id"]) for h in out["hits"]]
 
 
