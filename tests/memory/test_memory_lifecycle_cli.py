@@ -77,7 +77,7 @@ def test_subjects_on_the_command_line_and_subject_delete_erases_their_memories(
     assert isinstance(missing.exception, EngramError)
     assert missing.exception.code == "user_not_found"
     assert seat.run("subject", "delete", "--subject", alice, "--yes").stdout == (
-        f"erased {alice} (1 memories)\n"
+        f"erased {alice} (1 memories and stored items)\n"
     )
     gone = seat.run("memory", "history", mine, "--subject", bob, ok=False)
     assert isinstance(gone.exception, ResourceNotFound)

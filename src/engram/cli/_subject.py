@@ -44,6 +44,7 @@ def list_command(database: str | None, as_json: bool) -> None:
 @database_option
 def delete_command(subject_id: str, yes: bool, database: str | None) -> None:
     """Erase a subject: its beliefs, corrections, history and memories are deleted for good."""
+    from engram.integrations import erase_subject_integrations
     from engram.memory import default_manifest_text, open_engine, parse_manifest
     from engram.transfer import erase_subject_memories
 
@@ -57,8 +58,9 @@ def delete_command(subject_id: str, yes: bool, database: str | None) -> None:
         spec = parse_manifest(default_manifest_text(), "<built-in manifest>")
         engine = open_engine(store, spec, CLOCK, index_folder=index_folder_for(store))
         erased = erase_subject_memories(engine, subject_id, actor=actor())
+        erased += erase_subject_integrations(engine, subject_id, actor=actor())
         erase_subject(store, CLOCK, subject_id)
-    click.echo(f"erased {subject_id} ({erased} memories)")
+    click.echo(f"erased {subject_id} ({erased} memories and stored items)")
 
 
 __all__ = ["subject_group"]

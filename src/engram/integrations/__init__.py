@@ -7,7 +7,10 @@ Each adapter is its own optional extra and imports its framework only when it is
 - :mod:`engram.integrations.agents` (``pip install "engram[agents]"``): an OpenAI Agents SDK
   ``Session`` over engram's store, and agent instructions from a verified Engram context export.
 
-Decisions: docs/integrations.md.
+:func:`erase_subject_integrations` deletes what both keep for one subject (``engram subject
+delete``). Decisions: docs/integrations.md.
 """
 
-__all__: list[str] = []
+from engram.integrations._erase import erase_subject_integrations
+
+__all__ = ["erase_subject_integrations"]

@@ -6,7 +6,7 @@ without those extras lacks. Their tables are therefore declared here, where ``en
 read them on any install (docs/integrations.md).
 """
 
-from engram.integrations._schema._agents import AGENTS_COMPONENT
-from engram.integrations._schema._langgraph import LANGGRAPH_COMPONENT
+from engram.integrations._schema._agents import AGENTS_COMPONENT, SUBJECT_MARK
+from engram.integrations._schema._langgraph import LANGGRAPH_COMPONENT, ring_id_for, scope_for
 
-__all__ = ["AGENTS_COMPONENT", "LANGGRAPH_COMPONENT"]
+__all__ = ["AGENTS_COMPONENT", "LANGGRAPH_COMPONENT", "SUBJECT_MARK", "ring_id_for", "scope_for"]

@@ -25,4 +25,9 @@ AGENTS_COMPONENT = Component(
 )
 
 
-__all__ = ["AGENTS_COMPONENT"]
+# Starts the stored key of a subject's session: "\x1f<subject>\x1f<session id>"; an unscoped
+# session id may not start with it (docs/integrations.md "Whose memory").
+SUBJECT_MARK = "\x1f"
+
+
+__all__ = ["AGENTS_COMPONENT", "SUBJECT_MARK"]

@@ -3,6 +3,7 @@ namespace table"): items, the texts each item indexes, and each namespace's curr
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from engram.store import Component, Dialect, Migration
@@ -46,4 +47,19 @@ LANGGRAPH_COMPONENT = Component(
 )
 
 
-__all__ = ["LANGGRAPH_COMPONENT"]
+def ring_id_for(prefix: str, generation: int) -> str:
+    """The ring of a namespace: ``team:lg.<24 hex of sha256(namespace)>.<generation>``."""
+    digest = hashlib.sha256(prefix.encode("utf-8")).hexdigest()[:24]
+    return f"team:lg.{digest}.{generation}"
+
+
+def scope_for(subject: str | None) -> str:
+    """Where a store opened for ``subject`` keeps its namespaces: under a first label that no
+    LangGraph namespace can spell (its text starts with ``.``, and labels are never empty),
+    ``.s<32 hex of sha256(subject)>``; ``""`` (unscoped) for a store of the seat's own."""
+    if subject is None:
+        return ""
+    return ".s" + hashlib.sha256(subject.encode("utf-8")).hexdigest()[:32]
+
+
+__all__ = ["LANGGRAPH_COMPONENT", "ring_id_for", "scope_for"]

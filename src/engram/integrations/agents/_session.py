@@ -21,7 +21,8 @@ from engram.core.canonical import check_i_json, parse_strict
 from engram.core.clock import Clock, SystemClock, format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.integrations._schema import AGENTS_COMPONENT
+from engram.integrations._schema import AGENTS_COMPONENT, SUBJECT_MARK
+from engram.memory import check_subject
 from engram.store import (
     Store,
     Tx,
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 
 class EngramSession:
-    """Conversation history for one session id, in engram's store."""
+    """Conversation history for one session id, in engram's store; with ``subject``, that
+    subject's session of that id (an app serving many users opens one per user)."""
 
     def __init__(
         self,
@@ -45,10 +47,21 @@ class EngramSession:
         session_settings: SessionSettings | None = None,
         clock: Clock | None = None,
         owns_store: bool = False,
+        subject: str | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise InvalidRequest("session_id: expected a non-empty string")
+        if session_id.startswith(SUBJECT_MARK):
+            raise InvalidRequest("session_id: must not start with U+001F (reserved)")
         self.session_id = session_id
+        self.subject = subject
+        # Whose session: one subject's session ids never meet another's, nor the unscoped
+        # ones (a stored key with a subject starts with a character no unscoped key needs).
+        self._key = (
+            session_id
+            if subject is None
+            else f"{SUBJECT_MARK}{check_subject(subject)}{SUBJECT_MARK}{session_id}"
+        )
         self.session_settings = session_settings
         self._store = store
         self._clock = clock or SystemClock()
@@ -63,6 +76,7 @@ class EngramSession:
         *,
         session_settings: SessionSettings | None = None,
         clock: Clock | None = None,
+        subject: str | None = None,
     ) -> EngramSession:
         """A session on the database at ``url`` (default: engram's, from the environment)."""
         store = open_store(url or database_url_from_env(os.environ))
@@ -70,6 +84,7 @@ class EngramSession:
             return cls(
                 session_id,
                 store,
+                subject=subject,
                 session_settings=session_settings,
                 clock=clock,
                 owns_store=True,
@@ -83,16 +98,16 @@ class EngramSession:
             self._store.close()
 
     def _lock(self, tx: Tx) -> None:
-        advisory_lock(tx, f"agents-session:{self.session_id}")
+        advisory_lock(tx, f"agents-session:{self._key}")
 
     def _read(self, limit: int | None) -> list[TResponseInputItem]:
         where = "FROM agents_session_items WHERE session_id = ?"
         with self._store.read() as tx:
             if limit is None or limit < 0:  # a negative limit is no limit, as in SQLiteSession
-                rows = tx.execute(f"SELECT item {where} ORDER BY n", (self.session_id,))
+                rows = tx.execute(f"SELECT item {where} ORDER BY n", (self._key,))
             else:
                 rows = tx.execute(
-                    f"SELECT item {where} ORDER BY n DESC LIMIT ?", (self.session_id, limit)
+                    f"SELECT item {where} ORDER BY n DESC LIMIT ?", (self._key, limit)
                 )
                 rows.reverse()
         return [cast("TResponseInputItem", parse_strict(r["item"])) for r in rows]
@@ -107,7 +122,7 @@ class EngramSession:
         moment = format_instant_precise(self._clock.now())
         for i, item in enumerate(items):
             check_i_json(item, f"items[{i}]")  # an SDK TypedDict: checked as JSON here
-            rows.append((self.session_id, dumps_text(item), moment))
+            rows.append((self._key, dumps_text(item), moment))
         with self._store.transaction() as tx:
             self._lock(tx)
             tx.execute_many(
@@ -126,7 +141,7 @@ class EngramSession:
             row = tx.one(
                 "SELECT n, item FROM agents_session_items WHERE session_id = ? "
                 "ORDER BY n DESC LIMIT 1",
-                (self.session_id,),
+                (self._key,),
             )
             if row is None:
                 return None
@@ -140,7 +155,7 @@ class EngramSession:
     def _clear(self) -> None:
         with self._store.transaction() as tx:
             self._lock(tx)
-            tx.execute("DELETE FROM agents_session_items WHERE session_id = ?", (self.session_id,))
+            tx.execute("DELETE FROM agents_session_items WHERE session_id = ?", (self._key,))
 
     async def clear_session(self) -> None:
         """Forget every item of this session."""

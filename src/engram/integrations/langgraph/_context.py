@@ -6,7 +6,6 @@ manifest is built once per ring set and kept (docs/integrations.md "The namespac
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from langgraph.store.base import Item, SearchItem
 
 from engram.core.canonical import JsonObject, parse_strict
 from engram.core.clock import Clock, parse_instant
+from engram.integrations._schema import ring_id_for, scope_for
 from engram.memory import MemoryEngine, OteSpec, default_manifest_text, parse_manifest, seat_view
 from engram.store import Row, Store
 
@@ -34,12 +34,6 @@ def namespace_text(namespace: Sequence[str]) -> str:
 
 def namespace_of(text: str) -> Namespace:
     return tuple(text.split(".")) if text else ()
-
-
-def ring_id_for(prefix: str, generation: int) -> str:
-    """The ring of a namespace: ``team:lg.<24 hex of sha256(namespace)>.<generation>``."""
-    digest = hashlib.sha256(prefix.encode("utf-8")).hexdigest()[:24]
-    return f"team:lg.{digest}.{generation}"
 
 
 @cache
@@ -68,16 +62,31 @@ def manifest_text(ring_ids: Sequence[str]) -> str:
     )
 
 
+def stored_prefix(scope: str, namespace: Sequence[str]) -> str:
+    """A namespace as the table spells it under ``scope``."""
+    text = namespace_text(namespace)
+    if not scope:
+        return text
+    return f"{scope}.{text}" if text else scope
+
+
+def namespace_in(scope: str, stored: str) -> Namespace:
+    """The namespace a caller of ``scope`` sees for a stored prefix (the scope taken off)."""
+    if scope:
+        stored = stored[len(scope) + 1 :]
+    return namespace_of(stored)
+
+
 def _value(row: Row) -> JsonObject:
     value = parse_strict(row["value"])
     assert isinstance(value, dict)  # written by put, which stores only JSON objects
     return value
 
 
-def item_of(row: Row) -> Item:
+def item_of(row: Row, scope: str = "") -> Item:
     """A LangGraph ``Item`` from a ``langgraph_items`` row."""
     return Item(
-        namespace=namespace_of(row["prefix"]),
+        namespace=namespace_in(scope, row["prefix"]),
         key=row["key"],
         value=_value(row),
         created_at=parse_instant(row["created_at"]),
@@ -85,10 +94,10 @@ def item_of(row: Row) -> Item:
     )
 
 
-def search_item_of(row: Row, score: float | None = None) -> SearchItem:
+def search_item_of(row: Row, score: float | None = None, scope: str = "") -> SearchItem:
     """A LangGraph ``SearchItem`` (``score`` None when nothing ranked it)."""
     return SearchItem(
-        namespace=namespace_of(row["prefix"]),
+        namespace=namespace_in(scope, row["prefix"]),
         key=row["key"],
         value=_value(row),
         created_at=parse_instant(row["created_at"]),
@@ -104,11 +113,18 @@ class Context:
     clock: Clock
     fields: list[str]
     compact_after: int
+    scope: str = ""  # scope_for(subject): whose namespaces these are
     _specs: OrderedDict[tuple[str, ...], OteSpec] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    def stored(self, namespace: Sequence[str]) -> str:
+        return stored_prefix(self.scope, namespace)
+
+    def namespace(self, stored: str) -> Namespace:
+        return namespace_in(self.scope, stored)
 
     def view(self, ring_ids: Sequence[str]) -> MemoryEngine:
         """The engine seeing exactly ``ring_ids``, with the engine's own retrieval settings."""
@@ -141,5 +157,7 @@ __all__ = [
     "namespace_of",
     "namespace_text",
     "ring_id_for",
+    "scope_for",
     "search_item_of",
+    "stored_prefix",
 ]

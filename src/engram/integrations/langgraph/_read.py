@@ -22,8 +22,6 @@ from engram.integrations.langgraph._context import (
     Context,
     Namespace,
     item_of,
-    namespace_of,
-    namespace_text,
     search_item_of,
 )
 from engram.integrations.langgraph._filter import check_filter, matches
@@ -41,9 +39,9 @@ def get(ctx: Context, namespace: Namespace, key: str, now: datetime) -> Item | N
         row = tx.one(
             "SELECT prefix, key, value, created_at, updated_at FROM langgraph_items "
             f"WHERE prefix = ? AND key = ? AND {_LIVE}",
-            (namespace_text(namespace), str(key), format_instant_precise(now)),
+            (ctx.stored(namespace), str(key), format_instant_precise(now)),
         )
-    return None if row is None else item_of(row)
+    return None if row is None else item_of(row, ctx.scope)
 
 
 def search(ctx: Context, op: SearchOp, now: datetime) -> list[SearchItem]:
@@ -51,7 +49,7 @@ def search(ctx: Context, op: SearchOp, now: datetime) -> list[SearchItem]:
     offset, limit = max(op.offset, 0), op.limit
     if limit <= 0:
         return []
-    prefix = namespace_text(op.namespace_prefix)
+    prefix = ctx.stored(op.namespace_prefix)
     if op.query and op.query.strip():
         return ranked(ctx, prefix, op.query, op.filter, offset, limit, now)
     return listed(ctx, prefix, op.filter, offset, limit, now)
@@ -75,7 +73,7 @@ def listed(
     if not wanted:
         with ctx.store.read() as tx:
             rows = tx.execute(sql, [*params, moment, limit, offset])
-        return [search_item_of(r) for r in rows]
+        return [search_item_of(r, scope=ctx.scope) for r in rows]
     found: list[SearchItem] = []
     skipped, start = 0, 0
     with ctx.store.read() as tx:
@@ -88,7 +86,7 @@ def listed(
                 if skipped < offset:
                     skipped += 1
                     continue
-                found.append(search_item_of(row))
+                found.append(search_item_of(row, scope=ctx.scope))
                 if len(found) == limit:
                     break
             if len(rows) < PAGE:
@@ -180,7 +178,7 @@ def ranked(
         if skipped < offset:
             skipped += 1
             continue
-        out.append(search_item_of(row, score))
+        out.append(search_item_of(row, score, ctx.scope))
         if len(out) == limit:
             break
     return out
@@ -200,12 +198,13 @@ def _does_match(condition: MatchCondition, namespace: Namespace) -> bool:
 
 def list_namespaces(ctx: Context, op: ListNamespacesOp, now: datetime) -> list[Namespace]:
     """Namespaces holding live items, matched, cut to ``max_depth``, sorted, paged."""
+    clause, params = prefix_clause("prefix", ctx.stored(()))
     with ctx.store.read() as tx:
         rows = tx.execute(
-            f"SELECT DISTINCT prefix FROM langgraph_items WHERE {_LIVE}",
-            (format_instant_precise(now),),
+            f"SELECT DISTINCT prefix FROM langgraph_items WHERE {clause} AND {_LIVE}",
+            (*params, format_instant_precise(now)),
         )
-    namespaces = [namespace_of(r["prefix"]) for r in rows]
+    namespaces = [ctx.namespace(r["prefix"]) for r in rows]
     if op.match_conditions:
         namespaces = [n for n in namespaces if all(_does_match(c, n) for c in op.match_conditions)]
     if op.max_depth is not None:

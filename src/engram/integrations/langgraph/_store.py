@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable
@@ -37,9 +39,9 @@ from langgraph.store.base import (
 
 from engram.core.clock import Clock, SystemClock
 from engram.integrations.langgraph import _read, _write
-from engram.integrations.langgraph._context import Context, Namespace, base_manifest, namespace_text
+from engram.integrations.langgraph._context import Context, Namespace, base_manifest, scope_for
 from engram.integrations.langgraph._tables import LANGGRAPH_COMPONENT
-from engram.memory import MemoryEngine, open_engine
+from engram.memory import MemoryEngine, check_subject, open_engine
 from engram.store import Store, database_url_from_env, open_store
 
 COMPACT_AFTER = 256
@@ -76,7 +78,9 @@ class EngramStore(BaseStore):
     is read (default ``["$"]``, the whole value); engram always indexes, so
     ``put(..., index=False)`` is how an item stays out of ``search(query=…)``. ``ttl``:
     LangGraph's ``TTLConfig``. ``compact_after``: how many stale memories a namespace's ring
-    may hold before the namespace moves to a fresh one.
+    may hold before the namespace moves to a fresh one. ``subject``: whose namespaces these
+    are (an end user's id); a store opened for one subject never reads, lists or searches
+    another's, nor the unscoped ones (:meth:`for_subject` gives one per caller).
     """
 
     supports_ttl: bool = True
@@ -91,6 +95,7 @@ class EngramStore(BaseStore):
         clock: Clock | None = None,
         compact_after: int = COMPACT_AFTER,
         owns_store: bool = False,
+        subject: str | None = None,
     ) -> None:
         config: IndexConfig = index or {}
         unknown = set(config) - {"fields"}
@@ -110,7 +115,9 @@ class EngramStore(BaseStore):
             clock=clock,
             fields=list(config.get("fields") or ["$"]),
             compact_after=compact_after,
+            scope=scope_for(None if subject is None else check_subject(subject)),
         )
+        self.subject = subject
         self.ttl_config = ttl
         self._owns_store = owns_store
         self._sweeper: threading.Thread | None = None
@@ -125,6 +132,7 @@ class EngramStore(BaseStore):
         ttl: TTLConfig | None = None,
         clock: Clock | None = None,
         compact_after: int = COMPACT_AFTER,
+        subject: str | None = None,
     ) -> EngramStore:
         """A store on the database at ``url`` (default: engram's, from the environment); the
         other arguments are the constructor's (an ``engine`` must be on a store already open)."""
@@ -132,6 +140,7 @@ class EngramStore(BaseStore):
         try:
             return cls(
                 store,
+                subject=subject,
                 index=index,
                 ttl=ttl,
                 clock=clock,
@@ -149,6 +158,18 @@ class EngramStore(BaseStore):
     @property
     def engine(self) -> MemoryEngine:
         return self._ctx.engine
+
+    def for_subject(self, subject: str) -> EngramStore:
+        """The same database and engine, seeing only ``subject``'s namespaces: what a server
+        that serves many end users hands each one's agent (docs/integrations.md "Whose
+        memory"). Closing it does not close this store."""
+        view = copy.copy(self)
+        view._ctx = dataclasses.replace(self._ctx, scope=scope_for(check_subject(subject)))
+        view.subject = subject
+        view._owns_store = False
+        view._sweeper = None
+        view._stop = threading.Event()
+        return view
 
     def close(self) -> None:
         self.stop_ttl_sweeper()
@@ -174,12 +195,12 @@ class EngramStore(BaseStore):
             if isinstance(op, GetOp):
                 item = _read.get(self._ctx, op.namespace, op.key, now)
                 if item is not None and op.refresh_ttl:
-                    refresh.add((namespace_text(item.namespace), item.key))
+                    refresh.add((self._ctx.stored(item.namespace), item.key))
                 results.append(item)
             elif isinstance(op, SearchOp):
                 found = _read.search(self._ctx, op, now)
                 if op.refresh_ttl:
-                    refresh.update((namespace_text(i.namespace), i.key) for i in found)
+                    refresh.update((self._ctx.stored(i.namespace), i.key) for i in found)
                 results.append(found)
             elif isinstance(op, ListNamespacesOp):
                 results.append(_read.list_namespaces(self._ctx, op, now))

@@ -27,9 +27,10 @@ def like_prefix(prefix: str) -> str:
 
 
 def prefix_clause(column: str, prefix: str) -> tuple[str, list[str]]:
-    """SQL matching ``prefix`` and every namespace below it (all namespaces for ``""``)."""
+    """SQL matching ``prefix`` and every namespace below it (every unscoped namespace for
+    ``""``: a store opened for a subject keeps its own under a prefix starting with ``.``)."""
     if not prefix:
-        return "1 = 1", []
+        return f"{column} NOT LIKE '.%'", []
     return f"({column} = ? OR {column} LIKE ? ESCAPE '\\')", [prefix, like_prefix(prefix)]
 
 

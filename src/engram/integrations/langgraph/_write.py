@@ -17,7 +17,7 @@ from langgraph.store.base import PutOp, get_text_at_path, tokenize_path
 from engram.core.canonical import JsonObject, check_i_json
 from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
-from engram.integrations.langgraph._context import KIND, Context, namespace_text, ring_id_for
+from engram.integrations.langgraph._context import KIND, Context, ring_id_for
 from engram.memory import RecordInput, get_memory, record_many
 from engram.store import Row, Tx
 
@@ -63,7 +63,7 @@ def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
         value: JsonObject = dict(op.value)
         check_i_json(value, "value")
         paths = [] if op.index is False else (op.index or ctx.fields)
-        writes.append((namespace_text(op.namespace), op, value, item_texts(value, paths)))
+        writes.append((ctx.stored(op.namespace), op, value, item_texts(value, paths)))
     return writes
 
 
@@ -91,7 +91,7 @@ def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
     moment = format_instant_precise(now)
     with ctx.store.transaction() as tx:
         for op in puts:
-            prefix, key = namespace_text(op.namespace), str(op.key)
+            prefix, key = ctx.stored(op.namespace), str(op.key)
             tx.execute("DELETE FROM langgraph_texts WHERE prefix = ? AND key = ?", (prefix, key))
             if op.value is None:
                 tx.execute(
@@ -125,7 +125,7 @@ def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
                     "WHERE prefix = ? AND ring_id = ?",
                     (count, prefix, ring_of[prefix]),
                 )
-    for prefix in sorted({namespace_text(op.namespace) for op in puts}):
+    for prefix in sorted({ctx.stored(op.namespace) for op in puts}):
         compact(ctx, prefix)
 
 
