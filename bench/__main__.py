@@ -8,6 +8,7 @@ import sys
 
 BENCHMARKS = {
     "canonical": "bench.canonical",
+    "erase": "bench.bench_erase",
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
     "mcp": "bench.bench_mcp",
