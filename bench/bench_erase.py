@@ -34,6 +34,7 @@ from engram.memory import (
     record_many,
     subject_view,
 )
+from engram.memory.internals import rebuild_index
 from engram.store import open_store
 from engram.transfer import erase_memories
 
@@ -105,13 +106,7 @@ def main(*, rounds: int = 5, argv: list[str] | None = None) -> list[Case]:
             forget(engine, [next(forgotten)], actor="bench")
 
         def rebuild() -> None:
-            from engram.memory import _repo
-            from engram.memory._engine import writing
-
-            with writing(engine.store) as tx:
-                _repo.bump(tx, rebuilt=True)
-            with engine.lock:
-                engine.index.sync(engine.store)
+            rebuild_index(engine)
 
         case = Case(
             f"one memory of {n:,}",
