@@ -171,3 +171,31 @@ async def test_context_resource_serves_the_verified_export_from_the_provider(
     text = full.contents[0].text  # type: ignore[union-attr]
     assert '"verified": true' in text
     assert demo.subject.id in text
+
+
+@pytest.mark.req("engram.memory.owner.subject-ring", "engram.mcp.forget")
+async def test_engram_mcp_for_a_subject_records_into_their_ring_and_forgets(
+    seat_dir: Path, database: str
+) -> None:
+    store = open_store(database)
+    try:
+        subject = seed_demo(store, SystemClock()).subject.id
+    finally:
+        store.close()
+    async with stdio_session(seat_dir, database, "--subject", subject) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        recorded = structured(
+            await session.call_tool(
+                "engram_record", {"text": "I take the 7:40 train.", "kind": "decision"}
+            )
+        )
+        forgot = structured(
+            await session.call_tool("engram_forget", {"memory_id": recorded["memory"]["id"]})
+        )
+        recalled = structured(await session.call_tool("engram_recall", {"query": "train"}))
+    assert recorded["memory"]["ring_id"] == f"subject:{subject}"
+    assert "the user's own ring" in (tools["engram_record"].description or "")
+    assert tools["engram_forget"].annotations is not None
+    assert tools["engram_forget"].annotations.destructive_hint is True
+    assert (forgot["state"], forgot["changed"]) == ("forgotten", True)
+    assert recalled["hits"] == []

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 
 from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
-from engram.cli._seat import index_folder_for
+from engram.cli._seat import index_folder_for, require_subject, subject_option
 from engram.core.clock import Clock, SystemClock
 from engram.errors import InvalidRequest, ManifestError
 from engram.mcp import (
@@ -79,12 +79,14 @@ def _distiller(model: str | None, endpoint: str | None) -> Distiller | None:
 )
 @click.option("--llm-model", default=None, help="Distill with an OpenAI-compatible chat model.")
 @click.option("--llm-endpoint", default=None, help="Its base URL (default: $THALAMUS_URL).")
+@subject_option
 def mcp_command(
     ote: Path | None,
     database: str | None,
     provider_url: str | None,
     llm_model: str | None,
     llm_endpoint: str | None,
+    subject: str | None,
 ) -> None:
     """Serve the engram MCP tools and context resources over stdio."""
     seat = locate_seat(ote, os.environ, Path.cwd())
@@ -102,7 +104,8 @@ def mcp_command(
             reranker=reranker,
             index_folder=index_folder_for(store),
         )
-        server = create_server(engine, seat, context=context, distiller=distiller)
+        require_subject(store, subject)
+        server = create_server(engine, seat, context=context, distiller=distiller, subject=subject)
         anyio.run(server.run_stdio_async)
     finally:
         for client in (embedder, reranker):
@@ -141,7 +144,7 @@ def provider_app_with_mcp(
     context = ProviderContext(
         config.base_url, transport=lambda: httpx.ASGITransport(app=apps[0]), clock=clock
     )
-    server = create_server(engine, seat, context=context)
+    server = create_server(engine, seat, context=context, for_subjects=True)
     endpoint = http_endpoint(server, public_netlocs=[urlsplit(config.base_url).netloc])
     app = create_app(
         config,

@@ -43,6 +43,15 @@ def actor() -> str:
         return "cli"
 
 
+def require_subject(store: Store, subject: str | None) -> None:
+    """Refuse a ``--subject`` that names no subject (``user_not_found``): a misspelt id would
+    otherwise act for a new, empty subject."""
+    if subject is not None:
+        from engram.context import get_subject
+
+        get_subject(store, subject)
+
+
 def subject_option(command: F) -> F:
     return click.option(
         "--subject",
@@ -85,11 +94,7 @@ def seat_engine(
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
-        if subject is not None:
-            # A misspelt id would act for a new, empty subject: refused instead.
-            from engram.context import get_subject
-
-            get_subject(store, subject)
+        require_subject(store, subject)
         engine = open_engine(
             store,
             spec,
@@ -110,6 +115,7 @@ __all__ = [
     "actor",
     "index_folder_for",
     "ote_option",
+    "require_subject",
     "resolve_seat",
     "seat_engine",
     "subject_option",

@@ -210,9 +210,15 @@ def create_server(
     *,
     context: ContextSource | None = None,
     distiller: Distiller | None = None,
+    subject: str | None = None,
+    for_subjects: bool = False,
 ) -> MCPServer:
-    """The engram MCP server for one seat's engine; ``context`` feeds the context resources."""
-    tools = EngramTools(engine, seat, distiller)
+    """The engram MCP server for one seat's engine; ``context`` feeds the context resources.
+
+    ``subject``: over stdio, act for this subject instead of the seat. ``for_subjects``: the
+    server is mounted at ``/mcp``, where every call acts for its token's subject; the tool
+    descriptions then name the rings such a caller mounts."""
+    tools = EngramTools(engine, seat, distiller, subject=subject)
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title="engram memory",
@@ -221,7 +227,7 @@ def create_server(
         website_url="https://engramspec.org",
         log_level="WARNING",
     )
-    descriptions = tool_descriptions(engine)
+    descriptions = tool_descriptions(engine, for_subjects=for_subjects or subject is not None)
     annotations = tool_annotations(open_world_distill=distiller is not None)
     for name in TOOL_NAMES:
         server.add_tool(

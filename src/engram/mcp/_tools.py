@@ -51,10 +51,12 @@ from engram.memory import (
     recall,
     record,
     status,
+    subject_ring_id,
     subject_view,
 )
 
 LOG = logging.getLogger("engram.mcp")
+OWN = "caller"  # stands for the caller's subject in descriptions written before any call
 T = TypeVar("T")
 
 MAX_QUERY = 4_000
@@ -368,12 +370,19 @@ def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnot
     }
 
 
-def tool_descriptions(engine: MemoryEngine) -> dict[str, str]:
-    """Each tool's description, naming this seat's kinds and rings so a model can act on it."""
-    spec = engine.spec
+def tool_descriptions(engine: MemoryEngine, *, for_subjects: bool = False) -> dict[str, str]:
+    """Each tool's description, naming this seat's kinds and rings so a model can act on it;
+    ``for_subjects``: as a caller acting for a subject mounts them (``/mcp``: the token's)."""
+    spec = subject_view(engine, OWN).spec if for_subjects else engine.spec
+
+    def name(ring_id: str) -> str:
+        return "the user's own ring" if ring_id == subject_ring_id(OWN) else ring_id
+
     kinds = ", ".join(spec.ontology.allowed_kinds)
-    writable = ", ".join(f"{m.ring} ({m.ring_id})" for m in spec.mounts if m.writable) or "none"
-    mounted = ", ".join(f"{m.ring} ({m.ring_id})" for m in spec.mounts)
+    writable = (
+        ", ".join(f"{m.ring} ({name(m.ring_id)})" for m in spec.mounts if m.writable) or "none"
+    )
+    mounted = ", ".join(f"{m.ring} ({name(m.ring_id)})" for m in spec.mounts)
     seat = spec.seat.seat_id
     return {
         "engram_recall": (
