@@ -56,7 +56,13 @@ def test_a_batch_with_duplicates_and_present_memories_merges_once(
 ) -> None:
     records = _exported(spec, 1200)  # more than one 500-id existence query
     first = import_memories(any_store, records[:700])
-    assert first.to_wire() == {"imported": 700, "already_present": 0, "events_added": 2, "held": 0}
+    assert first.to_wire() == {
+        "imported": 700,
+        "already_present": 0,
+        "events_added": 2,
+        "held": 0,
+        "erased_here": 0,
+    }
 
     # records 0-699 are present, 700-1199 new, and 700 and 0 appear twice in this batch
     batch = [*records, records[700], records[0]]
@@ -66,6 +72,7 @@ def test_a_batch_with_duplicates_and_present_memories_merges_once(
         "already_present": 702,
         "events_added": 0,
         "held": 0,
+        "erased_here": 0,
     }
 
     engine = open_engine(any_store, spec, FixedClock())

@@ -71,7 +71,13 @@ def test_an_imported_graduation_is_held_until_this_store_verifies_its_evidence(
     records = _graduated_elsewhere(tmp_path, key)
     assert records[0]["memory"]["status"] == "graduated"  # type: ignore[index]
     result = import_memories(any_store, records)
-    assert result.to_wire() == {"imported": 1, "already_present": 0, "events_added": 22, "held": 1}
+    assert result.to_wire() == {
+        "imported": 1,
+        "already_present": 0,
+        "events_added": 22,
+        "held": 1,
+        "erased_here": 0,
+    }
     assert import_memories(any_store, records).already_present == 1  # idempotent
     mid = records[0]["memory"]["id"]  # type: ignore[index]
 
