@@ -36,7 +36,7 @@ from engram.memory import _repo
 from engram.memory._engine import MemoryEngine, writing
 from engram.memory._models import Memory
 from engram.memory._withdrawn import WITHDRAWN_COMPONENT
-from engram.store import Component, Dialect, Migration, Tx
+from engram.store import Component, Dialect, Migration, Tx, is_migrated
 
 FORGOTTEN = "forgotten"
 MAX_IDS = 1_000
@@ -407,21 +407,9 @@ def _scrub(engine: MemoryEngine) -> None:
 
 def erased_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
     """Which of ``memory_ids`` were erased here (imports report them, never bring them back)."""
-    if not memory_ids or not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (LIFECYCLE_COMPONENT.name,)
-    ):
+    if not memory_ids or not is_migrated(tx, LIFECYCLE_COMPONENT):
         return set()
-    found: set[str] = set()
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        found.update(
-            str(r["memory_id"])
-            for r in tx.execute(
-                f"SELECT memory_id FROM memory_erased WHERE memory_id IN ({marks})", chunk
-            )
-        )
-    return found
+    return _repo.ids_in(tx, "memory_erased", "memory_id", memory_ids)
 
 
 def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
@@ -429,12 +417,7 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
     (memory_id,) = _ids([memory_id])
     with engine.store.read() as tx:
         memory = _repo.get_memory(tx, memory_id)
-        lifecycle = bool(
-            tx.one(
-                "SELECT version FROM engram_schema WHERE component = ?",
-                (LIFECYCLE_COMPONENT.name,),
-            )
-        )
+        lifecycle = is_migrated(tx, LIFECYCLE_COMPONENT)
         stone = _erased_visible(engine, tx, memory_id) if lifecycle and memory is None else None
         if stone is None:
             memory = _visible(engine, memory, memory_id)
@@ -458,7 +441,7 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
             ]
         withdrawn = (
             tx.one("SELECT reason FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
-            if memory is not None and _has(tx, WITHDRAWN_COMPONENT.name)
+            if memory is not None and is_migrated(tx, WITHDRAWN_COMPONENT)
             else None
         )
     if memory is None:
@@ -469,10 +452,6 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
         state = "superseded" if withdrawn["reason"] == "superseded" else "forgotten"
     entries.sort(key=lambda e: e.at)  # stable: same-instant events keep their written order
     return MemoryHistory(memory_id, state, tuple(entries))
-
-
-def _has(tx: Tx, component: str) -> bool:
-    return tx.one("SELECT version FROM engram_schema WHERE component = ?", (component,)) is not None
 
 
 __all__ = [

@@ -36,7 +36,7 @@ from engram.memory._lifecycle import (
 )
 from engram.memory._models import RecordInput, RecordResult
 from engram.memory._withdrawn import WITHDRAWN_COMPONENT
-from engram.store import Tx
+from engram.store import Tx, is_migrated
 
 SUPERSEDED = "superseded"
 MAX_CHAIN = 10_000  # a chain walked to find a cycle is bounded (each step is one row)
@@ -137,9 +137,7 @@ def hidden_as_of(tx: Tx, ring_ids: Sequence[str], instant: datetime) -> frozense
             (*ring_ids, at),
         )
     }
-    if not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
-    ):
+    if not is_migrated(tx, WITHDRAWN_COMPONENT):
         return frozenset(later)
     withdrawn = {
         int(r["n"])
