@@ -82,3 +82,28 @@ def test_subjects_on_the_command_line_and_subject_delete_erases_their_memories(
     gone = seat.run("memory", "history", mine, "--subject", bob, ok=False)
     assert isinstance(gone.exception, ResourceNotFound)
     assert len(_recalled(seat, "gate code", "--subject", bob)) == 1
+
+
+@pytest.mark.req("engram.memory.supersede", "engram.memory.as-of")
+def test_supersede_and_as_of_from_the_command_line(seat: Seat) -> None:
+    old = _id(seat, "The on-call phone is the Nokia in drawer 3.")
+    before = parse_strict(
+        seat.run("record", "Unrelated note.", "--kind", "decision", "--json").stdout
+    )
+    assert isinstance(before, dict)
+    instant = str(before["memory"]["created_at"])
+    done = seat.run(
+        "record",
+        "The on-call phone is now the Pixel on the desk.",
+        "--kind",
+        "decision",
+        "--supersedes",
+        old,
+    )
+    assert f"superseding {old}" in done.stdout
+    now = _recalled(seat, "on-call phone")
+    assert old not in now
+    assert old in _recalled(seat, "on-call phone", "--as-of", instant)
+    bad = seat.run("recall", "phone", "--as-of", "last tuesday", ok=False)
+    assert isinstance(bad.exception, EngramError)
+    assert bad.exception.message.startswith("--as-of: expected an RFC 3339 instant")

@@ -29,6 +29,7 @@ from engram.cli._seat import (
     subject_option,
 )
 from engram.core.canonical import Json, parse_strict
+from engram.core.clock import parse_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
 from engram.memory import (
@@ -46,6 +47,8 @@ from engram.memory import (
 # them: their modules are not loaded by a cold `engram recall` (issue 16, cold CLI start).
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
     from rich.progress import Progress
 
@@ -180,6 +183,12 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> li
     help="JSON lines {text, kind, ring?, thread?, provenance?}: every line is checked first, "
     f"then written {BATCH:,} per transaction (a re-run skips what is already there).",
 )
+@click.option(
+    "--supersedes",
+    default=None,
+    metavar="ID",
+    help="TEXT replaces this memory: recall serves the new one, the old stays in history.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
@@ -191,6 +200,7 @@ def record_command(
     thread: str,
     provenance: str | None,
     source: Path | None,
+    supersedes: str | None,
     as_json: bool,
     ote: Path | None,
     database: str | None,
@@ -199,6 +209,8 @@ def record_command(
     """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
     if (text is None) == (source is None):
         raise InvalidRequest("give either TEXT (with --kind) or --from FILE.jsonl")
+    if supersedes is not None and source is not None:
+        raise InvalidRequest("--supersedes goes with TEXT, not with --from")
     items: list[RecordInput] = []
     if source is None:
         if kind is None:
@@ -219,6 +231,12 @@ def record_command(
                 results = _record_file(engine, source, bar)
         elif source is not None:
             results = _record_file(engine, source, None)
+        elif supersedes is not None:
+            from engram.cli._seat import actor
+            from engram.memory import supersede
+
+            replaced = supersede(engine, supersedes, items[0], actor=actor())
+            results = [replaced.record]
         else:
             results = record_many(engine, items)
     if as_json:
@@ -232,12 +250,23 @@ def record_command(
         click.echo(
             f"{'recorded' if r.created else 'already present'} {r.memory.id} in "
             f"{r.memory.ring} {r.memory.ring_id} (dense: {r.dense})"
+            + (f", superseding {supersedes}" if supersedes else "")
         )
     else:
         click.echo(
             f"recorded {created} new of {len(results)} memories "
             f"(dense: {results[0].dense if results else 'n/a'})"
         )
+
+
+def parse_as_of(text: str) -> datetime:
+    """``--as-of``: an RFC 3339 instant with its offset (a time without one is ambiguous)."""
+    try:
+        return parse_instant(text)
+    except InvalidRequest as e:
+        raise InvalidRequest(
+            f"--as-of: expected an RFC 3339 instant such as 2026-03-01T12:00:00Z, got {text[:60]!r}"
+        ) from e
 
 
 def _stderr_console() -> Console:
@@ -256,6 +285,13 @@ def _stderr_console() -> Console:
     default=None,
     help="JSON lines of queries (a string or {query, k}); prints one JSON line each.",
 )
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    metavar="INSTANT",
+    help="Answer from what was current then (RFC 3339, e.g. 2026-03-01T12:00:00Z).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @ote_option
 @database_option
@@ -265,6 +301,7 @@ def recall_command(
     k: int,
     rings: tuple[str, ...],
     batch: Path | None,
+    as_of: str | None,
     as_json: bool,
     ote: Path | None,
     database: str | None,
@@ -273,6 +310,7 @@ def recall_command(
     """Recall the best memories for QUERY within the seat's token budget."""
     if (query is None) == (batch is None):
         raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
+    instant = parse_as_of(as_of) if as_of is not None else None
     with seat_engine(ote, database, subject=subject) as engine:
         if batch is not None:
             for number, item in _jsonl(batch):
@@ -291,13 +329,13 @@ def recall_command(
                         f"{batch}:{number}: k: expected an integer from 1 to 1000, got {qk!r}"
                     )
                 try:
-                    result = recall(engine, q, qk, rings=rings or None)
+                    result = recall(engine, q, qk, rings=rings or None, as_of=instant)
                 except InvalidRequest as e:
                     raise InvalidRequest(f"{batch}:{number}: {e.message}") from e
                 click.echo(dumps_text(result.to_wire()))
             return
         assert query is not None
-        result = recall(engine, query, k, rings=rings or None)
+        result = recall(engine, query, k, rings=rings or None, as_of=instant)
 
     def human() -> None:
         for rank, hit in enumerate(result.hits, start=1):

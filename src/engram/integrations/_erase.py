@@ -20,11 +20,7 @@ from engram.integrations._schema import (
     scope_for,
 )
 from engram.memory import MemoryEngine, check_subject, erase_rings
-from engram.store import Tx
-
-
-def _has(tx: Tx, component: str) -> bool:
-    return tx.one("SELECT version FROM engram_schema WHERE component = ?", (component,)) is not None
+from engram.store import is_migrated
 
 
 def erase_subject_integrations(engine: MemoryEngine, subject: str, *, actor: str) -> int:
@@ -38,7 +34,7 @@ def erase_subject_integrations(engine: MemoryEngine, subject: str, *, actor: str
     rings: list[str] = []
     removed = 0
     with engine.store.transaction() as tx:
-        if _has(tx, LANGGRAPH_COMPONENT.name):
+        if is_migrated(tx, LANGGRAPH_COMPONENT):
             for row in tx.execute(
                 f"SELECT prefix, generation FROM langgraph_rings WHERE {under}", scoped
             ):
@@ -46,7 +42,7 @@ def erase_subject_integrations(engine: MemoryEngine, subject: str, *, actor: str
             for table in ("langgraph_texts", "langgraph_items", "langgraph_rings"):
                 removed += int(tx.scalar(f"SELECT COUNT(*) FROM {table} WHERE {under}", scoped))
                 tx.execute(f"DELETE FROM {table} WHERE {under}", scoped)
-        if _has(tx, AGENTS_COMPONENT.name):
+        if is_migrated(tx, AGENTS_COMPONENT):
             match = ("substr(session_id, 1, ?) = ?", (len(key), key))
             removed += int(
                 tx.scalar(f"SELECT COUNT(*) FROM agents_session_items WHERE {match[0]}", match[1])

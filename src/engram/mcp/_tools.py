@@ -26,6 +26,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from engram.core.canonical import canonicalize
+from engram.core.clock import parse_instant
 from engram.errors import CapacityError, EngramError, InvalidRequest, RemoteError
 from engram.mcp._context import CALLER
 from engram.mcp._models import (
@@ -42,6 +43,8 @@ from engram.memory import (
     Distiller,
     LifecycleResult,
     MemoryEngine,
+    RecallResult,
+    RecordInput,
     RecordResult,
     SeatSource,
     complete,
@@ -53,6 +56,7 @@ from engram.memory import (
     status,
     subject_ring_id,
     subject_view,
+    supersede,
 )
 
 LOG = logging.getLogger("engram.mcp")
@@ -157,9 +161,22 @@ class EngramTools:
                 "every ring the seat mounts.",
             ),
         ] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                max_length=40,
+                description="Optional RFC 3339 instant (e.g. 2026-03-01T12:00:00Z): answer "
+                "from what was current then, before later memories superseded it.",
+            ),
+        ] = None,
     ) -> RecallOut:
         """Recall the memories most relevant to a query from the seat's mounted rings."""
-        result = self._call("engram_recall", lambda: recall(self._engine(), query, k, rings=rings))
+
+        def call() -> RecallResult:
+            instant = parse_instant(as_of) if as_of is not None else None
+            return recall(self._engine(), query, k, rings=rings, as_of=instant)
+
+        result = self._call("engram_recall", call)
         return RecallOut.model_validate(result.to_wire())
 
     def engram_record(
@@ -197,12 +214,24 @@ class EngramTools:
                 f"URL, …); at most {MAX_PROVENANCE_BYTES} bytes."
             ),
         ] = None,
+        supersedes: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_ID,
+                description="Optional id of a memory this one replaces (the fact changed): "
+                "recall then serves this one, and the old one stays in its history.",
+            ),
+        ] = None,
     ) -> RecordOut:
         """Record one content-addressed memory into a writable ring."""
 
         def call() -> RecordResult:
             if provenance is not None and len(canonicalize(provenance)) > MAX_PROVENANCE_BYTES:
                 raise InvalidRequest(f"provenance is over {MAX_PROVENANCE_BYTES} bytes")
+            if supersedes is not None:
+                engine, actor = self._caller()
+                item = RecordInput(text, kind, ring, provenance or {}, thread)
+                return supersede(engine, supersedes, item, actor=actor).record
             return record(self._engine(), text, kind, ring, provenance or {}, thread)
 
         return RecordOut.model_validate(self._call("engram_record", call).to_wire())

@@ -93,6 +93,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
     from engram.memory._seed import InitResult, default_manifest_text, init_repository
     from engram.memory._status import status
+    from engram.memory._supersede import SupersedeResult, supersede
     from engram.memory._text import LOCAL_ENGINE, local_vector
     from engram.memory._view import seat_view, subject_view
     from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
@@ -166,6 +167,8 @@ _LAZY: dict[str, str] = {
     "LOCAL_ENGINE": "engram.memory._text",
     "local_vector": "engram.memory._text",
     "seat_view": "engram.memory._view",
+    "SupersedeResult": "engram.memory._supersede",
+    "supersede": "engram.memory._supersede",
     "subject_view": "engram.memory._view",
     "SUBJECT_RING_PREFIX": "engram.memory._owner",
     "owner_of": "engram.memory._owner",
@@ -223,6 +226,7 @@ __all__ = [
     "SeatOrigin",
     "SeatSource",
     "StatusReport",
+    "SupersedeResult",
     "Tuning",
     "Verdict",
     "attestation_message",
@@ -266,6 +270,7 @@ __all__ = [
     "status",
     "subject_ring_id",
     "subject_view",
+    "supersede",
     "withdraw",
     "withdrawn_among",
 ]

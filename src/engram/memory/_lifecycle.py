@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engram.core.canonical import JsonObject
-from engram.errors import Forbidden, InvalidRequest, ResourceNotFound
+from engram.errors import ConflictError, Forbidden, InvalidRequest, ResourceNotFound
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine, writing
 from engram.memory._models import Memory
 from engram.memory._withdrawn import WITHDRAWN_COMPONENT
-from engram.store import Component, Dialect, Migration, Tx
+from engram.store import Component, Dialect, Migration, Tx, is_migrated
 
 FORGOTTEN = "forgotten"
 MAX_IDS = 1_000
@@ -67,9 +67,24 @@ def _v1(d: Dialect) -> Sequence[str]:
     ]
 
 
+def _v2(d: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
+    return [
+        """CREATE TABLE memory_supersedes (
+            old_id TEXT PRIMARY KEY,
+            new_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at TEXT NOT NULL
+        )""",
+        "CREATE INDEX memory_supersedes_new ON memory_supersedes (new_id)",
+    ]
+
+
 LIFECYCLE_COMPONENT = Component(
     name="memory-lifecycle",
-    migrations=[Migration(1, "memory history and erasure tombstones", _v1)],
+    migrations=[
+        Migration(1, "memory history and erasure tombstones", _v1),
+        Migration(2, "which memory superseded which", _v2),
+    ],
 )
 
 
@@ -138,7 +153,7 @@ def _ids(memory_ids: Sequence[str]) -> list[str]:
     return out
 
 
-def _text(name: str, value: str, limit: int) -> str:
+def text_argument(name: str, value: str, limit: int) -> str:
     if not isinstance(value, str) or len(value) > limit:
         raise InvalidRequest(f"{name}: expected a string of at most {limit} characters")
     return value
@@ -165,7 +180,7 @@ def ensure_schema(engine: MemoryEngine) -> None:
     engine.store.migrate(WITHDRAWN_COMPONENT, LIFECYCLE_COMPONENT)
 
 
-def _note(tx: Tx, memory_id: str, event: str, actor: str, reason: str, at: str) -> None:
+def note(tx: Tx, memory_id: str, event: str, actor: str, reason: str, at: str) -> None:
     tx.execute(
         "INSERT INTO memory_history (memory_id, event, actor, reason, at) VALUES (?, ?, ?, ?, ?)",
         (memory_id, event, actor, reason, at),
@@ -194,8 +209,8 @@ def forget(
 
     Every id is checked before anything changes: one unknown id refuses the whole call."""
     ids = _ids(memory_ids)
-    reason = _text("reason", reason, MAX_REASON)
-    actor = _text("actor", actor, MAX_ACTOR)
+    reason = text_argument("reason", reason, MAX_REASON)
+    actor = text_argument("actor", actor, MAX_ACTOR)
     ensure_schema(engine)
     now = engine.now()
     with writing(engine.store) as tx:
@@ -216,7 +231,7 @@ def forget(
                     "VALUES (?, ?, ?)",
                     (memory_id, FORGOTTEN, now),
                 )
-                _note(tx, memory_id, "forgotten", actor, reason, now)
+                note(tx, memory_id, "forgotten", actor, reason, now)
             results.append(LifecycleResult(memory_id, "forget", already is None, "forgotten", now))
     return results
 
@@ -226,7 +241,7 @@ def restore(
 ) -> list[LifecycleResult]:
     """Serve forgotten (or PAM-retracted) memories again; an erased one cannot come back."""
     ids = _ids(memory_ids)
-    actor = _text("actor", actor, MAX_ACTOR)
+    actor = text_argument("actor", actor, MAX_ACTOR)
     ensure_schema(engine)
     now = engine.now()
     with writing(engine.store) as tx:
@@ -238,9 +253,14 @@ def restore(
                 results.append(LifecycleResult(memory_id, "restore", False, "erased", now))
                 continue
             gone = tx.one("SELECT reason FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
+            if gone is not None and gone["reason"] == "superseded":
+                raise ConflictError(
+                    f"memory {memory_id!r} was superseded: it stays in history (recall it "
+                    "with --as-of), and the memory that replaced it is served"
+                )
             if gone is not None:
                 tx.execute("DELETE FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
-                _note(tx, memory_id, "restored", actor, "", now)
+                note(tx, memory_id, "restored", actor, "", now)
             results.append(LifecycleResult(memory_id, "restore", gone is not None, "active", now))
     return results
 
@@ -250,16 +270,23 @@ def _live_targets(
 ) -> dict[str, Memory | None]:
     """Each id's memory (None: erased in a ring the caller mounts), all checked first."""
     found = _repo.get_memories(tx, list(ids))
-    out: dict[str, Memory | None] = {}
-    for memory_id in ids:
-        memory = found.get(memory_id)
-        if memory is None and _erased_visible(engine, tx, memory_id) is not None:
-            out[memory_id] = None
-            continue
-        memory = _visible(engine, memory, memory_id)
-        _writable(engine, memory, action)
-        out[memory_id] = memory
-    return out
+    return {i: _checked(engine, tx, found.get(i), i, action) for i in ids}
+
+
+def live_target(engine: MemoryEngine, tx: Tx, memory_id: str, action: str) -> Memory | None:
+    """``memory_id``'s memory if the caller may ``action`` it; None when it was erased in a
+    ring the caller mounts; not_found or forbidden otherwise."""
+    return _checked(engine, tx, _repo.get_memory(tx, memory_id), memory_id, action)
+
+
+def _checked(
+    engine: MemoryEngine, tx: Tx, memory: Memory | None, memory_id: str, action: str
+) -> Memory | None:
+    if memory is None and _erased_visible(engine, tx, memory_id) is not None:
+        return None
+    memory = _visible(engine, memory, memory_id)
+    _writable(engine, memory, action)
+    return memory
 
 
 Dependent = Callable[[Tx, Sequence[str]], None]
@@ -279,7 +306,7 @@ def erase(
     ``dependents`` delete what packages above this one keep of the erased ids (PAM objects:
     ``engram.transfer.erase_memories``), in the same transaction."""
     ids = _ids(memory_ids)
-    actor = _text("actor", actor, MAX_ACTOR)
+    actor = text_argument("actor", actor, MAX_ACTOR)
     ensure_schema(engine)
     now = engine.now()
     with writing(engine.store) as tx:
@@ -365,7 +392,7 @@ def _delete(tx: Tx, memories: Sequence[Memory], actor: str, now: str) -> None:
         )
         # A reason given when it was forgotten may quote it: reasons go with the words.
         tx.execute("UPDATE memory_history SET reason = '' WHERE memory_id = ?", (m.id,))
-        _note(tx, m.id, "erased", actor, "", now)
+        note(tx, m.id, "erased", actor, "", now)
     _repo.add_counts(tx, counts)
     _repo.add_dense_counts(tx, dense)
 
@@ -380,21 +407,9 @@ def _scrub(engine: MemoryEngine) -> None:
 
 def erased_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
     """Which of ``memory_ids`` were erased here (imports report them, never bring them back)."""
-    if not memory_ids or not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (LIFECYCLE_COMPONENT.name,)
-    ):
+    if not memory_ids or not is_migrated(tx, LIFECYCLE_COMPONENT):
         return set()
-    found: set[str] = set()
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        found.update(
-            str(r["memory_id"])
-            for r in tx.execute(
-                f"SELECT memory_id FROM memory_erased WHERE memory_id IN ({marks})", chunk
-            )
-        )
-    return found
+    return _repo.ids_in(tx, "memory_erased", "memory_id", memory_ids)
 
 
 def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
@@ -402,12 +417,7 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
     (memory_id,) = _ids([memory_id])
     with engine.store.read() as tx:
         memory = _repo.get_memory(tx, memory_id)
-        lifecycle = bool(
-            tx.one(
-                "SELECT version FROM engram_schema WHERE component = ?",
-                (LIFECYCLE_COMPONENT.name,),
-            )
-        )
+        lifecycle = is_migrated(tx, LIFECYCLE_COMPONENT)
         stone = _erased_visible(engine, tx, memory_id) if lifecycle and memory is None else None
         if stone is None:
             memory = _visible(engine, memory, memory_id)
@@ -430,24 +440,24 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
                 )
             ]
         withdrawn = (
-            memory is not None
-            and tx.one("SELECT 1 AS x FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
-            is not None
-            if _has(tx, WITHDRAWN_COMPONENT.name)
-            else False
+            tx.one("SELECT reason FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
+            if memory is not None and is_migrated(tx, WITHDRAWN_COMPONENT)
+            else None
         )
-    state = "erased" if memory is None else ("forgotten" if withdrawn else "active")
+    if memory is None:
+        state = "erased"
+    elif withdrawn is None:
+        state = "active"
+    else:  # superseded, or forgotten (a PAM retraction reads as forgotten too)
+        state = "superseded" if withdrawn["reason"] == "superseded" else "forgotten"
     entries.sort(key=lambda e: e.at)  # stable: same-instant events keep their written order
     return MemoryHistory(memory_id, state, tuple(entries))
-
-
-def _has(tx: Tx, component: str) -> bool:
-    return tx.one("SELECT version FROM engram_schema WHERE component = ?", (component,)) is not None
 
 
 __all__ = [
     "FORGOTTEN",
     "LIFECYCLE_COMPONENT",
+    "MAX_ACTOR",
     "Dependent",
     "HistoryEntry",
     "LifecycleResult",
@@ -458,5 +468,8 @@ __all__ = [
     "erased_among",
     "forget",
     "history",
+    "live_target",
+    "note",
     "restore",
+    "text_argument",
 ]

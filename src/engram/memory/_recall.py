@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from engram.memory._engine import MemoryEngine
 from engram.memory._index import SCAN_LIMIT, TEXT_SCHEMA, THREAD_SCHEMA, RowFile, View, matvec
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
+from engram.memory._supersede import hidden_as_of
 from engram.memory._text import STOPWORDS, extract_entities, local_vector, terms, words
 from engram.memory._withdrawn import withdrawn_ns
 
@@ -831,8 +833,11 @@ def recall(
     *,
     rings: Sequence[str] | None = None,
     tuning: Tuning = DEFAULT_TUNING,
+    as_of: datetime | None = None,
 ) -> RecallResult:
-    """The best memories for ``query`` from the seat's mounted rings, within its token budget."""
+    """The best memories for ``query`` from the seat's mounted rings, within its token budget;
+    ``as_of``: from the memories that were current at that instant (recorded by then, not yet
+    superseded; docs/spec/memory-ownership.md "Supersede and as-of")."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidRequest("query: expected a non-empty string")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
@@ -849,7 +854,8 @@ def recall(
     with engine.store.read() as tx:
         # Forgotten and retracted memories are kept, never served: left out of the slate
         # itself, so they take no place of k and none of the token budget.
-        hidden = withdrawn_ns(tx, [m.ring_id for m in mounts])
+        ring_ids = [m.ring_id for m in mounts]
+        hidden = withdrawn_ns(tx, ring_ids) if as_of is None else hidden_as_of(tx, ring_ids, as_of)
     picked, parts, used = _slate(engine, query, k, mounts, tuning, stages, hidden)
     with engine.store.read() as tx:
         found: dict[int, Memory] = _repo.memories_by_n(tx, [n for n, _ in picked])

@@ -120,6 +120,21 @@ def add_event_count(tx: Tx, ring_id: str, oracle: str, events: int, reverify: in
     )
 
 
+def ids_in(tx: Tx, table: str, column: str, ids: Sequence[str]) -> set[str]:
+    """Which of ``ids`` stand in ``table.column`` (asked 500 at a time)."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        found.update(
+            str(r["v"])
+            for r in tx.execute(
+                f"SELECT {column} AS v FROM {table} WHERE {column} IN ({marks})", chunk
+            )
+        )
+    return found
+
+
 def existing_ids(tx: Tx, ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), 500):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
-from engram.store import Component, Dialect, Migration, Tx
+from engram.store import Component, Dialect, Migration, Tx, is_migrated
 
 
 def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
@@ -65,30 +66,16 @@ def reinstate(engine: MemoryEngine, memory_ids: Collection[str]) -> int:
 
 def withdrawn_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
     """Which of ``memory_ids`` are withdrawn (none when nothing ever was)."""
-    if not memory_ids or not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
-    ):
+    if not memory_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return set()
-    found: set[str] = set()
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        found.update(
-            r["memory_id"]
-            for r in tx.execute(
-                f"SELECT memory_id FROM memory_withdrawn WHERE memory_id IN ({marks})", chunk
-            )
-        )
-    return found
+    return _repo.ids_in(tx, "memory_withdrawn", "memory_id", memory_ids)
 
 
 def withdrawn_ns(tx: Tx, ring_ids: Sequence[str]) -> frozenset[int]:
     """The row numbers of the withdrawn memories in ``ring_ids`` (what recall leaves out).
 
     Read per recall; it costs one query that walks the withdrawn rows only (none: one probe)."""
-    if not ring_ids or not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
-    ):
+    if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return frozenset()
     marks = ", ".join("?" for _ in ring_ids)
     return frozenset(
@@ -103,9 +90,7 @@ def withdrawn_ns(tx: Tx, ring_ids: Sequence[str]) -> frozenset[int]:
 
 def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], int]:
     """How many withdrawn memories each (ring id, status) of ``ring_ids`` holds."""
-    if not ring_ids or not tx.one(
-        "SELECT version FROM engram_schema WHERE component = ?", (WITHDRAWN_COMPONENT.name,)
-    ):
+    if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return {}
     marks = ", ".join("?" for _ in ring_ids)
     return {

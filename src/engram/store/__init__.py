@@ -30,7 +30,7 @@ from engram.store._changes import (
     ChangeFeed,
     Subscription,
 )
-from engram.store._migrate import AppliedMigration, applied_migrations
+from engram.store._migrate import AppliedMigration, applied_migrations, is_migrated
 from engram.store._open import database_url_from_env, engram_home, open_store
 from engram.store._sql import advisory_lock, redact_url, to_pyformat
 
@@ -59,6 +59,7 @@ __all__ = [
     "applied_migrations",
     "database_url_from_env",
     "engram_home",
+    "is_migrated",
     "open_store",
     "redact_url",
     "to_pyformat",

@@ -84,6 +84,12 @@ def _version(tx: Tx, component: str) -> int:
     return int(value) if value is not None else 0
 
 
+def is_migrated(tx: Tx, component: Component) -> bool:
+    """Whether ``component``'s tables exist (at any version): a reader of an optional table
+    asks this instead of failing on a store that never needed it."""
+    return _version(tx, component.name) > 0
+
+
 def _refuse_newer(component: Component, current: int) -> None:
     known = len(component.migrations)
     if current > known:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.memory import LifecycleResult, MemoryEngine, erase, erase_rings, subject_ring_id
-from engram.store import Tx
+from engram.store import Tx, is_migrated
 from engram.transfer._pam_tables import PAM_COMPONENT
 
 
 def _drop_pam_objects(tx: Tx, memory_ids: Sequence[str]) -> None:
-    if not tx.one("SELECT version FROM engram_schema WHERE component = ?", (PAM_COMPONENT.name,)):
+    if not is_migrated(tx, PAM_COMPONENT):
         return
     for start in range(0, len(memory_ids), 500):
         chunk = list(memory_ids[start : start + 500])
