@@ -10,6 +10,7 @@ BENCHMARKS = {
     "canonical": "bench.canonical",
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
+    "cartridge-cli": "bench.bench_cartridge_cli",
     "mcp": "bench.bench_mcp",
     "oci": "bench.bench_oci",
     "recall": "bench.bench_recall",
