@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -32,6 +32,7 @@ from rich.table import Table
 
 import engram
 from engram.core.clock import FixedClock
+from engram.core.jsonio import dumps_text
 from engram.memory import RecordInput, open_engine, parse_manifest, record_many
 from engram.store import open_store
 
@@ -100,7 +101,7 @@ def _build(folder: Path, n: int, console: Console) -> None:
     engine.index.sync(store)
     store.close()
     rows = [[f"mem-{i:08d}", k, t, ",".join(e)] for i, (t, k, e) in enumerate(items)]
-    (folder / "rows.json").write_text(json.dumps(rows))
+    (folder / "rows.json").write_text(dumps_text(rows))
     engram_cli = str(Path(sys.executable).parent / "engram")
     subprocess.run([engram_cli, "cartridge", "keygen", "-o", str(folder / "key")], check=True)
     (folder / "built").write_text("ok")
@@ -131,7 +132,7 @@ def _run(folder: Path, rounds: int) -> dict[str, dict[str, list[float]]]:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     acx = work / "out.acx"
-    jobs = {
+    jobs: dict[str, Callable[[], list[str]]] = {
         "plain SQLite insert (baseline)": lambda: [
             sys.executable,
             "-c",
