@@ -11,6 +11,7 @@ import importlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -73,6 +74,34 @@ def test_a_memory_command_does_not_import_signing_or_the_context_domain() -> Non
         "engram.memory._status",
     )
     assert _loaded_by(["recall", "--help"], b"", heavy) == []
+
+
+SAMPLE_ACX = Path(__file__).resolve().parents[1] / "vectors" / "acx-reference-built" / "sample.acx"
+
+
+@pytest.mark.req("engram.cli.lazy-commands")
+def test_cartridge_verify_imports_no_network_code_nor_the_other_cartridge_commands() -> None:
+    """``engram cartridge verify`` (issue 33: 86 % of it was importing modules) loads neither
+    httpx nor the level, policy and OCI subcommands, nor the schema and YAML libraries only
+    they and a malformed record need."""
+    heavy = (
+        "httpx",
+        "httpcore",
+        "engram.oci",
+        "engram.level",
+        "engram.policy",
+        "engram.cli._level",
+        "engram.cli._policy",
+        "engram.cli._oci",
+        "jsonschema",
+        "yaml",
+        "numpy",
+    )
+    assert _loaded_by(["cartridge", "verify", str(SAMPLE_ACX)], b"", heavy) == []
+    # ... while the subcommands stay reachable through the group.
+    assert _loaded_by(["cartridge", "level", "--help"], b"", ("engram.cli._level",)) == [
+        "engram.cli._level"
+    ]
 
 
 @pytest.mark.req("engram.cli.lazy-commands")
