@@ -28,29 +28,18 @@ from engram.core.canonical import Json, parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
-from engram.memory import (
-    ATTESTATION_NAMESPACE,
-    MemoryEngine,
-    RecordInput,
-    RecordResult,
-    SeatSource,
-    attestation_message,
-    check_record,
-    load_seat,
-    locate_seat,
-    open_engine,
-    recall,
-    record_many,
-    remote_stages,
-)
+from engram.memory._attestation import ATTESTATION_NAMESPACE
 from engram.store import Store, engram_home, redact_url
 
-# The commands' own domain functions (distill, outcome, complete, status) are imported inside
-# them: their modules are not loaded by a cold `engram recall` (issue 16, cold CLI start).
+# The memory engine (numpy, tantivy) is imported inside the functions that run it: `engram
+# recall --help` and the other commands' help load none of it (issue 33: every COMMAND --help
+# within 3x `python -c pass`), and a cold `engram recall` loads only what recall uses (issue 16).
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
+
+    from engram.memory import MemoryEngine, RecordInput, RecordResult, SeatSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,6 +56,8 @@ def ote_option(command: F) -> F:
 
 def resolve_seat(ote: Path | None) -> SeatSource:
     """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
+    from engram.memory import locate_seat
+
     return locate_seat(ote, os.environ, Path.cwd())
 
 
@@ -84,6 +75,8 @@ def index_folder_for(store: Store) -> Path | None:
 def seat_engine(
     ote: Path | None, database: str | None, seat: SeatSource | None = None
 ) -> Iterator[MemoryEngine]:
+    from engram.memory import load_seat, open_engine, remote_stages
+
     spec = load_seat(seat or resolve_seat(ote))
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
@@ -150,6 +143,8 @@ def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Js
 
 
 def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[str, RecordInput]]:
+    from engram.memory import RecordInput
+
     for number, value in _jsonl(path, spool):
         where = f"{path}:{number}"
         yield where, RecordInput.from_wire(value, where)
@@ -158,6 +153,8 @@ def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple
 def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> list[RecordResult]:
     """``record --from``: check every line first (nothing is written if one is bad), then
     write in transactions of BATCH memories; a batch that finds the store busy is retried."""
+    from engram.memory import check_record, record_many
+
     spool: IO[bytes] | None = None
     if str(source) == "-":
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
@@ -246,6 +243,8 @@ def record_command(
     database: str | None,
 ) -> None:
     """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
+    from engram.memory import RecordInput, record_many
+
     if (text is None) == (source is None):
         raise InvalidRequest("give either TEXT (with --kind) or --from FILE.jsonl")
     items: list[RecordInput] = []
@@ -318,6 +317,8 @@ def recall_command(
     database: str | None,
 ) -> None:
     """Recall the best memories for QUERY within the seat's token budget."""
+    from engram.memory import recall
+
     if (query is None) == (batch is None):
         raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
     with seat_engine(ote, database) as engine:
@@ -449,7 +450,7 @@ def outcome_command(
     database: str | None,
 ) -> None:
     """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
-    from engram.memory import outcome, signal_weight
+    from engram.memory import attestation_message, outcome, signal_weight
 
     if print_message:
         sys.stdout.buffer.write(
