@@ -12,6 +12,7 @@ BENCHMARKS = {
     "cartridge": "bench.bench_cartridge",
     "cartridge-cli": "bench.bench_cartridge_cli",
     "mcp": "bench.bench_mcp",
+    "mcp-start": "bench.bench_mcp_start",
     "oci": "bench.bench_oci",
     "recall": "bench.bench_recall",
     "engines": "bench.bench_engines",
