@@ -28,7 +28,7 @@ from engram.core.canonical import Json, parse_strict
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
-from engram.memory._attestation import ATTESTATION_NAMESPACE
+from engram.memory import ATTESTATION_NAMESPACE
 from engram.store import Store, engram_home, redact_url
 
 # The memory engine (numpy, tantivy) is imported inside the functions that run it: `engram

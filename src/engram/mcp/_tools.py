@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -26,20 +26,12 @@ from pydantic import Field
 from engram.core.canonical import canonicalize
 from engram.errors import CapacityError, EngramError, InvalidRequest, RemoteError
 from engram.mcp._models import CompleteOut, OutcomeOut, RecallOut, RecordOut, StatusOut
-from engram.memory import (
-    MCP_REFUSAL,
-    SIGNALS,
-    Distiller,
-    MemoryEngine,
-    RecordResult,
-    SeatSource,
-    complete,
-    distill,
-    outcome,
-    recall,
-    record,
-    status,
-)
+from engram.memory import MCP_REFUSAL, SIGNALS
+
+# The engine's functions are imported inside the tools (issue 33): the server answers
+# initialize and tools/list before anything loads numpy or tantivy.
+if TYPE_CHECKING:
+    from engram.memory import Distiller, MemoryEngine, RecordResult, SeatSource
 
 LOG = logging.getLogger("engram.mcp")
 T = TypeVar("T")
@@ -121,6 +113,8 @@ class EngramTools:
         ] = None,
     ) -> RecallOut:
         """Recall the memories most relevant to a query from the seat's mounted rings."""
+        from engram.memory import recall
+
         result = self._call("engram_recall", lambda: recall(self.engine, query, k, rings=rings))
         return RecallOut.model_validate(result.to_wire())
 
@@ -161,6 +155,7 @@ class EngramTools:
         ] = None,
     ) -> RecordOut:
         """Record one content-addressed memory into a writable ring."""
+        from engram.memory import record
 
         def call() -> RecordResult:
             if provenance is not None and len(canonicalize(provenance)) > MAX_PROVENANCE_BYTES:
@@ -190,6 +185,8 @@ class EngramTools:
         ring: Ring = "M4",
     ) -> RecordOut:
         """Distill debugging episodes into one reusable known_process or invariant memory."""
+        from engram.memory import distill
+
         result = self._call(
             "engram_distill",
             lambda: distill(self.engine, episodes, kind, ring, llm=self.distiller),
@@ -211,6 +208,8 @@ class EngramTools:
         ] = True,
     ) -> CompleteOut:
         """Apply the graduation rule: promote memories whose evidence meets the thresholds."""
+        from engram.memory import complete
+
         result = self._call(
             "engram_complete", lambda: complete(self.engine, memory_id, apply=apply)
         )
@@ -251,6 +250,8 @@ class EngramTools:
         ] = None,
     ) -> OutcomeOut:
         """Record evidence about a memory: a Beta(α, β) update, one event per decision_id."""
+        from engram.memory import outcome
+
         # sealed_* / human_*: the engine refuses them on this channel before any lookup.
         result = self._call(
             "engram_outcome",
@@ -262,6 +263,8 @@ class EngramTools:
 
     def engram_status(self) -> StatusOut:
         """Report the seat: rings, graduation state, attestation anchor, oracle split."""
+        from engram.memory import status
+
         report = self._call("engram_status", lambda: status(self.engine))
         return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
 

@@ -22,6 +22,7 @@ if typing.TYPE_CHECKING:
         attestation_message,
         load_anchor,
     )
+    from engram.memory._deferred import deferred_engine
     from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
     from engram.memory._engine import (
         MemoryEngine,
@@ -34,7 +35,14 @@ if typing.TYPE_CHECKING:
         record,
         record_many,
     )
-    from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
+    from engram.memory._epistemology import (
+        BLOCKED,
+        MCP_REFUSAL,
+        MODEL_CAP,
+        SIGNALS,
+        lower_bound,
+        signal_weight,
+    )
     from engram.memory._manifest import (
         OteSpec,
         find_manifest,
@@ -55,7 +63,7 @@ if typing.TYPE_CHECKING:
         StatusReport,
         Verdict,
     )
-    from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
+    from engram.memory._outcomes import complete, outcome
     from engram.memory._portable import (
         ImportResult,
         RingMigration,
@@ -87,6 +95,7 @@ _LAZY: dict[str, str] = {
     "attestation_message": "engram.memory._attestation",
     "load_anchor": "engram.memory._attestation",
     "ChatDistiller": "engram.memory._distill",
+    "deferred_engine": "engram.memory._deferred",
     "Distiller": "engram.memory._distill",
     "ExtractiveDistiller": "engram.memory._distill",
     "distill": "engram.memory._distill",
@@ -120,7 +129,7 @@ _LAZY: dict[str, str] = {
     "RecordResult": "engram.memory._models",
     "StatusReport": "engram.memory._models",
     "Verdict": "engram.memory._models",
-    "MCP_REFUSAL": "engram.memory._outcomes",
+    "MCP_REFUSAL": "engram.memory._epistemology",
     "complete": "engram.memory._outcomes",
     "outcome": "engram.memory._outcomes",
     "ImportResult": "engram.memory._portable",
@@ -195,6 +204,7 @@ __all__ = [
     "complete",
     "default_index_folder",
     "default_manifest_text",
+    "deferred_engine",
     "distill",
     "export_memories",
     "find_manifest",
