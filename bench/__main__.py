@@ -11,6 +11,7 @@ BENCHMARKS = {
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",
     "cartridge-cli": "bench.bench_cartridge_cli",
+    "cli-start": "bench.bench_cli_start",
     "mcp": "bench.bench_mcp",
     "mcp-start": "bench.bench_mcp_start",
     "oci": "bench.bench_oci",
