@@ -11,6 +11,7 @@ import importlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +60,6 @@ def test_a_memory_command_does_not_import_signing_or_the_context_domain() -> Non
     """A cold ``engram recall`` (issue 16) loads neither ``cryptography`` nor the beliefs,
     tokens and export code of ``engram.context``: their names bind on first use."""
     heavy = (
-        "cryptography",
         "sshsig",
         "engram.context._beliefs",
         "engram.context._tokens",
@@ -73,6 +73,82 @@ def test_a_memory_command_does_not_import_signing_or_the_context_domain() -> Non
         "engram.memory._status",
     )
     assert _loaded_by(["recall", "--help"], b"", heavy) == []
+
+
+SAMPLE_ACX = Path(__file__).resolve().parents[1] / "vectors" / "acx-reference-built" / "sample.acx"
+
+
+@pytest.mark.req("engram.cli.lazy-commands")
+def test_cartridge_verify_imports_no_network_code_nor_the_other_cartridge_commands() -> None:
+    """``engram cartridge verify`` (issue 33: 86 % of it was importing modules) loads neither
+    httpx nor the level, policy and OCI subcommands, nor the schema and YAML libraries only
+    they and a malformed record need."""
+    heavy = (
+        "httpx",
+        "httpcore",
+        "engram.oci",
+        "engram.level",
+        "engram.policy",
+        "engram.cli._level",
+        "engram.cli._policy",
+        "engram.cli._oci",
+        "jsonschema",
+        "yaml",
+        "numpy",
+    )
+    assert _loaded_by(["cartridge", "verify", str(SAMPLE_ACX)], b"", heavy) == []
+    # ... while the subcommands stay reachable through the group.
+    assert _loaded_by(["cartridge", "level", "--help"], b"", ("engram.cli._level",)) == [
+        "engram.cli._level"
+    ]
+
+
+# Commands whose --help loads nothing heavy (issue 33: within 3x `python -c pass`); each
+# imports the engine, the network client or the server stack only when it runs.
+LIGHT_HELP = (
+    "belief",
+    "canonicalize",
+    "chat",
+    "complete",
+    "context",
+    "correction",
+    "db",
+    "default-ote",
+    "demo",
+    "distill",
+    "init",
+    "keys",
+    "mcp",
+    "memory",
+    "migrate",
+    "ote",
+    "outcome",
+    "recall",
+    "record",
+    "review-link",
+    "status",
+    "subject",
+    "token",
+)
+
+
+@pytest.mark.req("engram.cli.lazy-commands")
+@pytest.mark.parametrize("command", LIGHT_HELP)
+def test_command_help_imports_no_engine_network_client_or_server(command: str) -> None:
+    heavy = (
+        "numpy",
+        "tantivy",
+        "httpx",
+        "starlette",
+        "uvicorn",
+        "mcp",
+        "pydantic",
+        "jsonschema",
+        "engram.memory._engine",
+        "engram.provider",
+        "engram.runtime",
+    )
+    assert _loaded_by([command, "--help"], b"", heavy) == []
 
 
 @pytest.mark.req("engram.cli.lazy-commands")

@@ -75,7 +75,9 @@ from engram.cartridge._records import (
     validate_record,
 )
 from engram.cartridge._rom import MemoryRow, Rom, load_rom
+from engram.cartridge._schemas import issues as schema_issues
 from engram.cartridge._scrub import Finding, scan
+from engram.cartridge._shape import compile_shape
 from engram.cartridge._skills import FRONTMATTER_KEYS, Skill, derive_skills
 from engram.cartridge._sqlar import Entry as SqlarEntry
 from engram.cartridge._sqlar import decode as decode_sqlar
@@ -129,6 +131,7 @@ __all__ = [
     "check_path",
     "codebase_fingerprint",
     "collect_skills",
+    "compile_shape",
     "decode_sqlar",
     "default_requirements",
     "derive_skills",
@@ -150,6 +153,7 @@ __all__ = [
     "require_state",
     "roster",
     "scan",
+    "schema_issues",
     "set_memories",
     "spec_report",
     "strip",

@@ -81,7 +81,7 @@ def write(
     # so the staged file is checked (load_rom) exactly as every later reader checks it.
     skills = derive_skills({n: f[0] for n, f in contents.files.items() if zone_of(n) == ROM})
     with create(target) as writer:
-        _fill(writer, contents)
+        payloads = _fill(writer, contents)
         writer.executemany(
             "INSERT INTO acx_skill(name, description, license, compatibility, skill_version, "
             "sqlar_path, body_tokens, content_sha256, resources, ext, schema_version) "
@@ -94,8 +94,7 @@ def write(
         if rom.problems:
             raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
         scanned = dict(rom.files)
-        for m in contents.memories:
-            scanned[f"memory:{m['id']}"] = canonicalize(m)
+        scanned.update(payloads)
         for c in contents.capabilities:
             scanned[f"capability:{c['id']}"] = canonicalize(c)
         for k, v in contents.meta.items():
@@ -127,7 +126,9 @@ def write(
     )
 
 
-def _fill(writer: Writer, contents: Contents) -> None:
+def _fill(writer: Writer, contents: Contents) -> dict[str, bytes]:
+    """Write every source and its objects row; the memory payloads written, by source ref."""
+    payloads: dict[str, bytes] = {}
     for key, value in sorted(contents.meta.items()):
         writer.execute("INSERT INTO cartridge(key, value) VALUES (?, ?)", (key, value))
         zone = SAVE if key == "acx.save_codebase_fingerprint" else ROM
@@ -144,12 +145,20 @@ def _fill(writer: Writer, contents: Contents) -> None:
     for name, (content, mode, mtime) in sorted(contents.files.items()):
         writer.put_file(name, content, mode=mode, mtime=mtime)
         _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
+    # Memory rows go in with one executemany each (a cartridge may hold 100,000); an oid that
+    # another object already has is refused exactly as _object refuses it.
+    listed = set(writer.conn.execute("SELECT oid FROM objects").fetchall())
+    memory_rows: list[tuple[object, ...]] = []
+    object_rows: list[tuple[object, ...]] = []
     for record in contents.memories:
         payload = canonicalize(record)
+        ref = f"memory:{record['id']}"
+        payloads[ref] = payload
         oid = sha256_id(payload)
-        writer.execute(
-            "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
-            "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        if (oid,) in listed:
+            _object(writer, oid, "memory", ref, "jcs-rfc8785", str(record["zone"]), len(payload))
+        listed.add((oid,))
+        memory_rows.append(
             (
                 record["id"],
                 record["zone"],
@@ -158,17 +167,18 @@ def _fill(writer: Writer, contents: Contents) -> None:
                 payload.decode("utf-8"),
                 oid,
                 record["timestamp"],
-            ),
+            )
         )
-        _object(
-            writer,
-            oid,
-            "memory",
-            f"memory:{record['id']}",
-            "jcs-rfc8785",
-            str(record["zone"]),
-            len(payload),
-        )
+        object_rows.append((oid, "memory", ref, "jcs-rfc8785", str(record["zone"]), len(payload)))
+    writer.executemany(
+        "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
+        "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        memory_rows,
+    )
+    writer.executemany(
+        "INSERT INTO objects(oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
+        object_rows,
+    )
     for capability in contents.capabilities:
         text = canonicalize(capability)
         oid = sha256_id(text)
@@ -185,6 +195,7 @@ def _fill(writer: Writer, contents: Contents) -> None:
             ROM,
             len(text),
         )
+    return payloads
 
 
 def _object(

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 import re
 import struct
 from collections.abc import Mapping
+from functools import lru_cache
 
 from engram.core.canonical import Json, JsonObject
 
@@ -24,12 +26,22 @@ ENGINE_TEXT = '{"id":"local-hash-128","dim":128}'
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+@lru_cache(maxsize=65_536)
+def _slot(token: str) -> tuple[int, float]:
+    """Where and which way one token counts: a cartridge's memories repeat most of their words,
+    so each distinct word is hashed once (bounded, so a hostile vocabulary cannot grow it)."""
+    h = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
+    return int.from_bytes(h[:4], "big") % 128, 1.0 if h[4] & 1 else -1.0
+
+
 def embed(text: str) -> list[float]:
     vector = [0.0] * 128
     for token in _TOKEN.findall(text.lower()):
-        h = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
-        vector[int.from_bytes(h[:4], "big") % 128] += 1.0 if h[4] & 1 else -1.0
-    norm = math.sqrt(sum(v * v for v in vector))
+        at, sign = _slot(token)
+        vector[at] += sign
+    # Every component is a whole number well inside 2**53, so the squares and their sum are
+    # exact in any order: this is the reference's sqrt(sum of squares) to the last bit.
+    norm = math.sqrt(sum(map(operator.mul, vector, vector)))
     return [v / norm for v in vector] if norm else vector
 
 

@@ -154,14 +154,27 @@ class LazyGroup(click.Group):
                 if (e.name or "").partition(".")[0] == "engram":
                     raise
                 return _needs_extra(cmd_name, e.name or "?")
-        command = super().get_command(ctx, cmd_name)
-        if isinstance(command, click.Group):
-            for name, sub in SUBCOMMAND_MODULES.get(cmd_name, {}).items():
-                if name not in command.commands:
-                    module, _, attribute = sub.partition(":")
-                    found = getattr(importlib.import_module(module), attribute or "COMMAND")
-                    command.add_command(found, name)
-        return command
+        return super().get_command(ctx, cmd_name)
+
+
+class LazySubgroup(click.Group):
+    """A group whose subcommands listed in SUBCOMMAND_MODULES under its name are imported only
+    when one of them is run or the group's help lists them: `engram cartridge verify` then loads
+    neither the level, policy nor OCI commands (httpx, jsonschema, PyYAML)."""
+
+    def _elsewhere(self) -> dict[str, str]:
+        return SUBCOMMAND_MODULES.get(self.name or "", {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._elsewhere()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        sub = self._elsewhere().get(cmd_name)
+        if cmd_name not in self.commands and sub is not None:
+            module, _, attribute = sub.partition(":")
+            found = getattr(importlib.import_module(module), attribute or "COMMAND")
+            self.add_command(found, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 def _needs_extra(name: str, missing: str) -> click.Command:
@@ -274,6 +287,7 @@ __all__ = [
     "INTERRUPTED",
     "SUBCOMMAND_MODULES",
     "LazyGroup",
+    "LazySubgroup",
     "cli",
     "fail",
     "main",

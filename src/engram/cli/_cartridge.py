@@ -52,7 +52,7 @@ from engram.cartridge import (
     verify_rom,
     write,
 )
-from engram.cli._app import cli
+from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import F, database_option
 from engram.core.canonical import Json, JsonObject, parse_object
 from engram.core.jsonio import dumps_text
@@ -73,7 +73,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _ACCEPT = click.Choice(["legacy", "portable", "trusted", "local"])
 
 
-@cli.group("cartridge")
+@cli.group("cartridge", cls=LazySubgroup)
 def cartridge_group() -> None:
     """Agent Cartridges (.acx): signed SQLite files carrying skills, memory and a harness."""
 

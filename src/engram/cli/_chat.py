@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
-import httpx
 
 from engram.cli._app import cli
 from engram.cli._context import provider_options, runtime_config
 from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
-from engram.runtime import ContextView, EngramClient, with_context
+
+# httpx and the runtime client load when a chat starts, not for --help (issue 33).
+if TYPE_CHECKING:
+    from engram.runtime import ContextView, EngramClient
 
 HELP = (
     "commands: /correct <belief_id> <new value>  propose a correction (the subject confirms it)\n"
@@ -59,10 +62,14 @@ class LLM:
     def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
         self.url = completions_url(base_url)
         self.model = model
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(timeout=httpx.Timeout(120.0, connect=10.0), headers=headers)
 
     def reply(self, messages: list[JsonObject]) -> str:
+        import httpx
+
         try:
             response = self._http.post(self.url, json={"model": self.model, "messages": messages})
         except httpx.HTTPError as e:
@@ -119,6 +126,8 @@ def chat_command(
     base_prompt: str,
 ) -> None:
     """Chat with an LLM that is given the user's verified Engram context."""
+    from engram.runtime import EngramClient
+
     interactive = sys.stdin.isatty()
     engram = EngramClient(runtime_config(provider, token, scope, runtime_id))
     llm = LLM(llm_base_url, model, os.environ.get("OPENAI_API_KEY"))
@@ -169,6 +178,8 @@ def _loop(engram: EngramClient, llm: LLM, base_prompt: str, interactive: bool) -
             # Each turn asks the SDK again: it refreshes before expiry and refuses stale context.
             view = _context_now(engram)
             own = [{"role": "system", "content": base_prompt}] if base_prompt else []
+            from engram.runtime import with_context
+
             messages = with_context([*own, *history, {"role": "user", "content": text}], view)
             try:
                 answer = llm.reply(messages)

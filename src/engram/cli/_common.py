@@ -21,16 +21,19 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import unquote
 
 import click
 
-from engram.context import ensure_schema
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.store import Store, database_url_from_env, open_store
+
+# The store and the context domain load when a command opens its database, not when its module
+# is imported: every command's --help stays within 3x `python -c pass` (issue 33).
+if TYPE_CHECKING:
+    from engram.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,6 +62,8 @@ def json_option(command: F) -> F:
 def database_url(database: str | None) -> str:
     """``--database`` as a URL (a bare path is ``sqlite:///abs/path``), else from the env."""
     if database is None:
+        from engram.store import database_url_from_env
+
         return database_url_from_env(os.environ)
     if "://" in database or database == "memory:":
         return database
@@ -92,6 +97,9 @@ def open_cli_store(database: str | None, *, creates: bool = False, migrate: bool
             f"no such directory for the database: {path.parent} (check the path; "
             f"`engram db migrate --db {path}` creates a new store there)"
         )
+    from engram.context import ensure_schema
+    from engram.store import open_store
+
     store = open_store(database_url(database))
     if migrate:
         try:

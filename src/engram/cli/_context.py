@@ -9,12 +9,17 @@ stderr (``error: <code>: <reason>``) and a non-zero exit.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engram.cli._app import cli
 from engram.cli._common import token_option
 from engram.core.jsonio import dumps_text
-from engram.runtime import EngramClient, RuntimeConfig
+
+# The runtime client (httpx, the verifier) loads when a command fetches, not for --help (issue 33).
+if TYPE_CHECKING:
+    from engram.runtime import RuntimeConfig
 
 PROVIDER_ENV = "ENGRAM_PROVIDER_URL"
 TOKEN_ENV = "ENGRAM_TOKEN"  # noqa: S105 - the name of a variable, not a secret
@@ -57,6 +62,8 @@ def provider_options(command: click.decorators.FC) -> click.decorators.FC:
 
 
 def runtime_config(provider: str, token: str, scope: str | None, runtime_id: str) -> RuntimeConfig:
+    from engram.runtime import RuntimeConfig
+
     return RuntimeConfig(provider_url=provider, token=token, scope=scope, runtime_id=runtime_id)
 
 
@@ -72,6 +79,8 @@ def fetch_command(
     provider: str, token: str, scope: str | None, runtime_id: str, as_json: bool
 ) -> None:
     """Fetch, verify and print one export (its system prompt, or all of it with --json)."""
+    from engram.runtime import EngramClient
+
     with EngramClient(runtime_config(provider, token, scope, runtime_id)) as engram:
         view = engram.fetch()
     if as_json:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from engram.cli._app import cli
 from engram.cli._common import (
@@ -27,7 +28,9 @@ from engram.cli._common import (
     open_cli_store,
 )
 from engram.errors import StoreError
-from engram.store import Component, Store, applied_migrations
+
+if TYPE_CHECKING:  # the store loads when a command opens one, not for --help (issue 33)
+    from engram.store import Component, Store
 
 # Packages whose modules may define components, store first so its tables exist before the
 # domain's. cli and runtime hold no tables; core knows no SQL.
@@ -65,6 +68,8 @@ def _modules(package_name: str) -> list[ModuleType]:
 
 def discover_components(packages: tuple[str, ...] = COMPONENT_PACKAGES) -> list[Component]:
     """Every module-level Component in ``packages``, in package order, each once."""
+    from engram.store import Component
+
     found: dict[str, tuple[Component, str]] = {}
     for package in packages:
         for module in _modules(package):
@@ -116,6 +121,8 @@ def status_command(database: str | None, as_json: bool) -> None:
     known = {c.name: len(c.migrations) for c in discover_components()}
     with cli_store(database, migrate=False) as store:
         versions = store.schema_versions()
+        from engram.store import applied_migrations
+
         history = applied_migrations(store)
         url = store.url
     rows = [

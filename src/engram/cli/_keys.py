@@ -19,7 +19,6 @@ from engram.cli._common import CLOCK, cli_store, database_option, emit, json_opt
 from engram.core.canonical import Json
 from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
-from engram.provider import ProviderConfig
 from engram.store.keys import DEFAULT_LIFETIME, KeyStore
 
 lifetime_option = click.option(
@@ -117,6 +116,8 @@ def rotate_command(
     """Publish a new key now; it signs once the key list's cache lifetime has passed, and the
     others retire then (they stay published while needed)."""
     now = CLOCK.now()
+    from engram.provider import ProviderConfig  # starlette: only this command needs it (issue 33)
+
     lead = timedelta(0) if immediately else ProviderConfig.from_env(os.environ).key_publish_lead
     with cli_store(database) as store:
         info = KeyStore(store).rotate(now, timedelta(days=lifetime_days), lead=lead)

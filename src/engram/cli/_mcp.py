@@ -13,31 +13,28 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import anyio
 import click
-import httpx
-from starlette.applications import Starlette
 
 from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
-from engram.cli._seat import index_folder_for, require_subject, subject_option
+from engram.cli._seat import require_subject, subject_option
 from engram.core.clock import Clock, SystemClock
 from engram.errors import InvalidRequest, ManifestError
-from engram.mcp import (
-    MCP_PATH,
-    ProviderContext,
-    SeatSource,
-    create_server,
-    http_endpoint,
-    load_seat,
-    locate_seat,
-)
-from engram.memory import ChatDistiller, Distiller, open_engine, remote_stages
-from engram.provider import ProviderConfig, create_app
-from engram.store import Store, database_url_from_env, open_store
+from engram.mcp import load_seat, locate_seat
+
+# The stdio server imports the MCP server and the memory engine when it starts serving, and the
+# engine's numpy only when a tool first needs it; the provider, starlette and the Streamable
+# HTTP transport load only for `engram serve` (issue 33: `engram mcp` start-up, COMMAND --help).
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from engram.mcp import ProviderContext, SeatSource
+    from engram.memory import Distiller, MemoryEngine
+    from engram.provider import ProviderConfig
+    from engram.store import Store
 
 
 def provider_context(url: str | None, environ: Mapping[str, str]) -> ProviderContext | None:
@@ -51,6 +48,8 @@ def provider_context(url: str | None, environ: Mapping[str, str]) -> ProviderCon
             "the context provider needs a bearer token: set ENGRAM_TOKEN (a token with the "
             "read permission, from `engram token create --permissions read`)"
         )
+    from engram.mcp import ProviderContext
+
     return ProviderContext(url, token)
 
 
@@ -60,6 +59,8 @@ def _distiller(model: str | None, endpoint: str | None) -> Distiller | None:
     url = endpoint or os.environ.get("THALAMUS_URL")
     if not url:
         raise InvalidRequest("--llm-model needs --llm-endpoint or THALAMUS_URL (no default)")
+    from engram.memory import ChatDistiller
+
     return ChatDistiller(url, model)
 
 
@@ -89,6 +90,12 @@ def mcp_command(
     subject: str | None,
 ) -> None:
     """Serve the engram MCP tools and context resources over stdio."""
+    import anyio
+
+    from engram.cli._seat import index_folder_for
+    from engram.mcp import create_server
+    from engram.memory import deferred_engine, remote_stages
+
     seat = locate_seat(ote, os.environ, Path.cwd())
     spec = load_seat(seat)
     context = provider_context(provider_url, os.environ)
@@ -96,14 +103,20 @@ def mcp_command(
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
-        engine = open_engine(
-            store,
-            spec,
-            SystemClock(),
-            embedder=embedder,
-            reranker=reranker,
-            index_folder=index_folder_for(store),
-        )
+
+        def open_seat_engine() -> MemoryEngine:
+            from engram.memory import open_engine
+
+            return open_engine(
+                store,
+                spec,
+                SystemClock(),
+                embedder=embedder,
+                reranker=reranker,
+                index_folder=index_folder_for(store),
+            )
+
+        engine = deferred_engine(spec, open_seat_engine)
         require_subject(store, subject)
         server = create_server(engine, seat, context=context, distiller=distiller, subject=subject)
         anyio.run(server.run_stdio_async)
@@ -128,6 +141,13 @@ def provider_app_with_mcp(
     context an MCP client reads is the one a runtime would fetch, verified the same way.
     ``tracer_provider`` goes to :func:`engram.provider.create_app` (tests capture spans).
     """
+    import httpx
+
+    from engram.cli._seat import index_folder_for
+    from engram.mcp import ProviderContext, create_server, http_endpoint
+    from engram.memory import open_engine, remote_stages
+    from engram.provider import create_app
+
     if seat is None:
         return create_app(config, store, clock, tracer_provider=tracer_provider)
     spec = load_seat(seat)
@@ -171,6 +191,9 @@ def serve_seat(environ: Mapping[str, str], cwd: Path) -> SeatSource | None:
 def app_with_mcp_from_env() -> Starlette:
     """What each ``engram serve`` worker runs: provider + ``/mcp``, configured from the
     environment the serve command prepared."""
+    from engram.provider import ProviderConfig
+    from engram.store import database_url_from_env, open_store
+
     config = ProviderConfig.from_env(os.environ)
     store = open_store(database_url_from_env(os.environ))
     return provider_app_with_mcp(config, store, SystemClock(), serve_seat(os.environ, Path.cwd()))
@@ -178,6 +201,8 @@ def app_with_mcp_from_env() -> Starlette:
 
 def mcp_banner(base_url: str, seat: SeatSource | None) -> str:
     """One line for ``engram serve`` saying whether and for which seat /mcp is served."""
+    from engram.mcp import MCP_PATH
+
     if seat is None:
         return (
             f"mcp: not served (no seat manifest: pass --ote, set ENGRAM_OTE or run "

@@ -32,25 +32,19 @@ from engram.core.canonical import Json, parse_strict
 from engram.core.clock import parse_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
-from engram.memory import (
-    ATTESTATION_NAMESPACE,
-    MemoryEngine,
-    RecordInput,
-    RecordResult,
-    attestation_message,
-    check_record,
-    recall,
-    record_many,
-)
+from engram.memory import ATTESTATION_NAMESPACE
 
-# The commands' own domain functions (distill, outcome, complete, status) are imported inside
-# them: their modules are not loaded by a cold `engram recall` (issue 16, cold CLI start).
+# The memory engine (numpy, tantivy) is imported inside the functions that run it: `engram
+# recall --help` and the other commands' help load none of it (issue 33: every COMMAND --help
+# within 3x `python -c pass`), and a cold `engram recall` loads only what recall uses (issue 16).
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from rich.console import Console
     from rich.progress import Progress
+
+    from engram.memory import MemoryEngine, RecordInput, RecordResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,6 +96,8 @@ def _jsonl(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[int, Js
 
 
 def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple[str, RecordInput]]:
+    from engram.memory import RecordInput
+
     for number, value in _jsonl(path, spool):
         where = f"{path}:{number}"
         yield where, RecordInput.from_wire(value, where)
@@ -110,6 +106,8 @@ def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple
 def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> list[RecordResult]:
     """``record --from``: check every line first (nothing is written if one is bad), then
     write in transactions of BATCH memories; a batch that finds the store busy is retried."""
+    from engram.memory import check_record, record_many
+
     spool: IO[bytes] | None = None
     if str(source) == "-":
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
@@ -207,6 +205,8 @@ def record_command(
     subject: str | None,
 ) -> None:
     """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
+    from engram.memory import RecordInput, record_many
+
     if (text is None) == (source is None):
         raise InvalidRequest("give either TEXT (with --kind) or --from FILE.jsonl")
     if supersedes is not None and source is not None:
@@ -308,6 +308,8 @@ def recall_command(
     subject: str | None,
 ) -> None:
     """Recall the best memories for QUERY within the seat's token budget."""
+    from engram.memory import recall
+
     if (query is None) == (batch is None):
         raise InvalidRequest("give either QUERY or --batch FILE.jsonl")
     instant = parse_as_of(as_of) if as_of is not None else None
@@ -444,7 +446,7 @@ def outcome_command(
     subject: str | None,
 ) -> None:
     """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
-    from engram.memory import outcome, signal_weight
+    from engram.memory import attestation_message, outcome, signal_weight
 
     if print_message:
         sys.stdout.buffer.write(

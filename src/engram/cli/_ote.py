@@ -14,12 +14,13 @@ from engram.cli._app import cli
 from engram.cli._db import database_option, open_database
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.memory import default_manifest_text, init_repository, load_manifest, migrate_rings
 
 
 @cli.command("default-ote")
 def default_ote_command() -> None:
     """Print the built-in engram.ote.v1 seat manifest."""
+    from engram.memory import default_manifest_text
+
     click.echo(default_manifest_text(), nl=False)
 
 
@@ -33,6 +34,8 @@ def ote_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def ote_check_command(file: Path, as_json: bool) -> None:
     """Validate FILE; an error names the file, the key and what was expected."""
+    from engram.memory import load_manifest
+
     spec = load_manifest(file)
     summary = {
         "file": str(file),
@@ -66,6 +69,8 @@ def ote_check_command(file: Path, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def init_command(domain: str | None, repo: Path, as_json: bool) -> None:
     """Write .engram/ote.toml for this repository (never rewrites an existing one)."""
+    from engram.memory import init_repository
+
     result = init_repository(repo, domain)
     if as_json:
         click.echo(dumps_text(result.to_wire(), indent=2))
@@ -86,6 +91,8 @@ def init_command(domain: str | None, repo: Path, as_json: bool) -> None:
 @database_option
 def migrate_command(rings: bool, as_json: bool, database: str | None) -> None:
     """Data migrations (schema migrations are `engram db migrate`)."""
+    from engram.memory import migrate_rings
+
     if not rings:
         raise InvalidRequest("nothing to migrate: pass --rings")
     store = open_database(database)

@@ -18,7 +18,6 @@ from engram.cli._token import parse_ttl
 from engram.context import list_subjects
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
-from engram.provider.review import create_review_link
 from engram.store import Store
 
 
@@ -45,6 +44,8 @@ def review_link_command(
     subject_id: str | None, ttl: str, url: str | None, database: str | None, as_json: bool
 ) -> None:
     """Print a single-use link that signs the subject in to the review page."""
+    from engram.provider.review import create_review_link  # starlette: not for --help (issue 33)
+
     lifetime = parse_ttl(ttl)
     base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
     with cli_store(database) as store:

@@ -9,18 +9,49 @@ decisions where it is silent (limits, errors, the seat, the context resources, H
 engine function; nothing here reads the environment (the CLI does, via :func:`locate_seat`).
 """
 
-from engram.mcp._context import (
-    CALLER_TOKEN,
-    CONTEXT_TEMPLATE,
-    CONTEXT_URI,
-    ContextSource,
-    ProviderContext,
-    context_document,
-)
-from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, McpHttp, http_endpoint
-from engram.mcp._server import INSTRUCTIONS, SERVER_NAME, TOOL_NAMES, create_server
-from engram.mcp._tools import ATTESTED_REFUSAL, EngramTools, model_signals
-from engram.memory import SeatSource, load_seat, locate_seat
+import typing
+
+from engram.core.lazy import lazy_attributes as _lazy_attributes
+
+if typing.TYPE_CHECKING:
+    from engram.mcp._context import (
+        CALLER_TOKEN,
+        CONTEXT_TEMPLATE,
+        CONTEXT_URI,
+        ContextSource,
+        ProviderContext,
+        context_document,
+    )
+    from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, McpHttp, http_endpoint
+    from engram.mcp._server import INSTRUCTIONS, SERVER_NAME, TOOL_NAMES, create_server
+    from engram.mcp._tools import ATTESTED_REFUSAL, EngramTools, model_signals
+    from engram.memory import SeatSource, load_seat, locate_seat
+
+# Bound on first use (PEP 562): `engram mcp` over stdio never loads the Streamable HTTP
+# transport (``_http``: the SDK's HTTP session manager, starlette) nor the memory engine's
+# numpy until a tool needs it (issue 33: they were most of its start-up).
+_LAZY: dict[str, str] = {
+    "CALLER_TOKEN": "engram.mcp._context",
+    "CONTEXT_TEMPLATE": "engram.mcp._context",
+    "CONTEXT_URI": "engram.mcp._context",
+    "ContextSource": "engram.mcp._context",
+    "ProviderContext": "engram.mcp._context",
+    "context_document": "engram.mcp._context",
+    "MCP_PATH": "engram.mcp._http",
+    "REQUIRED_PERMISSION": "engram.mcp._http",
+    "McpHttp": "engram.mcp._http",
+    "http_endpoint": "engram.mcp._http",
+    "INSTRUCTIONS": "engram.mcp._server",
+    "SERVER_NAME": "engram.mcp._server",
+    "TOOL_NAMES": "engram.mcp._server",
+    "create_server": "engram.mcp._server",
+    "ATTESTED_REFUSAL": "engram.mcp._tools",
+    "EngramTools": "engram.mcp._tools",
+    "model_signals": "engram.mcp._tools",
+    "SeatSource": "engram.memory",
+    "load_seat": "engram.memory",
+    "locate_seat": "engram.memory",
+}
 
 __all__ = [
     "ATTESTED_REFUSAL",
@@ -44,3 +75,6 @@ __all__ = [
     "locate_seat",
     "model_signals",
 ]
+
+if not typing.TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error
+    __getattr__ = _lazy_attributes(__name__, _LAZY, globals())

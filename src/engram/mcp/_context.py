@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.core.clock import Clock, format_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import Unauthorized
-from engram.runtime import AsyncEngramClient, ContextView, RuntimeConfig
+
+if TYPE_CHECKING:  # the runtime client and httpx load at the first resource read (issue 33)
+    import httpx
+
+    from engram.runtime import ContextView
 
 CONTEXT_URI = "engram://context"
 CONTEXT_TEMPLATE = "engram://context/{scope}"
@@ -74,6 +76,8 @@ class ProviderContext:
         token = self._token or CALLER_TOKEN.get()
         if not token:
             raise Unauthorized("no bearer token to ask the provider with")
+        from engram.runtime import AsyncEngramClient, RuntimeConfig
+
         config = RuntimeConfig(
             provider_url=self.provider_url,
             token=token,

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.protocols
 import mcp.types as mt
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -33,7 +30,13 @@ from engram.mcp._context import (
     context_document,
 )
 from engram.mcp._tools import EngramTools, tool_annotations, tool_descriptions
-from engram.memory import Distiller, MemoryEngine, SeatSource, check_subject
+from engram.memory import check_subject
+
+if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
+    import jsonschema
+    import jsonschema.protocols
+
+    from engram.memory import Distiller, MemoryEngine, SeatSource
 
 SERVER_NAME = "engram"
 SUBJECT_HEADER = "engram-subject"
@@ -148,15 +151,20 @@ class _Guard:
                 f"Error executing tool {name}: invalid_request: unknown argument "
                 f"{unknown[0][:100]!r}; {name} takes {takes}"
             )
-        error = jsonschema.exceptions.best_match(validators[name].iter_errors(arguments))
+        from jsonschema.exceptions import best_match  # loaded with the validators (issue 33)
+
+        error = best_match(validators[name].iter_errors(arguments))
         if error is None:
             return None
         return f"Error executing tool {name}: invalid_request: {_argument_problem(error)}"
 
     async def _tool_validators(self) -> dict[str, jsonschema.protocols.Validator]:
         if self._validators is None:
+            # jsonschema loads at the first tool call, not before initialize (issue 33).
+            from jsonschema import Draft202012Validator
+
             self._validators = {
-                tool.name: jsonschema.Draft202012Validator(tool.input_schema)
+                tool.name: Draft202012Validator(tool.input_schema)
                 for tool in await self.server.list_tools()
             }
         return self._validators

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -37,27 +37,19 @@ from engram.mcp._models import (
     RecordOut,
     StatusOut,
 )
-from engram.memory import (
-    MCP_REFUSAL,
-    SIGNALS,
-    Distiller,
-    LifecycleResult,
-    MemoryEngine,
-    RecallResult,
-    RecordInput,
-    RecordResult,
-    SeatSource,
-    complete,
-    distill,
-    forget,
-    outcome,
-    recall,
-    record,
-    status,
-    subject_ring_id,
-    subject_view,
-    supersede,
-)
+from engram.memory import MCP_REFUSAL, SIGNALS, subject_ring_id, subject_spec
+
+# The engine's functions are imported inside the tools (issue 33): the server answers
+# initialize and tools/list before anything loads numpy or tantivy.
+if TYPE_CHECKING:
+    from engram.memory import (
+        Distiller,
+        LifecycleResult,
+        MemoryEngine,
+        RecallResult,
+        RecordResult,
+        SeatSource,
+    )
 
 LOG = logging.getLogger("engram.mcp")
 OWN = "caller"  # stands for the caller's subject in descriptions written before any call
@@ -117,6 +109,8 @@ class EngramTools:
         Over HTTP every call acts for the subject its token names (the server's middleware
         set ``CALLER``); over stdio for the subject the server was started for, else the seat.
         """
+        from engram.memory import subject_view
+
         caller = CALLER.get()
         if caller is not None:
             subject, actor = caller
@@ -171,6 +165,7 @@ class EngramTools:
         ] = None,
     ) -> RecallOut:
         """Recall the memories most relevant to a query from the seat's mounted rings."""
+        from engram.memory import recall
 
         def call() -> RecallResult:
             instant = parse_instant(as_of) if as_of is not None else None
@@ -224,6 +219,7 @@ class EngramTools:
         ] = None,
     ) -> RecordOut:
         """Record one content-addressed memory into a writable ring."""
+        from engram.memory import RecordInput, record, supersede
 
         def call() -> RecordResult:
             if provenance is not None and len(canonicalize(provenance)) > MAX_PROVENANCE_BYTES:
@@ -257,6 +253,8 @@ class EngramTools:
         ring: Ring = "M4",
     ) -> RecordOut:
         """Distill debugging episodes into one reusable known_process or invariant memory."""
+        from engram.memory import distill
+
         result = self._call(
             "engram_distill",
             lambda: distill(self._engine(), episodes, kind, ring, llm=self.distiller),
@@ -278,6 +276,8 @@ class EngramTools:
         ] = True,
     ) -> CompleteOut:
         """Apply the graduation rule: promote memories whose evidence meets the thresholds."""
+        from engram.memory import complete
+
         result = self._call(
             "engram_complete", lambda: complete(self._engine(), memory_id, apply=apply)
         )
@@ -318,6 +318,8 @@ class EngramTools:
         ] = None,
     ) -> OutcomeOut:
         """Record evidence about a memory: a Beta(α, β) update, one event per decision_id."""
+        from engram.memory import outcome
+
         # sealed_* / human_*: the engine refuses them on this channel before any lookup.
         result = self._call(
             "engram_outcome",
@@ -348,6 +350,7 @@ class EngramTools:
         ] = False,
     ) -> ForgetOut:
         """Forget a memory (out of recall, counts and exports), or erase it for good."""
+        from engram.memory import forget
 
         def call() -> LifecycleResult:
             engine, actor = self._caller()
@@ -362,6 +365,8 @@ class EngramTools:
 
     def engram_status(self) -> StatusOut:
         """Report the seat: rings, graduation state, attestation anchor, oracle split."""
+        from engram.memory import status
+
         report = self._call("engram_status", lambda: status(self._engine()))
         return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
 
@@ -402,7 +407,8 @@ def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnot
 def tool_descriptions(engine: MemoryEngine, *, for_subjects: bool = False) -> dict[str, str]:
     """Each tool's description, naming this seat's kinds and rings so a model can act on it;
     ``for_subjects``: as a caller acting for a subject mounts them (``/mcp``: the token's)."""
-    spec = subject_view(engine, OWN).spec if for_subjects else engine.spec
+    # The seat's manifest is all a description needs (a deferred engine is not opened here).
+    spec = subject_spec(engine.spec, OWN) if for_subjects else engine.spec
 
     def name(ring_id: str) -> str:
         return "the user's own ring" if ring_id == subject_ring_id(OWN) else ring_id

@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:
         attestation_message,
         load_anchor,
     )
+    from engram.memory._deferred import deferred_engine
     from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
     from engram.memory._engine import (
         MemoryEngine,
@@ -37,7 +38,14 @@ if typing.TYPE_CHECKING:
         record,
         record_many,
     )
-    from engram.memory._epistemology import BLOCKED, MODEL_CAP, SIGNALS, lower_bound, signal_weight
+    from engram.memory._epistemology import (
+        BLOCKED,
+        MCP_REFUSAL,
+        MODEL_CAP,
+        SIGNALS,
+        lower_bound,
+        signal_weight,
+    )
     from engram.memory._lifecycle import (
         LifecycleResult,
         MemoryHistory,
@@ -68,12 +76,13 @@ if typing.TYPE_CHECKING:
         StatusReport,
         Verdict,
     )
-    from engram.memory._outcomes import MCP_REFUSAL, complete, outcome
+    from engram.memory._outcomes import complete, outcome
     from engram.memory._owner import (
         SUBJECT_RING_PREFIX,
         check_subject,
         owner_of,
         subject_ring_id,
+        subject_spec,
     )
     from engram.memory._portable import (
         ImportResult,
@@ -107,6 +116,7 @@ _LAZY: dict[str, str] = {
     "attestation_message": "engram.memory._attestation",
     "load_anchor": "engram.memory._attestation",
     "ChatDistiller": "engram.memory._distill",
+    "deferred_engine": "engram.memory._deferred",
     "Distiller": "engram.memory._distill",
     "ExtractiveDistiller": "engram.memory._distill",
     "distill": "engram.memory._distill",
@@ -140,7 +150,7 @@ _LAZY: dict[str, str] = {
     "RecordResult": "engram.memory._models",
     "StatusReport": "engram.memory._models",
     "Verdict": "engram.memory._models",
-    "MCP_REFUSAL": "engram.memory._outcomes",
+    "MCP_REFUSAL": "engram.memory._epistemology",
     "complete": "engram.memory._outcomes",
     "outcome": "engram.memory._outcomes",
     "ImportResult": "engram.memory._portable",
@@ -174,6 +184,7 @@ _LAZY: dict[str, str] = {
     "owner_of": "engram.memory._owner",
     "check_subject": "engram.memory._owner",
     "subject_ring_id": "engram.memory._owner",
+    "subject_spec": "engram.memory._owner",
     "LifecycleResult": "engram.memory._lifecycle",
     "MemoryHistory": "engram.memory._lifecycle",
     "erase": "engram.memory._lifecycle",
@@ -235,6 +246,7 @@ __all__ = [
     "complete",
     "default_index_folder",
     "default_manifest_text",
+    "deferred_engine",
     "distill",
     "erase",
     "erase_rings",
@@ -269,6 +281,7 @@ __all__ = [
     "signal_weight",
     "status",
     "subject_ring_id",
+    "subject_spec",
     "subject_view",
     "supersede",
     "withdraw",

@@ -62,6 +62,12 @@ def _signals() -> dict[str, Signal]:
 
 
 SIGNALS: dict[str, Signal] = _signals()
+MCP_REFUSAL = (
+    "{signal} outcomes are refused over MCP: sealed_* and human_* evidence is recorded only by "
+    "`engram outcome --attestation <ssh-signature>` against the seat's trust anchor"
+)
+"""The refusal of an attested signal on the mcp channel (here, beside the signals, so the MCP
+server can state it without importing the engine)."""
 
 
 def signal_named(name: str) -> Signal:
@@ -185,6 +191,7 @@ def judge(ev: Evidence, status: MemoryStatus, epi: Epistemology, anchored: bool)
 __all__ = [
     "ATTESTED_ORACLES",
     "BLOCKED",
+    "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",
     "Evidence",

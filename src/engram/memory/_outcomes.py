@@ -29,6 +29,7 @@ from engram.memory._engine import MemoryEngine, hidden_from
 from engram.memory._epistemology import (
     ATTESTED_ORACLES,
     BLOCKED,
+    MCP_REFUSAL,
     Evidence,
     deltas,
     judge,
@@ -47,10 +48,6 @@ from engram.memory._owner import owner_of
 from engram.store import Tx
 
 Channel = Literal["cli", "mcp", "api"]
-MCP_REFUSAL = (
-    "{signal} outcomes are refused over MCP: sealed_* and human_* evidence is recorded only by "
-    "`engram outcome --attestation <ssh-signature>` against the seat's trust anchor"
-)
 
 
 def _mounted(engine: MemoryEngine, memory: Memory) -> None:

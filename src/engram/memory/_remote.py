@@ -13,10 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-if TYPE_CHECKING:  # httpx costs 70 ms to import: only a remote stage needs it
+if TYPE_CHECKING:  # httpx costs 70 ms to import, numpy 60-150: only a remote stage needs them
     import httpx
+    import numpy as np
 
 from engram.errors import ManifestError, RemoteError
 from engram.memory._manifest import OteSpec
@@ -105,6 +104,8 @@ class RemoteEmbedder:
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         if not texts:
             return []
+        import numpy as np  # `engram mcp` builds its stages before any tool runs (issue 33)
+
         body = _post(
             self._client,
             self.url,

@@ -34,8 +34,11 @@ def subject_view(engine: MemoryEngine, subject_id: str | None) -> MemoryEngine:
     subject's: the seat's spec is kept on every view."""
     if subject_id is None:
         return engine
+    # Read before the copy: a deferred engine (engram mcp) opens here, so the copy shares the
+    # opened engine instead of opening one of its own.
+    seat_spec = engine.seat_spec
     view = copy.copy(engine)
-    view.spec = subject_spec(engine.seat_spec, subject_id)
+    view.spec = subject_spec(seat_spec, subject_id)
     view.subject = subject_id
     return view
 

@@ -1,0 +1,61 @@
+"""`engram --version`, `--help` and every `engram COMMAND --help` beside `python -c pass`.
+
+Run: ``python -m bench cli-start [--rounds N] [COMMAND ...]``.
+
+A hook that runs ``engram`` per tool call pays its start-up every time. Each figure is the least
+CPU time (user + system, from ``getrusage`` of the finished child) of N fresh processes; the
+baseline ``python -c pass`` is measured in the same run. Target (issue 33): each <= 3x the
+baseline.
+"""
+
+from __future__ import annotations
+
+import compileall
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+import engram
+from engram.cli import COMMAND_MODULES
+
+
+def _least_cpu(argv: list[str], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return best
+
+
+def main(*, rounds: int = 7, argv: list[str] | None = None) -> int:
+    # Bytecode as an installed wheel has it (PYTHONDONTWRITEBYTECODE would recompile each run).
+    compileall.compile_dir(Path(engram.__file__).parent, quiet=1)
+    engram_cli = str(Path(sys.executable).parent / "engram")
+    commands = argv or sorted(COMMAND_MODULES)
+    base = _least_cpu([sys.executable, "-c", "pass"], rounds)
+    table = Table(
+        title=f"CLI start-up, least CPU of {rounds} fresh processes (load "
+        f"{os.getloadavg()[0]:.1f})",
+        title_justify="left",
+    )
+    for column in ("command", "CPU", "x python -c pass"):
+        table.add_column(column, justify="left" if column == "command" else "right")
+    table.add_row("python -c pass (baseline)", f"{base * 1e3:.0f} ms", "1.00")
+    rows = [("engram --version", ["--version"]), ("engram --help", ["--help"])]
+    rows += [(f"engram {c} --help", [c, "--help"]) for c in commands]
+    for label, args in rows:
+        cpu = _least_cpu([engram_cli, *args], rounds)
+        table.add_row(label, f"{cpu * 1e3:.0f} ms", f"{cpu / base:.2f}")
+    Console(width=None if Console().is_terminal else 100).print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(argv=sys.argv[1:]))
