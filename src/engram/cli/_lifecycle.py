@@ -8,6 +8,7 @@ Each command is one call of the memory engine (:func:`engram.memory.forget`, ``r
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,7 +16,9 @@ from engram.cli._app import cli
 from engram.cli._db import database_option
 from engram.cli._seat import actor, ote_option, seat_engine, subject_option
 from engram.core.jsonio import dumps_text
-from engram.memory import LifecycleResult, MemoryHistory
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not for --help (issue 33)
+    from engram.memory import LifecycleResult, MemoryHistory
 
 
 def _report(results: list[LifecycleResult], as_json: bool, did: str, already: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from engram.cli._app import cli
+from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import database_option, emit, json_option
 from engram.cli._seat import subject_option
 from engram.core.canonical import Json, parse_strict
@@ -49,7 +49,7 @@ def _ote_option(command: click.decorators.FC) -> click.decorators.FC:
     )(command)
 
 
-@cli.group("memory")
+@cli.group("memory", cls=LazySubgroup)
 def memory_group() -> None:
     """Memories in and out as Portable AI Memory (PAM) 1.0 documents; a memory's history."""
 

@@ -33,6 +33,10 @@ class _Deferred:
             return self._engine
 
     def __getattr__(self, name: str) -> Any:  # only names not set in __init__ come here
+        if name.startswith("_"):
+            # Private and special names are never the engine's: copy.copy (subject_view) asks
+            # a half-built copy for __setstate__, whose _lock is not there yet.
+            raise AttributeError(name)
         return getattr(self._opened(), name)
 
 
