@@ -52,7 +52,7 @@ from engram.memory._models import author_of
 from engram.memory._text import LOCAL_DIMS, blob_to_vector, local_vectors, terms
 from engram.store import Store
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: words of every script (_analysis); older indexes are rebuilt once
 _LOAD_BATCH = 20_000
 _WRITER_HEAP = 64_000_000
 _Occur = tantivy.Occur
