@@ -20,7 +20,17 @@ from memory_kit import manifest_text
 
 from engram.core.clock import FixedClock
 from engram.errors import InvalidRequest
-from engram.memory import MemoryEngine, OteSpec, _index, open_engine, parse_manifest, recall, record
+from engram.memory import (
+    MemoryEngine,
+    OteSpec,
+    RecordInput,
+    _index,
+    open_engine,
+    parse_manifest,
+    recall,
+    record,
+    record_many,
+)
 from engram.memory._analysis import MAX_WORD, words
 from engram.memory._text import terms
 from engram.memory.internals import local_vector
@@ -251,3 +261,22 @@ def test_an_index_of_the_previous_analysis_is_rebuilt_once_and_never_mixed(
     recall(again, "budget")
     assert again.index.rebuilds == 0  # once only
     store.close()
+
+
+@pytest.mark.req("engram.memory.recall-authors")
+def test_an_author_with_diacritics_is_named_by_the_same_words_without_them(
+    sqlite_engine: MemoryEngine,
+) -> None:
+    team = {
+        "José García": "the team meeting moved to Thursday",
+        "Zoë Brontë": "the team meeting is on Friday",
+    }
+    record_many(
+        sqlite_engine,
+        [RecordInput(t, "fact", "M2", provenance={"author": who}) for who, t in team.items()],
+    )
+    for who, spelled in (("José García", "jose garcia"), ("Zoë Brontë", "ZOE BRONTE")):
+        # Both memories match "team meeting"; only the named author's gains the author boost.
+        hits = recall(sqlite_engine, f"team meeting according to {spelled}", k=2).hits
+        assert hits[0].memory.author == who
+        assert hits[0].components["entity"] > 0  # the author boost (reported as "entity")
