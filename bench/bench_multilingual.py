@@ -142,10 +142,20 @@ def analysis(words: Callable[[str], list[str]] | None) -> Iterator[None]:
         _text._word_features.cache_clear()
 
 
-def engram_rankers(texts: Sequence[str]) -> dict[str, Ranker]:
-    """recall() on the default seat (no model) and its lexical stage, over a fresh store."""
-    seat = parse_manifest(default_manifest_text(), "multilingual-seat")
-    engine = open_engine(open_store("memory://"), seat, FixedClock())
+def engram_rankers(texts: Sequence[str], *, dense: bool = False) -> dict[str, Ranker]:
+    """recall() on the default seat (no model, or the bundled MiniLM with ``dense``) and its
+    lexical stage, over a fresh store."""
+    manifest = default_manifest_text()
+    embedder = None
+    if dense:
+        from engram.memory.internals import MiniLMEmbedder
+
+        manifest = re.sub(
+            r'embedding_provider = "[^"]*"', 'embedding_provider = "minilm-l6-v2"', manifest
+        )
+        embedder = MiniLMEmbedder()
+    seat = parse_manifest(manifest, "multilingual-seat")
+    engine = open_engine(open_store("memory://"), seat, FixedClock(), embedder=embedder)
     recorded = record_many(engine, [RecordInput(t, "fact", "M2") for t in texts])
     index_of = {r.memory.id: i for i, r in enumerate(recorded)}
     ring = [m.ring_id for m in seat.mounts]
@@ -228,6 +238,7 @@ def timed_analysis(
 def main(*, rounds: int = 7, argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench multilingual", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--no-model", action="store_true", help="skip the bundled MiniLM row")
     args = parser.parse_args(list(argv or []))
     languages = load()
     texts, questions = corpus(languages)
@@ -236,6 +247,8 @@ def main(*, rounds: int = 7, argv: Sequence[str] | None = None) -> int:
         "bm25s over engram's words": bm25s_ranker(texts, _analysis.words),
     }
     systems |= {f"engram {n}": r for n, r in engram_rankers(texts).items()}
+    if not args.no_model:
+        systems["engram recall(), bundled MiniLM"] = engram_rankers(texts, dense=True)["recall()"]
     variants: dict[str, Callable[[str], list[str]] | None] = {
         "before issue 30 ([a-z0-9]+)": _old_words,
         "jieba + pythainlp for zh/th": _dictionary_words(),
