@@ -19,7 +19,8 @@ analysis before issue 30 (``[a-z0-9]+`` words), and, where the packages are inst
 with a dictionary segmenter for Chinese (jieba) and Thai (pythainlp) instead of letter bigrams.
 The analysis's speed is timed beside bm25s's tokenizer on the same texts.
 
-Run: python -m bench multilingual [--json]
+Run: python -m bench multilingual [--json] [--no-model]; ``--cost`` times record and recall of
+the model-free seat against the default (bundled MiniLM) seat on the same 1,400 texts.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import argparse
 import importlib.util
 import random
 import re
+import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -235,13 +237,61 @@ def timed_analysis(
     return out
 
 
+def seat_cost(texts: Sequence[str], questions: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Record and recall cost of the model-free seat and of the default (MiniLM) seat on this
+    corpus: records per CPU second and per wall second (the whole ``record_many``, index
+    included) and recall p50 in ms (wall and CPU), in this process on one thread."""
+    out: dict[str, dict[str, float]] = {}
+    for name, dense in (("local-hash-128", False), ("minilm-l6-v2 (default seat)", True)):
+        manifest = default_manifest_text()
+        embedder = None
+        if dense:
+            from engram.memory.internals import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+            embedder.embed(["warm up"])  # the session's load is not a record's cost
+        else:
+            manifest = manifest.replace('"minilm-l6-v2"', '"local-hash-128"')
+        seat = parse_manifest(manifest, "cost-seat")
+        engine = open_engine(open_store("memory://"), seat, FixedClock(), embedder=embedder)
+        wall, cpu = time.perf_counter(), time.process_time()
+        record_many(engine, [RecordInput(t, "fact", "M2") for t in texts])
+        engine.refresh_index()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        recall(engine, questions[0])
+        walls, cpus = [], []
+        for q in questions:
+            w, c = time.perf_counter(), time.process_time()
+            recall(engine, q, k=K)
+            walls.append(time.perf_counter() - w)
+            cpus.append(time.process_time() - c)
+        out[name] = {
+            "records_per_cpu_s": len(texts) / cpu,
+            "records_per_wall_s": len(texts) / wall,
+            "recall_p50_ms": statistics.median(walls) * 1e3,
+            "recall_p50_cpu_ms": statistics.median(cpus) * 1e3,
+        }
+    return out
+
+
 def main(*, rounds: int = 7, argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench multilingual", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--no-model", action="store_true", help="skip the bundled MiniLM row")
+    parser.add_argument(
+        "--cost", action="store_true", help="only time record and recall, model-free vs default"
+    )
     args = parser.parse_args(list(argv or []))
     languages = load()
     texts, questions = corpus(languages)
+    if args.cost:
+        cost = seat_cost(texts, [q for _, q, _, _ in questions])
+        if args.json:
+            print(dumps_text(cost))
+            return 0
+        for name, figures in cost.items():
+            print(f"{name:30} " + ", ".join(f"{k} {v:,.1f}" for k, v in figures.items()))
+        return 0
     systems: dict[str, Ranker] = {
         "bm25s (baseline)": bm25s_ranker(texts, None),
         "bm25s over engram's words": bm25s_ranker(texts, _analysis.words),
