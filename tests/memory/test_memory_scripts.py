@@ -24,6 +24,7 @@ from engram.memory import (
     MemoryEngine,
     OteSpec,
     RecordInput,
+    _analysis,
     _index,
     open_engine,
     parse_manifest,
@@ -280,3 +281,13 @@ def test_an_author_with_diacritics_is_named_by_the_same_words_without_them(
         hits = recall(sqlite_engine, f"team meeting according to {spelled}", k=2).hits
         assert hits[0].memory.author == who
         assert hits[0].components["entity"] > 0  # the author boost (reported as "entity")
+
+
+@pytest.mark.req("engram.memory.words-hostile-text")
+def test_text_walking_the_code_space_leaves_the_caches_bounded() -> None:
+    everything = "".join(chr(cp) for cp in range(0x20, 0x30000) if not 0xD800 <= cp <= 0xDFFF)
+    for start in range(0, len(everything), 90_000):
+        assert isinstance(words(everything[start : start + 90_000]), list)
+    assert len(_analysis._FOLD) <= _analysis._CACHE_LIMIT
+    assert len(_analysis._GROUP) <= _analysis._CACHE_LIMIT
+    assert words("Grüße 北京市") == ["grusse", "北京", "京市"]  # uncached characters still fold

@@ -107,12 +107,18 @@ def _fold_char(ch: str) -> str:
     return " "  # punctuation, symbols (emoji too: see the module's docstring), spaces
 
 
+# The two per-character caches stop growing here, so text that walks the whole code space costs
+# time (each character computed again), never unbounded memory in a long-running server.
+_CACHE_LIMIT = 1 << 16
+
+
 class _FoldTable(dict[int, str]):
     """``str.translate`` table filled on first sight of each code point."""
 
     def __missing__(self, cp: int) -> str:
         folded = _fold_char(chr(cp))
-        self[cp] = folded
+        if len(self) < _CACHE_LIMIT:
+            self[cp] = folded
         return folded
 
 
@@ -131,7 +137,8 @@ class _GroupTable(dict[str, str]):
             group = _CJK if first in _BIGRAM_GROUPS else _SEGMENTED.get(first, first)
             if first == "DIGIT":
                 group = "LATIN"  # ASCII digits: part of a Latin word, as in the ASCII analysis
-        self[ch] = group
+        if len(self) < _CACHE_LIMIT:
+            self[ch] = group
         return group
 
 
