@@ -3,7 +3,7 @@
 Data: ``bench/data/multilingual.json`` (written for this benchmark, CC0: see
 ``bench/data/SOURCE-multilingual.md``): in each of 14 languages (English, German, French,
 Spanish, Vietnamese, Russian, Greek, Arabic, Hebrew, Hindi, Chinese, Japanese, Korean, Thai) ten
-memories about one made-up family and six questions that share words with their memory but not
+memories about one made-up family and ten questions that share words with their memory but not
 its sentence: one written without the diacritics where the script has them, one with a typo,
 and one mixing two scripts (a Latin brand name inside the language's own script). Ten memories
 alone would leave a question few rivals, so each language also gets 90 distractors that share
@@ -31,8 +31,7 @@ import random
 import re
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +42,13 @@ from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.memory import (
     RecordInput,
-    _analysis,
-    _text,
     default_manifest_text,
     open_engine,
     parse_manifest,
     recall,
     record_many,
 )
-from engram.memory.internals import fused_ranking
+from engram.memory.internals import analysed_with, fold, fused_ranking, script_of, terms, words
 from engram.store import open_store
 
 DATA = Path(__file__).resolve().parent / "data" / "multilingual.json"
@@ -111,37 +108,18 @@ def _dictionary_words() -> Callable[[str], list[str]] | None:
 
     jieba.setLogLevel(60)
 
-    def words(text: str) -> list[str]:
+    def segmented(text: str) -> list[str]:
         out: list[str] = []
-        for run in _analysis.fold(text).split():
-            group = _analysis.script_of(run)
+        for run in fold(text).split():
             if all("\u4e00" <= c <= "\u9fff" for c in run):  # Han only: Chinese
                 out += [w for w in jieba.lcut(run) if w.strip()]
-            elif group == "THAI":
+            elif script_of(run) == "THAI":
                 out += [w for w in word_tokenize(run, engine="newmm") if w.strip()]
             else:
-                out += _analysis.words(run)
+                out += words(run)
         return out
 
-    return words
-
-
-@contextmanager
-def analysis(words: Callable[[str], list[str]] | None) -> Iterator[None]:
-    """Swap the words every feature is built from (terms, local vectors) for one engine."""
-    if words is None:
-        yield
-        return
-    saved = _text.words
-    setattr(_text, "words", words)  # noqa: B010 - the module global terms() and vectors read
-    _text._stem.cache_clear()
-    _text._word_features.cache_clear()
-    try:
-        yield
-    finally:
-        setattr(_text, "words", saved)  # noqa: B010
-        _text._stem.cache_clear()
-        _text._word_features.cache_clear()
+    return segmented
 
 
 def engram_rankers(texts: Sequence[str], *, dense: bool = False) -> dict[str, Ranker]:
@@ -172,23 +150,23 @@ def engram_rankers(texts: Sequence[str], *, dense: bool = False) -> dict[str, Ra
     return {"recall()": recalled, "lexical only": lexical}
 
 
-def bm25s_ranker(texts: Sequence[str], words: Callable[[str], list[str]] | None) -> Ranker:
+def bm25s_ranker(texts: Sequence[str], analyse: Callable[[str], list[str]] | None) -> Ranker:
     """bm25s with its own tokenizer, or over the given words."""
     bm = bm25s.BM25()
-    if words is None:
+    if analyse is None:
         bm.index(
             bm25s.tokenize(list(texts), stopwords="en", show_progress=False), show_progress=False
         )
     else:
-        bm.index([words(t) or ["\x00"] for t in texts], show_progress=False)
+        bm.index([analyse(t) or ["\x00"] for t in texts], show_progress=False)
 
     def ranked(q: str) -> list[int]:
-        if words is None:
+        if analyse is None:
             tokens: Any = bm25s.tokenize([q], stopwords="en", show_progress=False)
             if not tokens.vocab:
                 return []
         else:
-            tokens = [words(q) or ["\x00"]]
+            tokens = [analyse(q) or ["\x00"]]
         docs, scores = bm.retrieve(tokens, k=K, show_progress=False)
         return [int(d) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
@@ -215,11 +193,11 @@ def timed_analysis(
     letter bigrams and the dictionary segmenters over the CJK and Thai texts, best of
     ``rounds``."""
     many = list(texts) * 20
-    spaceless = [t for t in texts if _analysis.script_of(t[0]) in ("CJK", "THAI")] * 20
+    spaceless = [t for t in texts if script_of(t[0]) in ("CJK", "THAI")] * 20
     contenders: list[tuple[str, Callable[[], object], int]] = [
         ("bm25s.tokenize", lambda: bm25s.tokenize(many, stopwords="en", show_progress=False), 0),
-        ("engram terms()", lambda: [_text.terms(t) for t in many], 0),
-        ("zh/ja/ko/th: letter bigrams", lambda: [_analysis.words(t) for t in spaceless], 1),
+        ("engram terms()", lambda: [terms(t) for t in many], 0),
+        ("zh/ja/ko/th: letter bigrams", lambda: [words(t) for t in spaceless], 1),
     ]
     if dictionary is not None:
         contenders.append(
@@ -229,7 +207,6 @@ def timed_analysis(
     for name, fn, subset in contenders:
         best = float("inf")
         for _ in range(rounds):
-            _text._stem.cache_clear()
             start = time.perf_counter()
             fn()
             best = min(best, time.perf_counter() - start)
@@ -294,7 +271,7 @@ def main(*, rounds: int = 7, argv: Sequence[str] | None = None) -> int:
         return 0
     systems: dict[str, Ranker] = {
         "bm25s (baseline)": bm25s_ranker(texts, None),
-        "bm25s over engram's words": bm25s_ranker(texts, _analysis.words),
+        "bm25s over engram's words": bm25s_ranker(texts, words),
     }
     systems |= {f"engram {n}": r for n, r in engram_rankers(texts).items()}
     if not args.no_model:
@@ -304,10 +281,10 @@ def main(*, rounds: int = 7, argv: Sequence[str] | None = None) -> int:
         "jieba + pythainlp for zh/th": _dictionary_words(),
     }
     results = evaluate(systems, questions)
-    for label, words in variants.items():
-        if words is None:
+    for label, variant in variants.items():
+        if variant is None:
             continue
-        with analysis(words):
+        with analysed_with(variant):
             results[f"engram recall(), {label}"] = evaluate(
                 {"x": engram_rankers(texts)["recall()"]}, questions
             )["x"]

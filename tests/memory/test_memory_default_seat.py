@@ -26,7 +26,6 @@ from engram.memory import (
     record_many,
     remote_stages,
 )
-from engram.memory._manifest import Reranker, Retrieval
 from engram.store import Store
 
 
@@ -60,10 +59,12 @@ def test_default_ote_and_init_seats_use_the_bundled_model(tmp_path: Path) -> Non
 
 @pytest.mark.req("engram.memory.default-seat-semantic")
 def test_the_generated_manifest_names_every_retrieval_option_once_with_a_comment() -> None:
-    own, reranker = _retrieval_lines(default_manifest_text())
+    text = default_manifest_text()
+    own, reranker = _retrieval_lines(text)
+    retrieval = parse_manifest(text, "x").retrieval  # the option sets are the parsed tables'
     for lines, fields in (
-        (own, {f.name for f in dataclasses.fields(Retrieval)} - {"reranker"}),
-        (reranker, {f.name for f in dataclasses.fields(Reranker)}),
+        (own, {f.name for f in dataclasses.fields(retrieval)} - {"reranker"}),
+        (reranker, {f.name for f in dataclasses.fields(retrieval.reranker)}),
     ):
         keys = [_key(line) for line in lines]
         assert sorted(keys) == sorted(fields)  # every option, each once

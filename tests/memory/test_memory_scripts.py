@@ -19,22 +19,19 @@ import pytest
 from memory_kit import manifest_text
 
 from engram.core.clock import FixedClock
+from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 from engram.memory import (
     MemoryEngine,
     OteSpec,
     RecordInput,
-    _analysis,
-    _index,
     open_engine,
     parse_manifest,
     recall,
     record,
     record_many,
 )
-from engram.memory._analysis import MAX_WORD, words
-from engram.memory._text import terms
-from engram.memory.internals import local_vector
+from engram.memory.internals import INDEX_VERSION, MAX_WORD, cache_sizes, local_vector, terms, words
 from engram.store import Store, open_store
 
 EngramShell = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -209,7 +206,7 @@ def test_a_megabyte_of_one_character_is_refused_with_a_clear_error(
 def test_the_analysis_is_the_same_in_every_process() -> None:
     text = "Grüße 👨\u200d👩\u200d👧 Москва 北京市 ข้าวผัด \u202eevil"
     code = (
-        "import json,sys; from engram.memory._text import terms, local_vector;"
+        "import json,sys; from engram.memory.internals import terms, local_vector;"
         "t=sys.argv[1]; print(json.dumps([terms(t), local_vector(t).tolist()]))"
     )
     seen = []
@@ -227,37 +224,36 @@ def test_the_analysis_is_the_same_in_every_process() -> None:
 
 
 @pytest.mark.req("engram.memory.index-version-rebuilt")
-def test_an_index_of_the_previous_analysis_is_rebuilt_once_and_never_mixed(
-    tmp_path: Path, seat: OteSpec, monkeypatch: pytest.MonkeyPatch
+def test_an_index_of_another_version_is_rebuilt_once_and_never_appended_to(
+    tmp_path: Path, seat: OteSpec
 ) -> None:
     db = tmp_path / "engram.db"
-    store = open_store(f"sqlite://{db}")
-    # The previous version's index: only [a-z0-9] words, so the Chinese memory has no terms.
-    with monkeypatch.context() as old:
-        old.setattr(_index, "INDEX_VERSION", 2)
-        old.setattr(
-            _index, "terms", lambda text: re.findall(r"[a-z0-9]+", text.lower().replace("'", ""))
-        )
-        engine = open_engine(store, seat, FixedClock())
-        record(engine, SCRIPTS["chinese"][0], "fact", "M2")
-        record(engine, "budget meeting in the office", "fact", "M2")
-        old_hits = recall(engine, "北京办公室预算").hits
-        # Found by its local vector at most: the old index holds no word of it.
-        assert all(h.components.get("lexical", 0) == 0 for h in old_hits)
-        assert engine.index.rebuilds == 1
     folder = db.with_name("engram.db.index")
-    old_generation = (folder / "CURRENT").read_text()
-    store.close()
     store = open_store(f"sqlite://{db}")
     engine = open_engine(store, seat, FixedClock())
-    hits = recall(engine, "北京办公室预算").hits
-    assert hits[0].memory.text == SCRIPTS["chinese"][0]
-    assert hits[0].components["lexical"] > 0  # its words are in the rebuilt index
-    assert engine.index.rebuilds == 1  # the old version was not appended to: rebuilt whole
-    current = (folder / "CURRENT").read_text()
-    assert current != old_generation
-    meta = json.loads((folder / current / "meta.json").read_text())
-    assert meta["version"] == _index.INDEX_VERSION
+    record(engine, SCRIPTS["chinese"][0], "fact", "M2")
+    record(engine, "budget meeting in the office", "fact", "M2")
+    recall(engine, "budget")
+    store.close()
+    # What the previous release left: the same files, its own version in the meta (version 2
+    # indexed only [a-z0-9] words, so its terms cannot be trusted for this analysis).
+    old = folder / (folder / "CURRENT").read_text().strip()
+    meta = json.loads((old / "meta.json").read_text())
+    assert meta["version"] == INDEX_VERSION
+    (old / "meta.json").write_text(dumps_text({**meta, "version": 2}))
+    store = open_store(f"sqlite://{db}")
+    engine = open_engine(store, seat, FixedClock())
+    record(engine, SCRIPTS["russian"][0], "fact", "M2")  # a delta the old index must not take
+    for script in ("chinese", "russian"):
+        hits = recall(engine, SCRIPTS[script][1]).hits
+        assert hits[0].memory.text == SCRIPTS[script][0]
+        assert hits[0].components["lexical"] > 0
+    assert engine.index.rebuilds == 1
+    new = folder / (folder / "CURRENT").read_text().strip()
+    assert new != old
+    rebuilt = json.loads((new / "meta.json").read_text())
+    assert (rebuilt["version"], rebuilt["docs"]) == (INDEX_VERSION, 3)  # all rows, loaded anew
+    assert not old.exists()  # the old generation was replaced, never appended to
     again = open_engine(store, seat, FixedClock())
     recall(again, "budget")
     assert again.index.rebuilds == 0  # once only
@@ -288,6 +284,7 @@ def test_text_walking_the_code_space_leaves_the_caches_bounded() -> None:
     everything = "".join(chr(cp) for cp in range(0x20, 0x30000) if not 0xD800 <= cp <= 0xDFFF)
     for start in range(0, len(everything), 90_000):
         assert isinstance(words(everything[start : start + 90_000]), list)
-    assert len(_analysis._FOLD) <= _analysis._CACHE_LIMIT
-    assert len(_analysis._GROUP) <= _analysis._CACHE_LIMIT
+    folds, groups, limit = cache_sizes()
+    assert folds <= limit
+    assert groups <= limit
     assert words("Grüße 北京市") == ["grusse", "北京", "京市"]  # uncached characters still fold

@@ -181,6 +181,11 @@ def _segments(run: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+def cache_sizes() -> tuple[int, int, int]:
+    """Entries in the character-fold and script-group caches, and the limit of each."""
+    return len(_FOLD), len(_GROUP), _CACHE_LIMIT
+
+
 def words(text: str) -> list[str]:
     """The words of ``text`` in order (stop words kept): the raw material of every feature."""
     folded = fold(text)
@@ -200,4 +205,4 @@ def words(text: str) -> list[str]:
     return out
 
 
-__all__ = ["MAX_WORD", "fold", "script_of", "words"]
+__all__ = ["MAX_WORD", "cache_sizes", "fold", "script_of", "words"]

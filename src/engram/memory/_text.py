@@ -59,6 +59,12 @@ def _stem(word: str) -> str:
     return word if stemmer is None else str(stemmer.stemWord(word))
 
 
+def clear_caches() -> None:
+    """Forget cached stems and word features (a benchmark that swaps the analysis calls it)."""
+    _stem.cache_clear()
+    _word_features.cache_clear()
+
+
 def terms(text: str) -> list[str]:
     """Index terms: words without stop words, Snowball-stemmed (so "went" != "go", but
     "groups" == "group"); the words come from ``_analysis`` (every script)."""
@@ -182,6 +188,7 @@ __all__ = [
     "LOCAL_ENGINE",
     "STOPWORDS",
     "blob_to_vector",
+    "clear_caches",
     "extract_entities",
     "local_vector",
     "local_vectors",
