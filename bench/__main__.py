@@ -21,6 +21,7 @@ BENCHMARKS = {
     "tamper": "bench.bench_tamper",
     "metrics": "bench.bench_metrics",
     "tamper-acx": "bench.bench_tamper_acx",
+    "multilingual": "bench.bench_multilingual",
 }
 
 

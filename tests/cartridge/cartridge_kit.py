@@ -188,7 +188,13 @@ class Seat:
         root.mkdir()
         self.repo = f"repo:{repo_hex}"
         self.ote = root / "ote.toml"
-        self.ote.write_text(default_manifest_text().replace("repo:0000000000000000", self.repo))
+        # The model-free seat: new seats get the bundled MiniLM model; cartridges are not about it.
+        text = default_manifest_text().replace("repo:0000000000000000", self.repo)
+        self.ote.write_text(
+            text.replace(
+                'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
+            )
+        )
         self.db = root / "engram.db"
         self.url = f"sqlite:///{self.db}"
 

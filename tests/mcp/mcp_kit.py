@@ -34,7 +34,11 @@ def write_seat(directory: Path) -> Path:
     """A repository-like directory with the built-in manifest at .engram/ote.toml."""
     manifest = directory / ".engram" / "ote.toml"
     manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(default_manifest_text(), encoding="utf-8")
+    # The model-free seat: new seats get the bundled MiniLM model, these tests are not about it.
+    text = default_manifest_text().replace(
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
+    )
+    manifest.write_text(text, encoding="utf-8")
     return manifest
 
 

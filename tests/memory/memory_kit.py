@@ -14,7 +14,15 @@ def manifest_text(extra: str = "", *, budget: int = 2000) -> str:
     text = default_manifest_text().replace(
         "keyspace_budget_tokens = 2000", f"keyspace_budget_tokens = {budget}"
     )
-    return text + extra
+    return hash_only(text) + extra
+
+
+def hash_only(manifest: str) -> str:
+    """A generated manifest pinned to the model-free local-hash-128 seat: new seats get the
+    bundled MiniLM model, and tests that are not about it need not pay its cost."""
+    return manifest.replace(
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
+    )
 
 
 def ssh_keygen_key(directory: Path, name: str) -> tuple[Path, str]:

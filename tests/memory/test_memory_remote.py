@@ -108,8 +108,7 @@ def remote_toml(fail_open: bool, rerank: bool = False) -> str:
     text = (
         manifest_text()
         .replace(
-            'embedding_provider = "local-hash-128" # or "remote-openai" with embedding_endpoint or '
-            "THALAMUS_URL",
+            'embedding_provider = "local-hash-128"',
             'embedding_provider = "remote-openai"\nembedding_model = "toy"',
         )
         .replace("embedding_dims = 128", f"embedding_dims = {DIMS}")

@@ -112,11 +112,11 @@ def shared_engine(
         text = (
             manifest_text()
             .replace(
-                'embedding_provider = "local-hash-128" # or "remote-openai" with '
-                "embedding_endpoint or THALAMUS_URL",
-                'embedding_provider = "remote-openai"\nembedding_model = "toy"\n'
-                "timeout_seconds = 120",  # the held call must not time out and free the lock
+                'embedding_provider = "local-hash-128"',
+                'embedding_provider = "remote-openai"\nembedding_model = "toy"',
             )
+            # The held call must not time out and free the lock.
+            .replace("timeout_seconds = 5.0", "timeout_seconds = 120")
             .replace("embedding_dims = 128", f"embedding_dims = {DIMS}")
         )
         if rerank:

@@ -46,7 +46,11 @@ OWNER = "550e8400-e29b-41d4-a716-446655440000"
 
 
 def engine_on(store: Store, clock: FixedClock | None = None) -> MemoryEngine:
-    return open_engine(store, parse_manifest(default_manifest_text()), clock or FixedClock())
+    # The model-free seat: new seats get the bundled MiniLM model, these tests are not about it.
+    text = default_manifest_text().replace(
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
+    )
+    return open_engine(store, parse_manifest(text), clock or FixedClock())
 
 
 def loose(document: JsonObject) -> dict[str, Any]:

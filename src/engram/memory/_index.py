@@ -49,10 +49,10 @@ from engram.core.jsonio import dumps_text
 from engram.errors import StoreError
 from engram.memory import _repo
 from engram.memory._models import author_of
-from engram.memory._text import LOCAL_DIMS, blob_to_vector, local_vectors, terms
+from engram.memory._text import LOCAL_DIMS, blob_to_vector, local_vectors, terms, words
 from engram.store import Store
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: words of every script (_analysis); older indexes are rebuilt once
 _LOAD_BATCH = 20_000
 _WRITER_HEAP = 64_000_000
 _Occur = tantivy.Occur
@@ -66,10 +66,12 @@ def matvec(matrix: np.ndarray, vec: np.ndarray) -> np.ndarray:
 
 
 def tag_terms(entities: Sequence[str], author: str) -> list[str]:
-    """The index terms of a memory's author and entities (lower-cased, one token each)."""
+    """The index terms of a memory's author and entities (lower-cased, one token each). An
+    author is its words joined by spaces, as a query's word runs are ("José García" is named by
+    "jose garcia"); entities stay as the seat's patterns matched them."""
     out = []
-    if author:
-        out.append("a:" + " ".join(author.lower().split()))
+    if author and words(author):
+        out.append("a:" + " ".join(words(author)))
     out += ["e:" + " ".join(e.lower().split()) for e in entities if e.strip()]
     return out
 

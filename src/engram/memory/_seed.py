@@ -84,15 +84,22 @@ nomination_min_verifications = 5
 # reverify_fraction = 0.2
 
 [retrieval]
-embedding_provider = "local-hash-128" # or "remote-openai" with embedding_endpoint or THALAMUS_URL
-embedding_dims = 128
-fail_open = true
+embedding_provider = "minilm-l6-v2" # bundled offline model; "local-hash-128": none; "remote-openai"
+# embedding_model = "text-embedding-3-small" # remote-openai only: the model the endpoint serves
+# embedding_endpoint = "http://127.0.0.1:8000" # remote-openai only (else THALAMUS_URL)
+embedding_dims = 128 # remote-openai vector size; minilm-l6-v2 is always 384
+timeout_seconds = 5.0 # deadline of each remote embedding or rerank call
+fail_open = true # a failed remote stage degrades recall instead of failing it
 dense_context = 2 # earlier memories of the thread the dense model reads before a memory; 0: none
 
 [retrieval.reranker]
-enabled = false
-candidates_k = 20
-guaranteed_dense_k = 5
+enabled = false # a cross-encoder (POST /v1/rerank) reorders the best candidates
+# provider = "vllm-rerank" # or "remote-openai"
+# model = "BAAI/bge-reranker-base" # required when enabled
+# prompt_template = "Does the passage answer the question?" # sent to the endpoint as is
+# endpoint = "http://127.0.0.1:8001" # else THALAMUS_URL
+candidates_k = 20 # fused candidates the reranker reads
+guaranteed_dense_k = 5 # best dense hits added even when fusion left them out
 """
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
@@ -20,10 +19,11 @@ from typing import Any
 import numpy as np
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
+from engram.memory._analysis import script_of, words
+
 LOCAL_ENGINE = "local-hash-128"
 LOCAL_DIMS = 128
 
-_WORD = re.compile(r"[a-z0-9]+")
 # A compact English stop list (articles, pronouns, auxiliaries, prepositions): these carry no
 # topic, and removing them keeps posting lists short, which is most of recall's speed.
 STOPWORDS = frozenset(
@@ -40,21 +40,34 @@ STOPWORDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 _STEMMER = Stemmer.Stemmer("english")
+# Snowball stemmers for the scripts one language dominates; Latin words keep the English one (as
+# before: the language of a Latin word is unknown), scripts not named here are not stemmed.
+_SCRIPT_STEMMERS = {
+    "CYRILLIC": Stemmer.Stemmer("russian"),
+    "GREEK": Stemmer.Stemmer("greek"),
+    "ARABIC": Stemmer.Stemmer("arabic"),
+    "DEVANAGARI": Stemmer.Stemmer("hindi"),
+}
 
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    if word.isascii():
+        return str(_STEMMER.stemWord(word))
+    script = script_of(word)
+    stemmer = _STEMMER if script == "LATIN" else _SCRIPT_STEMMERS.get(script)
+    return word if stemmer is None else str(stemmer.stemWord(word))
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased alphanumeric words (stop words kept): the raw material of every feature."""
-    return _WORD.findall(text.lower().replace("'", ""))
+def clear_caches() -> None:
+    """Forget cached stems and word features (a benchmark that swaps the analysis calls it)."""
+    _stem.cache_clear()
+    _word_features.cache_clear()
 
 
 def terms(text: str) -> list[str]:
     """Index terms: words without stop words, Snowball-stemmed (so "went" != "go", but
-    "groups" == "group")."""
+    "groups" == "group"); the words come from ``_analysis`` (every script)."""
     return [_stem(w) for w in words(text) if w not in STOPWORDS]
 
 
@@ -104,7 +117,7 @@ def _features_into(text: str, index: list[int], value: list[float]) -> None:
     this order, and float sums in another order could differ in the last bit.
     """
     stems: list[str] = []
-    for w in _WORD.findall(text.lower().replace("'", "")):
+    for w in words(text):
         if w in STOPWORDS:
             continue
         i, v, stem = _word_features(w)
@@ -175,6 +188,7 @@ __all__ = [
     "LOCAL_ENGINE",
     "STOPWORDS",
     "blob_to_vector",
+    "clear_caches",
     "extract_entities",
     "local_vector",
     "local_vectors",

@@ -9,9 +9,13 @@ working. Nothing here is a stable API for applications: use ``engram.memory``.
 
 from __future__ import annotations
 
-from engram.memory import _repo
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from engram.memory import _repo, _text
+from engram.memory._analysis import MAX_WORD, cache_sizes, fold, script_of
 from engram.memory._engine import MemoryEngine, memory_id, writing
-from engram.memory._index import TEXT_SCHEMA, RowFile, matvec
+from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, RowFile, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
 from engram.memory._recall import common_terms_query, fused_ranking
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
@@ -25,19 +29,40 @@ def rebuild_index(engine: MemoryEngine) -> None:
         engine.index.sync(engine.store)
 
 
+@contextmanager
+def analysed_with(words_of: Callable[[str], list[str]]) -> Iterator[None]:
+    """Terms and local vectors built from ``words_of`` instead of engram's analysis while the
+    block runs (``bench multilingual`` compares analyses on one corpus with it); the caches are
+    emptied on entry and exit so no word of one analysis serves the other."""
+    saved = _text.words
+    setattr(_text, "words", words_of)  # noqa: B010 - the module global terms() and vectors read
+    _text.clear_caches()
+    try:
+        yield
+    finally:
+        setattr(_text, "words", saved)  # noqa: B010
+        _text.clear_caches()
+
+
 __all__ = [
     "DIMS",
     "ENGINE",
+    "INDEX_VERSION",
+    "MAX_WORD",
     "TEXT_SCHEMA",
     "MiniLMEmbedder",
     "RowFile",
+    "analysed_with",
+    "cache_sizes",
     "common_terms_query",
+    "fold",
     "fused_ranking",
     "local_vector",
     "local_vectors",
     "matvec",
     "memory_id",
     "rebuild_index",
+    "script_of",
     "terms",
     "vector_to_blob",
     "words",
