@@ -64,6 +64,7 @@ from engram.oci._media import (
     referrers_tag,
 )
 from engram.oci._reference import Reference
+from engram.oci._staging import staging
 from engram.trust import TrustRegistry, TrustState
 
 DEFAULT_MAX_LAYER = 1 << 30
@@ -186,8 +187,8 @@ class Discovery:
 @contextlib.contextmanager
 def _private_copy(path: Path) -> Iterator[Path]:
     """A copy only this process can see: what is verified is exactly what is uploaded."""
-    with tempfile.TemporaryDirectory(prefix="engram-oci-") as folder:
-        copy = Path(folder) / "cartridge.acx"
+    with staging() as folder:
+        copy = folder / "cartridge.acx"
         shutil.copyfile(path, copy)
         yield copy
 
@@ -391,8 +392,8 @@ def pull_cartridge(
     force: bool = False,
 ) -> Pulled:
     manifest, layer = _fetch_cartridge(client, reference, max_layer_bytes)
-    with tempfile.TemporaryDirectory(prefix="engram-oci-") as folder:
-        staged = Path(folder) / layer.title
+    with staging() as folder:
+        staged = folder / layer.title
         with staged.open("wb") as out:
             try:
                 client.fetch_blob_to(reference.repository, layer.digest, layer.size, out)
