@@ -345,8 +345,10 @@ class Fetcher:
                 f"{self.party}: no complete answer within the deadline "
                 f"({self.settings.deadline:g} s per request, $ENGRAM_FETCH_DEADLINE)"
             )
-        kind = type(error).__name__
-        return FetchError(f"{self.party}: {kind}: {_short(str(error)) or 'no detail'}")
+        detail = _short(str(error)) or type(error).__name__
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+            return FetchError(f"cannot reach {self.party}: {detail}")
+        return FetchError(f"{self.party}: {type(error).__name__}: {detail}")
 
 
 def _short(text: str, limit: int = 200) -> str:

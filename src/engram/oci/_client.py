@@ -124,18 +124,28 @@ class RegistryClient:
         expected_bytes: int = 0,
         **kwargs: Any,
     ) -> Iterator[httpx.Response]:
-        """One request under one deadline, a ``401`` challenge answered once (body unread)."""
-        with self._fetch.budget(expected_bytes):
-            with self._fetch.stream(method, url, headers=self._headers(headers), **kwargs) as got:
-                if got.status_code != 401:
+        """One request under one deadline, a ``401`` challenge answered once (body unread).
+
+        A :class:`FetchError` (transport, deadline, size, encoding) becomes a
+        :class:`RegistryError` with the same line: the registry failed."""
+        try:
+            with self._fetch.budget(expected_bytes):
+                with self._fetch.stream(
+                    method, url, headers=self._headers(headers), **kwargs
+                ) as got:
+                    if got.status_code != 401:
+                        yield got
+                        return
+                    challenge = got.headers.get("WWW-Authenticate", "")
+                self._auth.answer(self.registry, challenge, self._fetch)
+                with self._fetch.stream(
+                    method, url, headers=self._headers(headers), **kwargs
+                ) as got:
+                    if got.status_code == 401:
+                        raise RegistryAuthFailed(f"{self.registry} refused the credentials")
                     yield got
-                    return
-                challenge = got.headers.get("WWW-Authenticate", "")
-            self._auth.answer(self.registry, challenge, self._fetch)
-            with self._fetch.stream(method, url, headers=self._headers(headers), **kwargs) as got:
-                if got.status_code == 401:
-                    raise RegistryAuthFailed(f"{self.registry} refused the credentials")
-                yield got
+        except FetchError as e:
+            raise RegistryError(e.message) from e
 
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = dict(extra or {})
@@ -263,15 +273,12 @@ class RegistryClient:
     def _stream_blob(self, repository: str, digest: str, max_bytes: int) -> Iterator[bytes]:
         hasher = hashlib.sha256()
         url = f"/v2/{repository}/blobs/{digest}"
-        try:
-            with self._exchange("GET", url, expected_bytes=max_bytes) as response:
-                if response.status_code != 200:
-                    raise self._fail(response, f"GET blob {digest}")
-                for block in self._fetch.iter_body(response, max_bytes, "its body"):
-                    hasher.update(block)
-                    yield block
-        except FetchError as e:
-            raise RegistryError(f"cannot read blob {digest}: {e.message}") from e
+        with self._exchange("GET", url, expected_bytes=max_bytes) as response:
+            if response.status_code != 200:
+                raise self._fail(response, f"GET blob {digest}")
+            for block in self._fetch.iter_body(response, max_bytes, f"blob {digest}"):
+                hasher.update(block)
+                yield block
         got = "sha256:" + hasher.hexdigest()
         if got != digest:
             raise RegistryError(f"blob {digest} arrived as {got}: the registry served other bytes")
