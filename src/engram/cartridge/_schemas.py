@@ -11,6 +11,7 @@ from importlib import resources
 
 from jsonschema import Draft202012Validator
 
+from engram.core.bounds import check_shape
 from engram.errors import CartridgeFormatError
 
 
@@ -26,6 +27,7 @@ def validator(name: str) -> Draft202012Validator:
 
 def issues(name: str, document: object, where: str) -> list[str]:
     """Every way ``document`` breaks the published schema ``name`` (empty when it conforms)."""
+    check_shape(document, where or name)
     found = sorted(validator(name).iter_errors(document), key=lambda e: list(e.absolute_path))
     return [
         f"{where}{''.join(f'[{p!r}]' for p in e.absolute_path)}: {e.message[:200]}"
