@@ -269,15 +269,11 @@ class Fetcher:
     def budget(self, expected_bytes: int = 0) -> Iterator[None]:
         """Everything inside ends by the deadline (the earlier of this one and any outer one)."""
         seconds = self.settings.deadline + max(expected_bytes, 0) / self.settings.min_rate
-        end = time.monotonic() + seconds
-        outer = _DEADLINE.get()
-        token = _DEADLINE.set(end if outer is None else min(outer, end))
-        try:
-            yield
-        except httpx.HTTPError as e:
-            raise self._wrap(e) from e
-        finally:
-            _DEADLINE.reset(token)
+        with deadline(seconds):
+            try:
+                yield
+            except httpx.HTTPError as e:
+                raise self._wrap(e) from e
 
     # Any: the keyword arguments go straight to httpx.Client.build_request (params, content,
     # headers), whose many options are typed there.
@@ -309,18 +305,8 @@ class Fetcher:
 
     def iter_body(self, response: httpx.Response, limit: int, what: str) -> Iterator[bytes]:
         """The decoded body in blocks; :class:`FetchError` once it passes ``limit`` bytes."""
-        decoder = _decoder(response, what)
-        total = 0
         try:
-            for raw in response.iter_raw():  # as it arrives: the deadline is checked per read
-                _left(None, httpcore.ReadTimeout)
-                block = decoder.feed(raw, limit - total + 1)
-                total += len(block)
-                if total > limit:
-                    raise FetchError(f"{what} is larger than {limit} bytes")
-                if block:
-                    yield block
-            decoder.finish()
+            yield from iter_capped(response, limit, what)
         except (httpx.HTTPError, httpcore.ReadTimeout) as e:
             raise self._wrap(e) from e
 
@@ -339,8 +325,7 @@ class Fetcher:
         return bytes(out[:ERROR_EXCERPT])
 
     def _wrap(self, error: Exception) -> FetchError:
-        deadline = _DEADLINE.get()
-        if deadline is not None and time.monotonic() >= deadline - 0.05:
+        if deadline_passed():
             return FetchError(
                 f"{self.party}: no complete answer within the deadline "
                 f"({self.settings.deadline:g} s per request, $ENGRAM_FETCH_DEADLINE)"
@@ -349,6 +334,81 @@ class Fetcher:
         if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
             return FetchError(f"cannot reach {self.party}: {detail}")
         return FetchError(f"{self.party}: {type(error).__name__}: {detail}")
+
+
+# -- bounded reading for clients that send their own requests (the runtime SDK) --------------
+
+
+def iter_capped(response: httpx.Response, limit: int, what: str) -> Iterator[bytes]:
+    """``response``'s body (sent with ``stream=True``) decoded in blocks through the cap.
+
+    The raw stream is read as it arrives and the current deadline checked between reads;
+    :class:`FetchError` for an encoding engram did not ask for or once ``limit`` is passed."""
+    if response.is_stream_consumed:
+        yield _whole(response, limit, what)
+        return
+    decoder = _decoder(response, what)
+    total = 0
+    for raw in response.iter_raw():
+        _left(None, httpcore.ReadTimeout)
+        block = decoder.feed(raw, limit - total + 1)
+        total += len(block)
+        if total > limit:
+            raise FetchError(f"{what} is larger than {limit} bytes")
+        if block:
+            yield block
+    decoder.finish()
+
+
+async def read_capped_async(response: httpx.Response, limit: int, what: str) -> bytes:
+    """:func:`iter_capped` for an ``httpx.AsyncClient`` answer, read whole (at most ``limit``)."""
+    if response.is_stream_consumed:
+        return _whole(response, limit, what)
+    decoder = _decoder(response, what)
+    out = bytearray()
+    async for raw in response.aiter_raw():
+        out += decoder.feed(raw, limit - len(out) + 1)
+        if len(out) > limit:
+            raise FetchError(f"{what} is larger than {limit} bytes")
+    decoder.finish()
+    return bytes(out)
+
+
+def _whole(response: httpx.Response, limit: int, what: str) -> bytes:
+    # An in-process transport (ASGI, a mock) hands httpx the body whole, already read: there
+    # is no stream to bound, only the length to check.
+    if len(response.content) > limit:
+        raise FetchError(f"{what} is larger than {limit} bytes")
+    return response.content
+
+
+def buffered(response: httpx.Response, body: bytes) -> httpx.Response:
+    """A closed streamed answer as an ordinary one holding ``body`` (already decoded)."""
+    headers = [
+        (k, v)
+        for k, v in response.headers.multi_items()
+        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]
+    return httpx.Response(
+        response.status_code, headers=headers, content=body, request=response.request
+    )
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Everything inside (on a :func:`deadline_transport`) ends within ``seconds``."""
+    end = time.monotonic() + seconds
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(end if outer is None else min(outer, end))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def deadline_passed() -> bool:
+    end = _DEADLINE.get()
+    return end is not None and time.monotonic() >= end - 0.05
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -366,10 +426,16 @@ def fetch_url(url: str, *, limit: int, settings: FetchSettings | None = None) ->
 
 
 __all__ = [
+    "ASKED_ENCODINGS",
     "ERROR_EXCERPT",
     "FetchError",
     "FetchSettings",
     "Fetcher",
+    "buffered",
+    "deadline",
+    "deadline_passed",
     "deadline_transport",
     "fetch_url",
+    "iter_capped",
+    "read_capped_async",
 ]
