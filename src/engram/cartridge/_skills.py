@@ -220,6 +220,9 @@ _COMPARED = (
     "content_sha256",
     "schema_version",
 )
+_MAY_BE_NULL = ("skill_version",)
+"""The reference leaves ``skill_version`` NULL where engram derives ``metadata.version``; a NULL
+serves nothing unsigned, a value must be the derived one."""
 _JSON_COLUMNS = ("resources", "ext")
 _INDEX_COLUMNS = ("sqlar_path", *_COMPARED, *_JSON_COLUMNS)
 _INDEX_SQL = f"SELECT {', '.join(_INDEX_COLUMNS)} FROM acx_skill NOT INDEXED LIMIT ?"  # noqa: S608 - constant column names
@@ -250,6 +253,8 @@ def index_problems(cartridge: Cartridge, skills: list[Skill]) -> list[str]:
             problems.append(f"acx_skill row {path!r} names no skill in ROM")
             continue
         for column in _COMPARED:
+            if column in _MAY_BE_NULL and stored[column] is None:
+                continue
             if stored[column] != live[column]:
                 problems.append(f"acx_skill {path}: {column} differs from the ROM SKILL.md")
         for column in _JSON_COLUMNS:
