@@ -272,7 +272,7 @@ class Fetcher:
         with deadline(seconds):
             try:
                 yield
-            except httpx.HTTPError as e:
+            except (httpx.HTTPError, httpx.InvalidURL) as e:
                 raise self._wrap(e) from e
 
     # Any: the keyword arguments go straight to httpx.Client.build_request (params, content,
@@ -416,9 +416,14 @@ def _short(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def party_of(url: str) -> str:
+    """The ``host[:port]`` of ``url`` for messages, without parsing it (it may not parse)."""
+    return _short(url.split("/")[2] if "://" in url else url, 100)
+
+
 def fetch_url(url: str, *, limit: int, settings: FetchSettings | None = None) -> bytes:
     """The body of one ``GET url`` answered ``200``, within the discipline and ``limit``."""
-    party = httpx.URL(url).host or url
+    party = party_of(url)
     with Fetcher(party, settings=settings) as fetcher, fetcher.stream("GET", url) as response:
         if response.status_code != 200:
             raise FetchError(f"{_short(url)}: HTTP {response.status_code}")
@@ -437,5 +442,6 @@ __all__ = [
     "deadline_transport",
     "fetch_url",
     "iter_capped",
+    "party_of",
     "read_capped_async",
 ]

@@ -8,11 +8,14 @@ next run.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from engram.errors import InvalidRequest
 
 STAGING_PREFIX = "engram-oci-"
 
@@ -59,4 +62,30 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["STAGING_PREFIX", "staging", "sweep_stale_staging"]
+def file_digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            hasher.update(block)
+    return "sha256:" + hasher.hexdigest()
+
+
+def install(staged: Path, target: Path, *, force: bool) -> None:
+    """Copy a verified staged file to ``target`` atomically (a temporary file beside it)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        raise InvalidRequest(f"{target} exists and is not a regular file")
+    if target.exists() and not force and file_digest(target) != file_digest(staged):
+        raise InvalidRequest(f"{target} exists with other bytes (--force replaces it)")
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    temp = Path(temp_name)
+    try:
+        shutil.copyfile(staged, temp)
+        temp.chmod(0o644)
+        temp.replace(target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+__all__ = ["STAGING_PREFIX", "file_digest", "install", "staging", "sweep_stale_staging"]
