@@ -30,6 +30,7 @@ a slow link; the hostile-registry tests, which need seconds, not minutes).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 import zlib
@@ -416,6 +417,29 @@ def _short(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+MAX_MODEL_ANSWER = 128 << 20
+"""Bytes of one answer of a model endpoint (embeddings, rerank, chat) read at most."""
+
+
+def model_fetcher(url: str, timeout: float, transport: httpx.BaseTransport | None) -> Fetcher:
+    """A fetcher for an OpenAI-compatible model endpoint: ``timeout`` seconds in all."""
+    settings = FetchSettings(deadline=timeout, read_timeout=timeout)
+    return Fetcher(party_of(url), settings=settings, transport=transport)
+
+
+# Any: a model endpoint's JSON answer, checked field by field by its caller.
+def post_json(fetcher: Fetcher, url: str, body: object, limit: int = MAX_MODEL_ANSWER) -> Any:
+    """``POST url`` with a JSON body; the answer's JSON, or one :class:`FetchError` line."""
+    with fetcher.stream("POST", url, json=body) as response:
+        if response.status_code != 200:
+            raise FetchError(f"{_short(url)}: HTTP {response.status_code}")
+        data = fetcher.read(response, limit, f"{_short(url)}'s answer")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise FetchError(f"{_short(url)}: the answer is not JSON") from e
+
+
 def party_of(url: str) -> str:
     """The ``host[:port]`` of ``url`` for messages, without parsing it (it may not parse)."""
     return _short(url.split("/")[2] if "://" in url else url, 100)
@@ -433,6 +457,7 @@ def fetch_url(url: str, *, limit: int, settings: FetchSettings | None = None) ->
 __all__ = [
     "ASKED_ENCODINGS",
     "ERROR_EXCERPT",
+    "MAX_MODEL_ANSWER",
     "FetchError",
     "FetchSettings",
     "Fetcher",
@@ -442,6 +467,8 @@ __all__ = [
     "deadline_transport",
     "fetch_url",
     "iter_capped",
+    "model_fetcher",
     "party_of",
+    "post_json",
     "read_capped_async",
 ]
