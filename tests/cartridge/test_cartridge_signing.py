@@ -162,7 +162,11 @@ def test_a_body_rewritten_with_every_index_updated_is_still_tampered(signed: Pat
         "UPDATE objects SET oid = ?, sz = ? WHERE source_ref = ?",
         (oid, len(forged), SKILL_PATH),
     )
-    execute(signed, "UPDATE acx_skill SET content_sha256 = ?", (oid.removeprefix("sha256:"),))
+    execute(
+        signed,
+        "UPDATE acx_skill SET content_sha256 = ?, body_tokens = ?",
+        (oid.removeprefix("sha256:"), -(-len(forged) // 4)),  # ceil(bytes / 4), as derived
+    )
     with Cartridge.open(signed) as cartridge:
         rom = load_rom(cartridge)
     assert not rom.problems  # every index agrees with the forged bytes...

@@ -117,7 +117,7 @@ def test_the_stored_index_is_readable_by_sql_alone_and_matches_the_manifest(sign
     assert json.loads(ext) == json.loads(EXT)
 
 
-@pytest.mark.req("engram.cartridge.skill-index")
+@pytest.mark.req("engram.cartridge.skill-index", "engram.cartridge.skill-index-columns")
 @pytest.mark.parametrize(
     "sql",
     [
@@ -125,6 +125,11 @@ def test_the_stored_index_is_readable_by_sql_alone_and_matches_the_manifest(sign
         "UPDATE acx_skill SET content_sha256 = '" + "0" * 64 + "'",
         "UPDATE acx_skill SET resources = '[]'",
         "UPDATE acx_skill SET license = 'MIT'",
+        """UPDATE acx_skill SET ext = '{"com.anthropic.claude-code":{"model":"haiku"}}'""",
+        "UPDATE acx_skill SET ext = NULL",
+        "UPDATE acx_skill SET ext = 'not json'",
+        "UPDATE acx_skill SET skill_version = '9.9.9'",
+        "UPDATE acx_skill SET body_tokens = body_tokens + 1",
         "DELETE FROM acx_skill",
         "INSERT INTO acx_skill VALUES ('ghost', 'd', NULL, NULL, NULL, "
         "'rom/skills/ghost/SKILL.md', 1, '00', '[]', NULL, 'acx.skill/1')",

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from engram.cartridge._shape import Predicate, compile_shape
+from engram.core.bounds import check_shape
 from engram.errors import CartridgeFormatError
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ def conforms(name: str) -> Predicate | None:
 
 def issues(name: str, document: object, where: str) -> list[str]:
     """Every way ``document`` breaks the published schema ``name`` (empty when it conforms)."""
+    check_shape(document, where or name)  # bounded before any recursive step (issue 31)
     fast = conforms(name)
     if fast is not None and fast(document):
         return []

@@ -208,12 +208,34 @@ def _ext(name: str, ext_json: bytes | None) -> JsonObject | None:
     return dict(ext)
 
 
-_COMPARED = ("name", "description", "license", "compatibility", "content_sha256", "schema_version")
-_INDEX_COLUMNS = ("sqlar_path", *_COMPARED, "resources")
-_INDEX_SQL = (
-    "SELECT sqlar_path, name, description, license, compatibility, content_sha256, "
-    "schema_version, resources FROM acx_skill NOT INDEXED LIMIT ?"
+# Every column a host may read is compared with ROM: a column left out here would serve
+# unsigned data under a trusted verdict (issue 31: ``ext`` was, and still verified).
+_COMPARED = (
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "skill_version",
+    "body_tokens",
+    "content_sha256",
+    "schema_version",
 )
+_MAY_BE_NULL = ("skill_version",)
+"""The reference leaves ``skill_version`` NULL where engram derives ``metadata.version``; a NULL
+serves nothing unsigned, a value must be the derived one."""
+_JSON_COLUMNS = ("resources", "ext")
+_INDEX_COLUMNS = ("sqlar_path", *_COMPARED, *_JSON_COLUMNS)
+_INDEX_SQL = f"SELECT {', '.join(_INDEX_COLUMNS)} FROM acx_skill NOT INDEXED LIMIT ?"  # noqa: S608 - constant column names
+
+
+def _json_column(value: object) -> object:
+    """A JSON text column's value (NULL stays None; unreadable text is its own marker)."""
+    if value is None:
+        return None
+    try:
+        return parse_strict(str(value))
+    except CanonicalJsonError:
+        return CanonicalJsonError
 
 
 def index_problems(cartridge: Cartridge, skills: list[Skill]) -> list[str]:
@@ -231,14 +253,14 @@ def index_problems(cartridge: Cartridge, skills: list[Skill]) -> list[str]:
             problems.append(f"acx_skill row {path!r} names no skill in ROM")
             continue
         for column in _COMPARED:
+            if column in _MAY_BE_NULL and stored[column] is None:
+                continue
             if stored[column] != live[column]:
                 problems.append(f"acx_skill {path}: {column} differs from the ROM SKILL.md")
-        try:
-            resources = parse_strict(str(stored["resources"]))
-        except CanonicalJsonError:
-            resources = None
-        if resources != parse_strict(str(live["resources"])):
-            problems.append(f"acx_skill {path}: resources differ from the ROM files")
+        for column in _JSON_COLUMNS:
+            if _json_column(stored[column]) != _json_column(live[column]):
+                source = "ROM files" if column == "resources" else f"signed {EXT_FILE}"
+                problems.append(f"acx_skill {path}: {column} differs from the {source}")
     problems.extend(f"ROM skill {path} has no acx_skill row" for path in derived)
     return problems
 

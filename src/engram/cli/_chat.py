@@ -29,6 +29,7 @@ import click
 from engram.cli._app import cli
 from engram.cli._context import provider_options, runtime_config
 from engram.core.canonical import JsonObject, parse_strict
+from engram.core.fetch import MAX_MODEL_ANSWER, Fetcher, FetchError, FetchSettings, party_of
 from engram.errors import CanonicalJsonError, EngramError
 
 # httpx and the runtime client load when a chat starts, not for --help (issue 33).
@@ -65,22 +66,28 @@ class LLM:
         import httpx
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=httpx.Timeout(120.0, connect=10.0), headers=headers)
+        # The fetch discipline (docs/spec/limits.md §1): 120 s per turn in all, a capped answer.
+        settings = FetchSettings(deadline=120.0, read_timeout=120.0)
+        self._http = Fetcher(party_of(self.url), headers=headers, settings=settings)
 
     def reply(self, messages: list[JsonObject]) -> str:
         import httpx
 
         try:
-            response = self._http.post(self.url, json={"model": self.model, "messages": messages})
-        except httpx.HTTPError as e:
-            raise LLMError(f"the LLM at {self.url} cannot be reached: {e}") from e
-        if response.status_code != 200:
-            raise LLMError(
-                f"the LLM at {self.url} answered HTTP {response.status_code}: "
-                + " ".join(response.text.split())[:200]
-            )
+            with self._http.stream(
+                "POST", self.url, json={"model": self.model, "messages": messages}
+            ) as response:
+                if response.status_code != 200:
+                    excerpt = self._http.excerpt(response).decode("utf-8", "replace")
+                    raise LLMError(
+                        f"the LLM at {self.url} answered HTTP {response.status_code}: "
+                        + " ".join(excerpt.split())[:200]
+                    )
+                content = self._http.read(response, MAX_MODEL_ANSWER, "its answer")
+        except FetchError as e:
+            raise LLMError(f"the LLM at {self.url} cannot be read: {e.message}") from e
         try:
-            document = parse_strict(response.content)
+            document = parse_strict(content)
         except CanonicalJsonError as e:
             raise LLMError(f"the LLM at {self.url} sent no chat completion") from e
         choices = document.get("choices") if isinstance(document, dict) else None

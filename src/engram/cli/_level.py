@@ -20,12 +20,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import click
-import httpx
 
 from engram.cli._acx_input import read_verified
 from engram.cli._files import read_regular
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
+from engram.core.fetch import fetch_url
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
 from engram.errors import InvalidRequest, RemoteError
@@ -111,18 +111,7 @@ def cartridge_binding(
 def fetch(location: str) -> bytes:
     """Bytes of a status list or DID document: an HTTP(S) URL, a file:// URL or a path."""
     if re.match(r"^https?://", location):
-        try:
-            with httpx.stream("GET", location, timeout=10.0, follow_redirects=False) as response:
-                if response.status_code != 200:
-                    raise RemoteError(f"{location}: HTTP {response.status_code}")
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > MAX_FETCH_BYTES:
-                        raise RemoteError(f"{location}: more than {MAX_FETCH_BYTES} bytes")
-                return bytes(body)
-        except httpx.HTTPError as e:
-            raise RemoteError(f"{location}: {e}") from e
+        return fetch_url(location, limit=MAX_FETCH_BYTES)
     path = Path(location.removeprefix("file://"))
     if re.match(r"^[a-z][a-z0-9+.-]*://", location) and not location.startswith("file://"):
         raise RemoteError(f"{location}: only http(s) and file URLs are dereferenced")

@@ -9,11 +9,13 @@ coerced. A provider that cannot be reached raises :class:`engram.errors.RemoteEr
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 import httpx
 
 from engram.core.canonical import Json, parse_strict
+from engram.core.fetch import ASKED_ENCODINGS, read_capped_async
 from engram.errors import EngramError, RemoteError
 
 USER_AGENT = "engram-conformance"
@@ -37,6 +39,10 @@ class Exchange:
         return 200 <= self.status < 300
 
 
+MAX_PROBE_ANSWER = 64 << 20
+"""Bytes of one provider answer the probe reads (decoded); a larger one stops the run."""
+
+
 @dataclass
 class ProbeClient:
     """An async HTTP client bound to one provider base URL, recording each exchange."""
@@ -44,6 +50,8 @@ class ProbeClient:
     http: httpx.AsyncClient
     base_url: str
     log: list[Exchange] = field(default_factory=list)
+    deadline: float = 120.0
+    """Seconds one exchange may take in all (a provider that drips is cut off here)."""
 
     async def request(
         self,
@@ -58,23 +66,36 @@ class ProbeClient:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+        headers["Accept-Encoding"] = ASKED_ENCODINGS
         url = self.base_url.rstrip("/") + path
+        what = f"the answer to {method} {path}"
         try:
-            response = await self.http.request(
-                method, url, headers=headers, params=params, json=json_body
-            )
-        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            # The fetch discipline (docs/spec/limits.md §1): one deadline, a capped body.
+            async with asyncio.timeout(self.deadline):
+                request = self.http.build_request(
+                    method, url, headers=headers, params=params, json=json_body
+                )
+                response = await self.http.send(request, stream=True)
+                try:
+                    content = await read_capped_async(response, MAX_PROBE_ANSWER, what)
+                finally:
+                    await response.aclose()
+        except (httpx.HTTPError, httpx.InvalidURL, TimeoutError) as e:
             # No answer is not a disposition of any requirement: the run stops here, and
             # nothing (no report, no bundle) claims to describe a host that was not observed.
+            detail = (
+                f"no complete answer within {self.deadline:g} s"
+                if isinstance(e, TimeoutError)
+                else f"{type(e).__name__} {' '.join(str(e).split())[:200]}"
+            )
             raise RemoteError(
-                f"cannot reach the provider at {self.base_url} ({method} {path}): "
-                f"{type(e).__name__} {e}".rstrip()
+                f"cannot reach the provider at {self.base_url} ({method} {path}): {detail}".rstrip()
             ) from e
         body: Json = None
         problem: str | None = None
-        if response.content:
+        if content:
             try:
-                body = parse_strict(response.content)
+                body = parse_strict(content)
             except EngramError as e:
                 problem = e.message
         exchange = Exchange(method, path, response.status_code, body, problem, judged)

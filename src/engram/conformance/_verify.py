@@ -36,6 +36,7 @@ from engram.conformance._results import (
 )
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.encoding import b64url_decode
+from engram.core.fetch import Fetcher, FetchError, party_of
 from engram.core.keys import PublicKey
 from engram.errors import EngramError, InvalidRequest, RemoteError
 
@@ -80,18 +81,25 @@ class VerifyReport:
         }
 
 
+MAX_DISCOVERY_BYTES = 1 << 20
+"""A discovery document is a few KiB; a larger answer is refused unread past this."""
+
+
 def read_discovery(source: str, transport: httpx.BaseTransport | None = None) -> Json:
     """A discovery document from a URL (a provider base URL or the document's own) or a file."""
     if source.startswith(("http://", "https://")):
         url = source if "/.well-known/" in source else source.rstrip("/") + "/.well-known/engram"
+        # The fetch discipline (docs/spec/limits.md §1): a deadline, a byte cap, one line.
         try:
-            with httpx.Client(transport=transport, timeout=10.0) as http:
-                response = http.get(url, headers={"Accept": "application/json"})
-        except (httpx.HTTPError, httpx.InvalidURL) as e:
-            raise RemoteError(f"GET {url}: {type(e).__name__} {e}".rstrip()) from e
-        if response.status_code != 200:
-            raise OSError(f"GET {url}: HTTP {response.status_code}")
-        data = response.content
+            with (
+                Fetcher(party_of(url), transport=transport) as fetcher,
+                fetcher.stream("GET", url, headers={"Accept": "application/json"}) as response,
+            ):
+                if response.status_code != 200:
+                    raise OSError(f"GET {url}: HTTP {response.status_code}")
+                data = fetcher.read(response, MAX_DISCOVERY_BYTES, "the answer")
+        except FetchError as e:
+            raise RemoteError(f"GET {url}: {e.message}") from e
     else:
         data = Path(source).read_bytes()
     document: Json = parse_strict(data)

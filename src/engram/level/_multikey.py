@@ -17,6 +17,7 @@ import base58
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from engram.core.bounds import MAX_BASE58_CHARS, check_length
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import InvalidRequest
 
@@ -33,6 +34,8 @@ def base58btc_decode(text: str) -> bytes:
     """Decode ``z``-prefixed base58-btc; anything else is :class:`InvalidRequest`."""
     if not isinstance(text, str) or not text.startswith("z") or len(text) < 2:
         raise InvalidRequest("not multibase base58-btc (a 'z' prefix)")
+    # base58 decoding is quadratic in the length: the length is checked first.
+    check_length(text, MAX_BASE58_CHARS, "a base58-btc value")
     try:
         return base58.b58decode(text[1:].encode("ascii"))
     except (ValueError, UnicodeEncodeError) as e:

@@ -23,6 +23,7 @@ from typing import TypeGuard
 
 from jsonschema import Draft202012Validator
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest
@@ -57,6 +58,7 @@ def published_schema() -> JsonObject:
 
 
 def schema_departures(credential: Mapping[str, Json]) -> list[Finding]:
+    check_shape(credential, "the credential")
     validator = Draft202012Validator(published_schema())
     errors = sorted(validator.iter_errors(credential), key=lambda e: (e.json_path, e.message))
     return [Finding("acx-schema", False, e.json_path, e.message) for e in errors]

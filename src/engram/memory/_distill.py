@@ -99,12 +99,12 @@ class ChatDistiller:
         self.url = (base[:-3] if base.endswith("/v1") else base) + "/v1/chat/completions"
         self.model = model
         self.name = f"llm:{model}"
-        import httpx
+        from engram.core.fetch import model_fetcher
 
-        self._client = httpx.Client(timeout=timeout, transport=transport)
+        self._client = model_fetcher(self.url, timeout, transport)
 
     def distill(self, episodes: Sequence[str], kind: str) -> str:
-        import httpx
+        from engram.core.fetch import FetchError, post_json
 
         goal = (
             "a reusable known process: the symptom, the cause and the numbered steps that fix it"
@@ -115,18 +115,17 @@ class ChatDistiller:
             f"Distill these debugging episodes into {goal}. Answer with the text only, at "
             "most 120 words.\n\n" + "\n\n---\n\n".join(episodes)
         )
+        request = {
+            "model": self.model,
+            "temperature": 0,
+            "messages": [{"role": "user", "content": prompt}],
+        }
         try:
-            response = self._client.post(
-                self.url,
-                json={
-                    "model": self.model,
-                    "temperature": 0,
-                    "messages": [{"role": "user", "content": prompt}],
-                },
-            )
-            body: Any = response.json() if response.status_code == 200 else None
-            text = body["choices"][0]["message"]["content"] if body else None
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as e:
+            body: Any = post_json(self._client, self.url, request)
+            text = body["choices"][0]["message"]["content"]
+        except FetchError as e:
+            raise RemoteError(f"{self.url}: distillation failed: {e.message}") from e
+        except (KeyError, IndexError, TypeError) as e:
             raise RemoteError(f"{self.url}: distillation failed: {type(e).__name__}") from e
         if not isinstance(text, str) or not text.strip():
             raise RemoteError(f"{self.url}: no distilled text in the response")

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # httpx costs 70 ms to import, numpy 60-150: only a remote st
     import httpx
     import numpy as np
 
+    from engram.core.fetch import Fetcher
+
 from engram.errors import ManifestError, RemoteError
 from engram.memory._manifest import OteSpec
 
@@ -60,19 +62,15 @@ def _base(url: str) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-def _post(client: httpx.Client, url: str, body: dict[str, Any]) -> Any:
-    import httpx
+def _post(fetcher: Fetcher, url: str, body: dict[str, Any]) -> Any:
+    """The JSON answer of a model endpoint, read under the fetch discipline
+    (docs/spec/limits.md §1): a total deadline of ``timeout_seconds``, a byte cap, one line."""
+    from engram.core.fetch import FetchError, post_json
 
     try:
-        response = client.post(url, json=body)
-    except httpx.HTTPError as e:
-        raise RemoteError(f"{url}: unreachable: {type(e).__name__}: {e}") from e
-    if response.status_code != 200:
-        raise RemoteError(f"{url}: HTTP {response.status_code}")
-    try:
-        return response.json()
-    except ValueError as e:
-        raise RemoteError(f"{url}: the response is not JSON") from e
+        return post_json(fetcher, url, body)
+    except FetchError as e:
+        raise RemoteError(f"{url}: {e.message}") from e
 
 
 class RemoteEmbedder:
@@ -88,9 +86,9 @@ class RemoteEmbedder:
     ) -> None:
         self.url = _base(endpoint) + "/v1/embeddings"
         self.model, self.dims = model, dims
-        import httpx
+        from engram.core.fetch import model_fetcher
 
-        self._client = httpx.Client(timeout=timeout, transport=transport)
+        self._client = model_fetcher(self.url, timeout, transport)
 
     @property
     def engine(self) -> str:
@@ -143,9 +141,9 @@ class RemoteReranker:
     ) -> None:
         self.url = _base(endpoint) + "/v1/rerank"
         self.model = model
-        import httpx
+        from engram.core.fetch import model_fetcher
 
-        self._client = httpx.Client(timeout=timeout, transport=transport)
+        self._client = model_fetcher(self.url, timeout, transport)
 
     def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         if not documents:

@@ -6,21 +6,20 @@ service="…", scope="…"`` is retried with a token fetched from ``realm`` (``G
 ``service`` and ``scope`` parameters, with Basic credentials when the user gave some, anonymous
 otherwise); the token comes back as ``token`` or ``access_token``. ``Basic realm="…"`` is
 answered with the credentials directly. A second ``401`` after that is
-:class:`RegistryAuthFailed`. Credentials are never logged and never sent to a token realm on
-another host over plain HTTP.
+:class:`RegistryAuthFailed`. The token answer is read through the fetch discipline
+(``engram.core.fetch``) and a cap of :data:`MAX_TOKEN_RESPONSE` bytes. Credentials are never
+logged and never sent to a token realm on another host over plain HTTP.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Generator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import httpx
-
 from engram.core.canonical import Json, parse_strict
+from engram.core.fetch import Fetcher
 from engram.errors import CanonicalJsonError
 from engram.oci._errors import RegistryAuthFailed
 
@@ -61,80 +60,72 @@ def parse_challenge(header: str) -> Challenge | None:
     return Challenge(scheme.lower(), params)
 
 
-class RegistryAuth(httpx.Auth):
-    """An ``httpx.Auth`` that answers Basic and Bearer challenges and reuses the last token."""
+class RegistryAuth:
+    """Answers Basic and Bearer challenges and keeps the last ``Authorization`` for reuse.
+
+    Not an ``httpx.Auth``: httpx reads every ``401`` body whole before handing the next
+    request to an auth flow, which an endless challenge body turns into unbounded memory; the
+    registry client calls :meth:`answer` itself, with the challenge's body never read."""
 
     def __init__(self, credentials: Credentials | None = None) -> None:
         self._credentials = credentials
-        self._authorization: str | None = None
+        self.authorization: str | None = None
 
-    def sync_auth_flow(
-        self, request: httpx.Request
-    ) -> Generator[httpx.Request, httpx.Response, None]:
-        if self._authorization is not None:
-            request.headers["Authorization"] = self._authorization
-        response = yield request
-        if response.status_code != 401:
-            return
-        challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
+    def answer(self, host: str, www_authenticate: str, fetcher: Fetcher) -> None:
+        """Set :attr:`authorization` for ``host``'s challenge (fetching a token if Bearer)."""
+        challenge = parse_challenge(www_authenticate)
         if challenge is None:
-            raise RegistryAuthFailed(
-                f"{request.url.host} asked for credentials without a challenge"
-            )
+            raise RegistryAuthFailed(f"{host} asked for credentials without a challenge")
         if challenge.scheme == "basic":
             if self._credentials is None:
                 raise RegistryAuthFailed(
-                    f"{request.url.host} needs a username and password "
+                    f"{host} needs a username and password "
                     "(--username and --password-file, or $ENGRAM_OCI_USERNAME/$ENGRAM_OCI_PASSWORD)"
                 )
-            self._authorization = self._credentials.basic()
+            self.authorization = self._credentials.basic()
         elif challenge.scheme == "bearer":
-            token_request = self._token_request(request, challenge)
-            token_response = yield token_request
-            token_response.read()
-            self._authorization = "Bearer " + _token(token_response, token_request)
+            self.authorization = "Bearer " + self._token(host, challenge, fetcher)
         else:
             raise RegistryAuthFailed(
-                f"{request.url.host} asks for {challenge.scheme!r} authentication, which engram "
+                f"{host} asks for {challenge.scheme[:40]!r} authentication, which engram "
                 "does not speak (Basic and Bearer only)"
             )
-        request.headers["Authorization"] = self._authorization
-        retried = yield request
-        if retried.status_code == 401:
-            raise RegistryAuthFailed(f"{request.url.host} refused the credentials")
 
-    def _token_request(self, request: httpx.Request, challenge: Challenge) -> httpx.Request:
+    def _token(self, host: str, challenge: Challenge, fetcher: Fetcher) -> str:
         realm = challenge.params.get("realm")
         if not realm:
-            raise RegistryAuthFailed(f"{request.url.host}: Bearer challenge without a realm")
+            raise RegistryAuthFailed(f"{host}: Bearer challenge without a realm")
         target = urlsplit(realm)
         if target.scheme not in ("http", "https") or not target.netloc:
-            raise RegistryAuthFailed(f"{request.url.host}: token realm {realm!r} is not a URL")
+            raise RegistryAuthFailed(f"{host}: token realm {realm[:200]!r} is not a URL")
         params: dict[str, str] = {
             k: challenge.params[k] for k in ("service", "scope") if k in challenge.params
         }
         headers = {}
         if self._credentials is not None:
-            same_host = target.hostname == request.url.host
+            same_host = target.hostname == urlsplit(f"//{host}").hostname
             if target.scheme == "https" or same_host:
                 headers["Authorization"] = self._credentials.basic()
-        return httpx.Request("GET", realm, params=params, headers=headers)
+        realm_host = target.hostname or realm
+        with fetcher.stream("GET", realm, params=params, headers=headers) as response:
+            if response.status_code != 200:
+                raise RegistryAuthFailed(
+                    f"token realm {realm_host} answered {response.status_code}: credentials refused"
+                )
+            body = fetcher.read(
+                response, MAX_TOKEN_RESPONSE, f"the answer of token realm {realm_host}"
+            )
+        return _token(body, realm_host)
 
 
-def _token(response: httpx.Response, request: httpx.Request) -> str:
-    if response.status_code != 200:
-        raise RegistryAuthFailed(
-            f"token realm {request.url.host} answered {response.status_code}: credentials refused"
-        )
-    if len(response.content) > MAX_TOKEN_RESPONSE:
-        raise RegistryAuthFailed(f"token realm {request.url.host} sent an oversized answer")
+def _token(answer: bytes, realm_host: str) -> str:
     try:
-        body: Json = parse_strict(response.content)
+        body: Json = parse_strict(answer)
     except CanonicalJsonError as e:
-        raise RegistryAuthFailed(f"token realm {request.url.host} sent no JSON token") from e
+        raise RegistryAuthFailed(f"token realm {realm_host} sent no JSON token") from e
     token = body.get("token") or body.get("access_token") if isinstance(body, dict) else None
     if not isinstance(token, str) or not token or any(c in token for c in "\r\n "):
-        raise RegistryAuthFailed(f"token realm {request.url.host} sent no usable token")
+        raise RegistryAuthFailed(f"token realm {realm_host} sent no usable token")
     return token
 
 

@@ -5,7 +5,10 @@ blob upload (``POST`` then ``PUT``, or ``PATCH`` chunks for large files; a regis
 a single ``POST ?digest=`` is used that way), manifest ``PUT``/``GET`` (the bytes are hashed
 here, never taken on the registry's word), blob download streamed to a file with its digest and
 size checked as it arrives, and the referrers API with the spec's fallback to the
-``<alg>-<ref>`` tag when ``/referrers/`` answers ``404``. Every body read is bounded.
+``<alg>-<ref>`` tag when ``/referrers/`` answers ``404``. Every exchange goes through
+``engram.core.fetch`` (a deadline, bounded bodies and encodings, redirects and the auth
+challenge handled without reading their bodies); a referrers listing is capped at
+:data:`MAX_REFERRERS` descriptors.
 
 Why not oras-py here (docs/spec/acx-oci.md §7): oras-py 0.2.43 builds push manifests itself with
 no ``artifactType``, has no referrers API, writes downloaded blobs without checking their
@@ -15,6 +18,7 @@ tests use oras-py as an independent client of what engram pushes instead.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,14 +28,18 @@ from typing import Any, BinaryIO
 import httpx
 
 from engram.core.canonical import JsonObject, parse_strict
+from engram.core.fetch import Fetcher, FetchError, FetchSettings
 from engram.errors import CanonicalJsonError
 from engram.oci._auth import Credentials, RegistryAuth
-from engram.oci._errors import RegistryError
+from engram.oci._errors import RegistryAuthFailed, RegistryError
 from engram.oci._media import IMAGE_INDEX, MANIFEST_ACCEPT, referrers_tag
 
 MAX_MANIFEST_BYTES = 4 << 20
 """Distribution spec: clients and registries SHOULD support manifests of at least 4 MB."""
 MAX_REFERRER_PAGES = 64
+MAX_REFERRERS = 256
+"""Descriptors one referrers listing may name in all (its pages together); more is refused
+before any is fetched (docs/spec/limits.md)."""
 CHUNK_BYTES = 16 << 20
 MONOLITHIC_LIMIT = 64 << 20
 """Blobs up to this size go in one ``PUT``; larger ones in ``CHUNK_BYTES`` ``PATCH`` chunks."""
@@ -79,22 +87,22 @@ class RegistryClient:
         *,
         plain_http: bool = False,
         credentials: Credentials | None = None,
-        timeout: float = 60.0,
+        settings: FetchSettings | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         scheme = "http" if plain_http else "https"
         self.registry = registry
-        self._http = httpx.Client(
+        self._auth = RegistryAuth(credentials)
+        self._fetch = Fetcher(
+            registry,
             base_url=f"{scheme}://{registry}",
-            auth=RegistryAuth(credentials),
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            follow_redirects=True,
-            transport=transport,
             headers={"User-Agent": "engram-oci"},
+            settings=settings,
+            transport=transport,
         )
 
     def close(self) -> None:
-        self._http.close()
+        self._fetch.close()
 
     def __enter__(self) -> RegistryClient:
         return self
@@ -104,56 +112,101 @@ class RegistryClient:
 
     # -- requests ---------------------------------------------------------------------------
 
-    # Any: the keyword arguments go straight to httpx.Client.request, whose many options are
-    # typed there; repeating its signature here would only drift from it.
-    def _send(self, method: str, url: str | httpx.URL, **kwargs: Any) -> httpx.Response:
+    # Any: the keyword arguments go straight to httpx.Client.build_request (params, content),
+    # whose many options are typed there; repeating its signature here would only drift.
+    @contextlib.contextmanager
+    def _exchange(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        *,
+        headers: dict[str, str] | None = None,
+        expected_bytes: int = 0,
+        **kwargs: Any,
+    ) -> Iterator[httpx.Response]:
+        """One request under one deadline, a ``401`` challenge answered once (body unread).
+
+        A :class:`FetchError` (transport, deadline, size, encoding) becomes a
+        :class:`RegistryError` with the same line: the registry failed."""
         try:
-            return self._http.request(method, url, **kwargs)
-        except httpx.TransportError as e:
-            raise RegistryError(f"cannot reach {self.registry}: {e}") from e
+            with self._fetch.budget(expected_bytes):
+                with self._fetch.stream(
+                    method, url, headers=self._headers(headers), **kwargs
+                ) as got:
+                    if got.status_code != 401:
+                        yield got
+                        return
+                    challenge = got.headers.get("WWW-Authenticate", "")
+                self._auth.answer(self.registry, challenge, self._fetch)
+                with self._fetch.stream(
+                    method, url, headers=self._headers(headers), **kwargs
+                ) as got:
+                    if got.status_code == 401:
+                        raise RegistryAuthFailed(f"{self.registry} refused the credentials")
+                    yield got
+        except FetchError as e:
+            raise RegistryError(e.message) from e
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = dict(extra or {})
+        if self._auth.authorization is not None:
+            headers["Authorization"] = self._auth.authorization
+        return headers
+
+    def _status(
+        self, method: str, url: str | httpx.URL, what: str, **kwargs: Any
+    ) -> httpx.Response:
+        """A request whose answer matters by status and headers; an error's body is quoted."""
+        with self._exchange(method, url, **kwargs) as response:
+            if response.status_code >= 300 and response.status_code != 404:
+                raise self._fail(response, what)
+            return response
 
     def _fail(self, response: httpx.Response, what: str) -> RegistryError:
         detail = ""
         try:
-            body = parse_strict(response.read()[:65536])
+            body = parse_strict(self._fetch.excerpt(response))
             errors = body.get("errors") if isinstance(body, dict) else None
             if isinstance(errors, list) and errors and isinstance(errors[0], dict):
-                detail = f": {errors[0].get('code')} {errors[0].get('message') or ''}".rstrip()
-        except (CanonicalJsonError, httpx.HTTPError):
+                code, message = errors[0].get("code"), errors[0].get("message") or ""
+                detail = " ".join(f": {code} {message}"[:300].split())
+        except CanonicalJsonError:
             pass
         return RegistryError(f"{what}: {self.registry} answered {response.status_code}{detail}")
 
     # -- blobs ------------------------------------------------------------------------------
 
     def blob_exists(self, repository: str, digest: str) -> bool:
-        response = self._send("HEAD", f"/v2/{repository}/blobs/{digest}")
+        what = f"HEAD blob {digest}"
+        response = self._status("HEAD", f"/v2/{repository}/blobs/{digest}", what)
         if response.status_code == 200:
             return True
         if response.status_code == 404:
             return False
-        raise self._fail(response, f"HEAD blob {digest}")
+        raise RegistryError(f"{what}: {self.registry} answered {response.status_code}")
 
     def push_blob(self, repository: str, source: bytes | Path, digest: str, size: int) -> bool:
         """Upload a blob unless the registry has it; True when bytes were sent."""
         if self.blob_exists(repository, digest):
             return False
         what = f"upload blob {digest}"
+        uploads = f"/v2/{repository}/blobs/uploads/"
         if isinstance(source, bytes) and size <= MONOLITHIC_LIMIT:
-            started = self._send(
+            started = self._status(
                 "POST",
-                f"/v2/{repository}/blobs/uploads/",
+                uploads,
+                what,
                 params={"digest": digest},
                 content=source,
                 headers={"Content-Type": "application/octet-stream"},
+                expected_bytes=size,
             )
             if started.status_code == 201:
                 return True
             location = self._location(started, what)
             self._finish(location, digest, source, what)
             return True
-        started = self._send(
-            "POST", f"/v2/{repository}/blobs/uploads/", headers={"Content-Length": "0"}
-        )
+        started = self._status("POST", uploads, what, headers={"Content-Length": "0"})
         location = self._location(started, what)
         if size <= MONOLITHIC_LIMIT:
             data = source if isinstance(source, bytes) else Path(source).read_bytes()
@@ -161,14 +214,16 @@ class RegistryClient:
             return True
         offset = 0
         for chunk in _chunks(source):
-            response = self._send(
+            response = self._status(
                 "PATCH",
                 location,
+                what,
                 content=chunk,
                 headers={
                     "Content-Type": "application/octet-stream",
                     "Content-Range": f"{offset}-{offset + len(chunk) - 1}",
                 },
+                expected_bytes=len(chunk),
             )
             location = self._location(response, what)
             offset += len(chunk)
@@ -179,18 +234,23 @@ class RegistryClient:
 
     def _location(self, response: httpx.Response, what: str) -> httpx.URL:
         if response.status_code != 202 or "Location" not in response.headers:
-            raise self._fail(response, what)
+            raise RegistryError(
+                f"{what}: {self.registry} answered {response.status_code} without an upload "
+                "location"
+            )
         return response.url.join(response.headers["Location"])
 
     def _finish(self, location: httpx.URL, digest: str, data: bytes, what: str) -> None:
-        response = self._send(
+        response = self._status(
             "PUT",
             location.copy_merge_params({"digest": digest}),
+            what,
             content=data,
             headers={"Content-Type": "application/octet-stream"},
+            expected_bytes=len(data),
         )
         if response.status_code != 201:
-            raise self._fail(response, what)
+            raise RegistryError(f"{what}: {self.registry} answered {response.status_code}")
 
     def fetch_blob(self, repository: str, digest: str, *, max_bytes: int) -> bytes:
         """A small blob, read whole (bounded) and checked against its digest."""
@@ -212,21 +272,13 @@ class RegistryClient:
 
     def _stream_blob(self, repository: str, digest: str, max_bytes: int) -> Iterator[bytes]:
         hasher = hashlib.sha256()
-        received = 0
-        try:
-            with self._http.stream("GET", f"/v2/{repository}/blobs/{digest}") as response:
-                if response.status_code != 200:
-                    raise self._fail(response, f"GET blob {digest}")
-                for block in response.iter_bytes(READ_BLOCK):
-                    received += len(block)
-                    if received > max_bytes:
-                        raise RegistryError(
-                            f"blob {digest} is larger than the {max_bytes} expected"
-                        )
-                    hasher.update(block)
-                    yield block
-        except httpx.TransportError as e:
-            raise RegistryError(f"cannot read blob {digest} from {self.registry}: {e}") from e
+        url = f"/v2/{repository}/blobs/{digest}"
+        with self._exchange("GET", url, expected_bytes=max_bytes) as response:
+            if response.status_code != 200:
+                raise self._fail(response, f"GET blob {digest}")
+            for block in self._fetch.iter_body(response, max_bytes, f"blob {digest}"):
+                hasher.update(block)
+                yield block
         got = "sha256:" + hasher.hexdigest()
         if got != digest:
             raise RegistryError(f"blob {digest} arrived as {got}: the registry served other bytes")
@@ -236,49 +288,47 @@ class RegistryClient:
     def put_manifest(
         self, repository: str, reference: str, body: bytes, media_type: str
     ) -> httpx.Response:
-        response = self._send(
+        what = f"PUT manifest {repository}:{reference}"
+        response = self._status(
             "PUT",
             f"/v2/{repository}/manifests/{reference}",
+            what,
             content=body,
             headers={"Content-Type": media_type},
         )
         if response.status_code != 201:
-            raise self._fail(response, f"PUT manifest {repository}:{reference}")
+            raise RegistryError(f"{what}: {self.registry} answered {response.status_code}")
         expected = sha256_digest(body)
         served = response.headers.get("Docker-Content-Digest")
         if served is not None and served != expected:
             raise RegistryError(
-                f"{self.registry} stored manifest {repository}:{reference} as {served}, "
+                f"{self.registry} stored manifest {repository}:{reference} as {served[:80]}, "
                 f"not {expected}: it did not keep the bytes as sent"
             )
         return response
 
     def get_manifest(self, repository: str, reference: str) -> Fetched | None:
         """The manifest or index at ``reference``; None when the registry answers 404."""
-        try:
-            with self._http.stream(
-                "GET",
-                f"/v2/{repository}/manifests/{reference}",
-                headers={"Accept": MANIFEST_ACCEPT},
-            ) as response:
-                if response.status_code == 404:
-                    return None
-                if response.status_code != 200:
-                    raise self._fail(response, f"GET manifest {repository}:{reference}")
-                body = _read_bounded(response, MAX_MANIFEST_BYTES, f"manifest {reference}")
-                media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
-                served = response.headers.get("Docker-Content-Digest")
-        except httpx.TransportError as e:
-            raise RegistryError(f"cannot reach {self.registry}: {e}") from e
+        with self._exchange(
+            "GET", f"/v2/{repository}/manifests/{reference}", headers={"Accept": MANIFEST_ACCEPT}
+        ) as response:
+            if response.status_code == 404:
+                return None
+            if response.status_code != 200:
+                raise self._fail(response, f"GET manifest {repository}:{reference}")
+            what = f"manifest {repository}:{reference}"
+            body = self._fetch.read(response, MAX_MANIFEST_BYTES, what)
+            media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+            served = response.headers.get("Docker-Content-Digest")
         digest = sha256_digest(body)
         if reference.startswith("sha256:") and digest != reference:
             raise RegistryError(f"manifest {reference} arrived as {digest}: other bytes")
         if served is not None and served.startswith("sha256:") and served != digest:
             raise RegistryError(
-                f"{self.registry} said manifest {repository}:{reference} is {served}, "
+                f"{self.registry} said manifest {repository}:{reference} is {served[:80]}, "
                 f"but its bytes hash to {digest}"
             )
-        return Fetched(media_type, body, digest)
+        return Fetched(media_type[:200], body, digest)
 
     # -- referrers --------------------------------------------------------------------------
 
@@ -291,25 +341,20 @@ class RegistryClient:
         descriptors: list[JsonObject] = []
         filtered = True
         for page in range(MAX_REFERRER_PAGES):
-            try:
-                with self._http.stream(
-                    "GET",
-                    url,
-                    params=params if page == 0 else None,
-                    headers={"Accept": IMAGE_INDEX},
-                ) as response:
-                    if response.status_code == 404 and page == 0:
-                        return self._referrers_by_tag(repository, digest, artifact_type)
-                    if response.status_code != 200:
-                        raise self._fail(response, f"GET referrers of {digest}")
-                    body = _read_bounded(response, MAX_MANIFEST_BYTES, "referrers list")
-                    applied = response.headers.get("OCI-Filters-Applied", "")
-                    link = response.headers.get("Link")
-                    base = response.url
-            except httpx.TransportError as e:
-                raise RegistryError(f"cannot reach {self.registry}: {e}") from e
+            with self._exchange(
+                "GET", url, params=params if page == 0 else None, headers={"Accept": IMAGE_INDEX}
+            ) as response:
+                if response.status_code == 404 and page == 0:
+                    return self._referrers_by_tag(repository, digest, artifact_type)
+                if response.status_code != 200:
+                    raise self._fail(response, f"GET referrers of {digest}")
+                body = self._fetch.read(response, MAX_MANIFEST_BYTES, "referrers list")
+                applied = response.headers.get("OCI-Filters-Applied", "")
+                link = response.headers.get("Link")
+                base = response.url
             filtered = filtered and "artifactType" in [p.strip() for p in applied.split(",")]
             descriptors += _index_manifests(Fetched(IMAGE_INDEX, body, sha256_digest(body)))
+            _cap_referrers(len(descriptors), digest)
             following = _next_link(link)
             if following is None:
                 break
@@ -326,7 +371,17 @@ class RegistryClient:
         if tagged.media_type != IMAGE_INDEX:
             # distribution-spec: a tag that is no valid index means "no referrers".
             return Referrers([], "tag", notes=[f"{referrers_tag(digest)} is not an image index"])
-        return _filter(Referrers(_index_manifests(tagged), "tag"), artifact_type)
+        listed = _index_manifests(tagged)
+        _cap_referrers(len(listed), digest)
+        return _filter(Referrers(listed, "tag"), artifact_type)
+
+
+def _cap_referrers(count: int, digest: str) -> None:
+    if count > MAX_REFERRERS:
+        raise RegistryError(
+            f"the referrers of {digest} name more than {MAX_REFERRERS} descriptors; "
+            "engram reads no further"
+        )
 
 
 def _index_manifests(index: Fetched) -> list[JsonObject]:
@@ -352,17 +407,6 @@ def _next_link(header: str | None) -> str | None:
         if 'rel="next"' in rest.replace(" ", "") and url.startswith("<") and url.endswith(">"):
             return url[1:-1]
     return None
-
-
-def _read_bounded(response: httpx.Response, limit: int, what: str) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    for block in response.iter_bytes(READ_BLOCK):
-        total += len(block)
-        if total > limit:
-            raise RegistryError(f"{what} is larger than {limit} bytes")
-        chunks.append(block)
-    return b"".join(chunks)
 
 
 def _chunks(source: bytes | Path) -> Iterator[bytes]:

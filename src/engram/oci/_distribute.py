@@ -25,10 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
-import os
 import shutil
-import tempfile
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,6 +61,7 @@ from engram.oci._media import (
     referrers_tag,
 )
 from engram.oci._reference import Reference
+from engram.oci._staging import file_digest, install, staging
 from engram.trust import TrustRegistry, TrustState
 
 DEFAULT_MAX_LAYER = 1 << 30
@@ -186,8 +184,8 @@ class Discovery:
 @contextlib.contextmanager
 def _private_copy(path: Path) -> Iterator[Path]:
     """A copy only this process can see: what is verified is exactly what is uploaded."""
-    with tempfile.TemporaryDirectory(prefix="engram-oci-") as folder:
-        copy = Path(folder) / "cartridge.acx"
+    with staging() as folder:
+        copy = folder / "cartridge.acx"
         shutil.copyfile(path, copy)
         yield copy
 
@@ -232,7 +230,7 @@ def push_cartridge(
             spec_version = cartridge.meta().get("acx.spec_version", "")
         size = copy.stat().st_size
         source: bytes | Path = copy.read_bytes() if size <= MONOLITHIC_LIMIT else copy
-        layer_digest = sha256_digest(source) if isinstance(source, bytes) else _file_digest(copy)
+        layer_digest = sha256_digest(source) if isinstance(source, bytes) else file_digest(copy)
         repo = reference.repository
         client.push_blob(repo, EMPTY_BLOB, EMPTY_DIGEST, len(EMPTY_BLOB))
         uploaded = client.push_blob(repo, source, layer_digest, size)
@@ -269,14 +267,6 @@ def _safe_title(name: str) -> str:
     from engram.oci._manifest import SAFE_TITLE
 
     return name if SAFE_TITLE.fullmatch(name) else "cartridge.acx"
-
-
-def _file_digest(path: Path) -> str:
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            hasher.update(block)
-    return "sha256:" + hasher.hexdigest()
 
 
 def _predicate(envelope_text: str) -> JsonObject:
@@ -391,8 +381,8 @@ def pull_cartridge(
     force: bool = False,
 ) -> Pulled:
     manifest, layer = _fetch_cartridge(client, reference, max_layer_bytes)
-    with tempfile.TemporaryDirectory(prefix="engram-oci-") as folder:
-        staged = Path(folder) / layer.title
+    with staging() as folder:
+        staged = folder / layer.title
         with staged.open("wb") as out:
             try:
                 client.fetch_blob_to(reference.repository, layer.digest, layer.size, out)
@@ -419,7 +409,7 @@ def pull_cartridge(
                 f"accepted: {wanted}"
             )
         target = out_dir / layer.title
-        _install(staged, target, force=force)
+        install(staged, target, force=force)
     return Pulled(
         reference=reference,
         path=target,
@@ -431,23 +421,6 @@ def pull_cartridge(
         reason=report.reason,
         warnings=report.warnings,
     )
-
-
-def _install(staged: Path, target: Path, *, force: bool) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise InvalidRequest(f"{target} exists and is not a regular file")
-    if target.exists() and not force and _file_digest(target) != _file_digest(staged):
-        raise InvalidRequest(f"{target} exists with other bytes (--force replaces it)")
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    temp = Path(temp_name)
-    try:
-        shutil.copyfile(staged, temp)
-        temp.chmod(0o644)
-        temp.replace(target)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 # -- discover and attach ------------------------------------------------------------------------

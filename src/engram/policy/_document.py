@@ -25,6 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.policy._errors import PolicyError, Problem
@@ -159,6 +160,7 @@ def validate_policy_document(document: Mapping[str, Json]) -> list[Problem]:
 
 
 def _schema_problems(value: JsonObject, version: str) -> list[Problem]:
+    check_shape(value, "the policy")
     errors = sorted(_validator(version).iter_errors(value), key=lambda e: (e.json_path, e.message))
     return [Problem("engram.policy.schema", e.json_path, e.message) for e in errors]
 

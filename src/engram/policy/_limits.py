@@ -26,7 +26,9 @@ from typing import Any, Literal
 
 import yaml
 
+from engram.core.bounds import check_shape, check_yaml_text
 from engram.core.canonical import Json, JsonObject
+from engram.errors import InvalidRequest
 from engram.policy._errors import HostLimitsError
 
 MAX_HOST_LIMITS_BYTES = 64 * 1024
@@ -117,11 +119,18 @@ def load_host_limits(data: bytes, *, what: str = HOST_LIMITS_FILE) -> HostLimits
         raise HostLimitsError(f"{what}: {len(data)} bytes > {MAX_HOST_LIMITS_BYTES}")
     try:
         text = bytes(data).decode("utf-8")
+        # PyYAML's composer recurses per nesting level and its int constructor calls int():
+        # the text's shape is checked first, the composed value (aliases expanded) after.
+        check_yaml_text(text, what)
         document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        check_shape(document, what)
+    except InvalidRequest as e:
+        raise HostLimitsError(e.message) from e
     except HostLimitsError as e:
         raise HostLimitsError(f"{what}: {e.message}") from e
     except (UnicodeDecodeError, yaml.YAMLError) as e:
-        raise HostLimitsError(f"{what}: not YAML: {e}") from e
+        # PyYAML's message spans lines (a caret under the column): one line here.
+        raise HostLimitsError(f"{what}: not YAML: {' '.join(str(e).split())[:300]}") from e
     if document is None:
         return HostLimits.empty()
     if not isinstance(document, dict):

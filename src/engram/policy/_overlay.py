@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from jsonschema import Draft202012Validator
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError
 from engram.policy._document import LoopContextPolicy, schema_for
@@ -82,6 +83,7 @@ def load_rule_overlay(
         raise PolicyError(what, [Problem("engram.policy.strict-json", "$", e.message)]) from e
     if not isinstance(value, dict):
         raise PolicyError(what, [Problem("engram.policy.strict-json", "$", "not a JSON object")])
+    check_shape(value, what)
     problems = [
         Problem("engram.policy.rule-overlay", e.json_path, e.message)
         for e in sorted(_VALIDATOR.iter_errors(value), key=lambda e: e.json_path)

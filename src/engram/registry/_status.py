@@ -19,6 +19,7 @@ from typing import Any
 
 import jsonschema
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
@@ -126,6 +127,7 @@ def load_ledger(data: bytes | None) -> Ledger:
         document: Any = parse_strict(data)
     except CanonicalJsonError as e:
         return Ledger(EPOCH, (), (Problem(STATUS_FILE, RULE, f"not strict JSON: {e.message}"),))
+    check_shape(document, STATUS_FILE)
     problems = [
         Problem(
             STATUS_FILE, RULE, f"{'/'.join(str(p) for p in e.absolute_path) or '$'}: {e.message}"

@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
 
+import httpcore
 import httpx
 
+from engram.core import fetch
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError, RemoteError
 from engram.runtime import _wire
@@ -39,9 +41,17 @@ def _httpx_options(config: RuntimeConfig) -> dict[str, Any]:
             "Accept": "application/json",
             # Tells the provider which protocol version the answer must be in.
             "Engram-Version": min(SUPPORTED_VERSIONS),
+            "Accept-Encoding": fetch.ASKED_ENCODINGS,
         },
         "follow_redirects": False,
     }
+
+
+def _too_slow(call: Call, config: RuntimeConfig) -> RemoteError:
+    return RemoteError(
+        f"the provider at {config.base_url} gave no complete answer to {call.describe()} "
+        f"within the {config.deadline:g} s deadline"
+    )
 
 
 def _request(
@@ -100,7 +110,9 @@ class EngramClient(_Session):
         clock: Clock | None = None,
     ) -> None:
         self._engine = Engine(config, clock or SystemClock())
-        self._http = httpx.Client(transport=transport, **_httpx_options(config))
+        self._http = httpx.Client(
+            transport=transport or fetch.deadline_transport(), **_httpx_options(config)
+        )
         # One operation at a time: the engine's cache and key list are shared state.
         self._lock = threading.RLock()
 
@@ -120,10 +132,24 @@ class EngramClient(_Session):
                 outcome = self._send(call)
 
     def _send(self, call: Call) -> httpx.Response | RemoteError:
-        try:
-            return self._http.send(_request(self._http, self.config, call))
-        except httpx.HTTPError as e:
-            return _wire.unreachable(call, self.config.base_url, e)
+        """One exchange under the fetch discipline: a deadline, the answer read through a cap
+        and a bounded decoder (engram.core.fetch), every failure a :class:`RemoteError`."""
+        config = self.config
+        with fetch.deadline(config.deadline):  # outside the try: the handler asks if it passed
+            try:
+                response = self._http.send(_request(self._http, config, call), stream=True)
+                try:
+                    what = f"the answer to {call.describe()}"
+                    body = b"".join(fetch.iter_capped(response, config.max_answer_bytes, what))
+                finally:
+                    response.close()
+                return fetch.buffered(response, body)
+            except fetch.FetchError as e:
+                return e
+            except (httpx.HTTPError, httpcore.TimeoutException) as e:
+                if fetch.deadline_passed():
+                    return _too_slow(call, config)
+                return _wire.unreachable(call, config.base_url, e)
 
     def discover(self) -> Discovery:
         """Read ``/.well-known/engram`` (done once on first use anyway)."""
@@ -210,10 +236,23 @@ class AsyncEngramClient(_Session):
                 outcome = await self._send(call)
 
     async def _send(self, call: Call) -> httpx.Response | RemoteError:
+        """:meth:`EngramClient._send`, with the deadline kept by asyncio."""
+        config = self.config
         try:
-            return await self._http.send(_request(self._http, self.config, call))
+            async with asyncio.timeout(config.deadline):
+                response = await self._http.send(_request(self._http, config, call), stream=True)
+                try:
+                    what = f"the answer to {call.describe()}"
+                    body = await fetch.read_capped_async(response, config.max_answer_bytes, what)
+                finally:
+                    await response.aclose()
+                return fetch.buffered(response, body)
+        except fetch.FetchError as e:
+            return e
+        except TimeoutError:
+            return _too_slow(call, config)
         except httpx.HTTPError as e:
-            return _wire.unreachable(call, self.config.base_url, e)
+            return _wire.unreachable(call, config.base_url, e)
 
     async def discover(self) -> Discovery:
         """Read ``/.well-known/engram`` (done once on first use anyway)."""

@@ -45,6 +45,11 @@ class RuntimeConfig:
     refresh_margin: timedelta = timedelta(minutes=5)
     connect_timeout: float = 5.0
     read_timeout: float = 30.0
+    deadline: float = 60.0
+    """Seconds one exchange with the provider may take in all (docs/spec/limits.md §1): a
+    provider that drips bytes is cut off here, not after one ``read_timeout`` per byte."""
+    max_answer_bytes: int = 64 << 20
+    """Bytes of one answer (decoded) the runtime reads at most; error answers included."""
     user_agent: str = "engram-runtime"
     subject_id: str | None = None
     pinned_kids: frozenset[str] | None = None
@@ -68,8 +73,10 @@ class RuntimeConfig:
             raise InvalidRequest("scope must be a scope name or None")
         if self.clock_skew < timedelta(0) or self.refresh_margin < timedelta(0):
             raise InvalidRequest("clock_skew and refresh_margin must not be negative")
-        if self.connect_timeout <= 0 or self.read_timeout <= 0:
-            raise InvalidRequest("timeouts must be positive")
+        if min(self.connect_timeout, self.read_timeout, self.deadline) <= 0:
+            raise InvalidRequest("timeouts and the deadline must be positive")
+        if self.max_answer_bytes < 1024:
+            raise InvalidRequest("max_answer_bytes must be at least 1024")
         if self.subject_id is not None and not self.subject_id:
             raise InvalidRequest("subject_id must be a subject id or None")
         if self.pinned_kids is not None:

@@ -29,6 +29,7 @@ from importlib import resources
 import base58
 import jsonschema
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.encoding import b64url_decode
 from engram.core.keys import PrivateKey, PublicKey
@@ -58,6 +59,13 @@ TAG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _WHITESPACE = re.compile(r"\s+")
 MAX_PROBLEMS = 5
+MAX_MEMORIES = 50_000
+"""Memories one PAM document may carry (docs/spec/limits.md §2): a larger store is moved in
+several documents (an incremental export carries only what changed)."""
+MAX_CONTENT_CHARS = 64 << 10
+"""Characters of one memory's ``content``: a memory is a statement, not a file."""
+MAX_ID_CHARS = 256
+"""Characters of a memory's ``id`` (a UUID is 36)."""
 
 
 # --- §6 content hash ---------------------------------------------------------------------
@@ -324,6 +332,24 @@ def _path(error: jsonschema.ValidationError) -> str:
     return out
 
 
+def _check_caps(document: JsonObject) -> None:
+    memories = document.get("memories")
+    if not isinstance(memories, list):
+        return  # the schema names it
+    if len(memories) > MAX_MEMORIES:
+        raise InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, dict):
+            continue
+        ident, content = memory.get("id"), memory.get("content")
+        if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
+            raise InvalidRequest(f"$.memories[{i}].id: longer than {MAX_ID_CHARS} characters")
+        if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+            raise InvalidRequest(
+                f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters"
+            )
+
+
 def check_schema(document: Json) -> JsonObject:
     """The document against the PAM 1.0 schema; the first problems named by JSON path.
 
@@ -338,6 +364,8 @@ def check_schema(document: Json) -> JsonObject:
     version = document.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != "1":
         raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
+    _check_caps(document)  # before the generic string cap, so the message names the field
+    check_shape(document, "the PAM document")
     validator = _validator()
     if validator.is_valid(document):  # the common case, without collecting every error
         return document

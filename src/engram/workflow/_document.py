@@ -22,6 +22,7 @@ from importlib import resources
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, parse_object, parse_strict
 from engram.errors import InputError
 from engram.workflow._issues import Issue, member_path
@@ -75,6 +76,7 @@ def schema_issues(
     classify: Classifier | None = None,
 ) -> list[Issue]:
     """One issue per schema violation, most specific cause first, at most 50."""
+    check_shape(document, "the document")
     validator = _validator(package, schema)
     issues: list[Issue] = []
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))

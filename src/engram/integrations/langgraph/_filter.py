@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from engram.core.bounds import check_shape
 from engram.core.canonical import Json
+from engram.errors import InvalidRequest
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
@@ -69,7 +71,12 @@ def _matches(value: Json, wanted: object) -> bool:
 
 
 def check_filter(wanted: Mapping[str, object] | None) -> None:
-    """Refuse an unknown operator before any item is read (LangGraph raises ValueError)."""
+    """Refuse an unknown operator, or a filter over the document limits (docs/spec/limits.md),
+    before any item is read; LangGraph raises ValueError for a bad filter, and so does this."""
+    try:
+        check_shape(wanted or {}, "the filter")
+    except InvalidRequest as e:
+        raise ValueError(e.message) from e
 
     def walk(value: object) -> None:
         if isinstance(value, Mapping):

@@ -1,0 +1,91 @@
+"""The conformance runner and verifier against a hostile host (docs/spec/limits.md §1).
+
+A loopback server (written here, importing nothing of engram) answers every request endlessly,
+in ``zstd``, or one byte every two seconds; the probe's and the verifier's reads of it end in
+one :class:`RemoteError` line, bounded by the cap or the deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from engram.conformance._http import ProbeClient
+from engram.conformance._verify import MAX_DISCOVERY_BYTES, read_discovery
+from engram.errors import RemoteError
+
+SPACES = b" " * (1 << 16)
+
+
+class Hostile(BaseHTTPRequestHandler):
+    behaviour = ""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.close_connection = True
+        try:
+            if self.behaviour == "drip":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(2)
+                return
+            self.send_response(200)
+            if self.behaviour == "zstd":
+                self.send_header("Content-Encoding", "zstd")
+            self.end_headers()
+            while True:
+                self.wfile.write(SPACES)
+        except OSError:
+            return
+
+
+@pytest.fixture
+def host(request: pytest.FixtureRequest) -> Iterator[str]:
+    handler = type("Bound", (Hostile,), {"behaviour": request.param})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.req("engram.limits.fetch-body-cap", "engram.limits.fetch-encoding")
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [("endless", f"larger than {MAX_DISCOVERY_BYTES} bytes"), ("zstd", "Content-Encoding")],
+    indirect=["host"],
+)
+def test_the_verifier_reads_a_discovery_document_through_the_cap(host: str, expected: str) -> None:
+    with pytest.raises(RemoteError, match=expected) as refused:
+        read_discovery(host)
+    assert "\n" not in refused.value.message
+
+
+@pytest.mark.req("engram.limits.fetch-deadline")
+@pytest.mark.parametrize("host", ["drip"], indirect=True)
+async def test_the_probe_gives_up_on_a_dripping_provider_at_its_deadline(host: str) -> None:
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        probe = ProbeClient(http, host, deadline=2.5)
+        started = time.monotonic()
+        with pytest.raises(RemoteError, match=r"no complete answer within 2\.5 s"):
+            await probe.get("/.well-known/engram")
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.req("engram.limits.fetch-body-cap", "engram.limits.fetch-encoding")
+@pytest.mark.parametrize(("host", "expected"), [("zstd", "Content-Encoding")], indirect=["host"])
+async def test_the_probe_refuses_an_encoding_it_did_not_ask_for(host: str, expected: str) -> None:
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        with pytest.raises(RemoteError, match=expected):
+            await ProbeClient(http, host).get("/.well-known/engram")

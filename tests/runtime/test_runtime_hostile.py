@@ -1,0 +1,123 @@
+"""The runtime SDK against a hostile provider: the fetch discipline (docs/spec/limits.md §1).
+
+A loopback server (written here, importing nothing of engram) answers ``/.well-known/engram``
+with one misbehaviour; the sync and the async client each run in a child process whose peak
+RSS is measured, and must end with one :class:`RemoteError` line within the deadline the
+config sets, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from process_kit import run_measured
+
+WALL_BOUND = 10.0
+RSS_BOUND_KIB = 300 * 1024
+SPACES = b" " * (1 << 16)
+
+CHILD = """
+import asyncio, sys
+from engram.errors import EngramError
+from engram.runtime import AsyncEngramClient, EngramClient, RuntimeConfig
+config = RuntimeConfig(provider_url=sys.argv[1], token="t", deadline=3.0, read_timeout=3.0)
+try:
+    if sys.argv[2] == "sync":
+        with EngramClient(config) as client:
+            client.discover()
+    else:
+        async def main():
+            async with AsyncEngramClient(config) as client:
+                await client.discover()
+        asyncio.run(main())
+except EngramError as e:
+    print(f"error: {e.code}: {e.message}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+class Hostile(BaseHTTPRequestHandler):
+    behaviour = ""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.close_connection = True
+        try:
+            if self.behaviour == "drip":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(2)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if self.behaviour == "gzip-bomb":
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                body = b"".join(packer.compress(SPACES) for _ in range(2048)) + packer.flush()
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            if self.behaviour == "zstd":
+                self.send_header("Content-Encoding", "zstd")
+            self.end_headers()
+            while True:  # endless, close-delimited
+                self.wfile.write(SPACES)
+        except OSError:
+            return
+
+
+@pytest.fixture
+def provider(request: pytest.FixtureRequest) -> Iterator[str]:
+    handler = type("Bound", (Hostile,), {"behaviour": request.param})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+CASES = [
+    ("endless", "larger than"),
+    ("zstd", "Content-Encoding 'zstd'"),
+    ("gzip-bomb", "larger than"),
+    ("drip", "within the 3 s deadline"),
+]
+
+
+@pytest.mark.req("engram.limits.fetch-deadline", "engram.limits.fetch-body-cap")
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("provider", "expected"), CASES, indirect=["provider"], ids=[c[0] for c in CASES]
+)
+def test_a_hostile_provider_gets_one_error_line_in_bounded_time_and_memory(
+    provider: str, expected: str, flavour: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    started = time.monotonic()
+    done, rss_kib = run_measured(
+        [sys.executable, "-c", CHILD, provider, flavour], timeout=30, env=env
+    )
+    elapsed = time.monotonic() - started
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("error: remote_error: "), lines[0]
+    assert expected in lines[0], lines[0]
+    print(f"\nruntime {flavour}: {elapsed:.2f} s, {rss_kib // 1024} MiB: {lines[0][:160]}")
+    assert elapsed < WALL_BOUND
+    assert rss_kib < RSS_BOUND_KIB
