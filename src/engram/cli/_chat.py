@@ -29,7 +29,6 @@ import click
 from engram.cli._app import cli
 from engram.cli._context import provider_options, runtime_config
 from engram.core.canonical import JsonObject, parse_strict
-from engram.core.fetch import MAX_MODEL_ANSWER, Fetcher, FetchError, FetchSettings, party_of
 from engram.errors import CanonicalJsonError, EngramError
 
 # httpx and the runtime client load when a chat starts, not for --help (issue 33).
@@ -63,7 +62,8 @@ class LLM:
     def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
         self.url = completions_url(base_url)
         self.model = model
-        import httpx
+        # httpx loads when a chat starts, not for `engram chat --help` (issue 33).
+        from engram.core.fetch import Fetcher, FetchSettings, party_of
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # The fetch discipline (docs/spec/limits.md §1): 120 s per turn in all, a capped answer.
@@ -71,7 +71,7 @@ class LLM:
         self._http = Fetcher(party_of(self.url), headers=headers, settings=settings)
 
     def reply(self, messages: list[JsonObject]) -> str:
-        import httpx
+        from engram.core.fetch import MAX_MODEL_ANSWER, FetchError
 
         try:
             with self._http.stream(
