@@ -15,12 +15,13 @@ from collections.abc import MutableMapping
 
 import click
 
+from engram import DISTRIBUTION
 from engram.errors import EngramError, InputError, MissingDependency
 
 # Command name -> the private module that defines it. Modules are imported only when their
 # command runs (or help lists it), for two reasons: `engram mcp` and `engram context fetch`
 # start without importing the web server, numpy and the database drivers; and an
-# `engram[runtime]` install, which has none of those, still runs the commands it can
+# `engram-memory-stack[runtime]` install, which has none of those, still runs the commands it can
 # (canonicalize, context, chat) and says what to install for the rest.
 COMMAND_MODULES: dict[str, str] = {
     "belief": "engram.cli._belief",
@@ -158,7 +159,7 @@ class LazyGroup(click.Group):
 
 def _needs_extra(name: str, missing: str) -> click.Command:
     """What stands in for a command whose dependencies are not installed: it says so."""
-    hint = "pip install 'engram[server]'"
+    hint = f"pip install '{DISTRIBUTION}[server]'"
 
     def refuse() -> None:
         raise MissingDependency(f"`engram {name}` needs the server extra ({hint}): no {missing}")

@@ -203,7 +203,7 @@ def run(sock: socket.socket, workers: int, log_level: str) -> None:
     is_flag=True,
     default=False,
     help="Trace requests with OpenTelemetry to the OTLP/HTTP collector the OTEL_* variables "
-    "name (needs engram[otel]; also ENGRAM_OTEL=1).",
+    "name (needs engram-memory-stack[otel]; also ENGRAM_OTEL=1).",
 )
 def serve_command(
     host: str,
