@@ -6,13 +6,13 @@ docs/spec/cli.md "Installs and extras"). The built wheel itself is checked in te
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from engram import DISTRIBUTION
-from engram.cli._app import _needs_extra
-from engram.errors import MissingDependency
 
 REPO = Path(__file__).resolve().parents[2]
 # `engram[...]` or `pip install engram` as an instruction; the spec and README sentences that
@@ -40,11 +40,25 @@ def test_no_instruction_names_the_other_projects_engram() -> None:
     assert wrong == []
 
 
+# `engram serve` in a process where uvicorn cannot be imported, as in a runtime-only install.
+WITHOUT_UVICORN = (
+    "import sys; sys.modules['uvicorn'] = None; sys.argv = ['engram', 'serve', '--demo']; "
+    "from engram.cli import main; main()"
+)
+
+
 @pytest.mark.req("engram.cli.distribution-name")
 def test_a_missing_extra_names_this_distribution() -> None:
     assert DISTRIBUTION == "engram-memory-stack"
-    command = _needs_extra("serve", "uvicorn")
-    assert command.callback is not None
-    with pytest.raises(MissingDependency) as refused:
-        command.callback()
-    assert "pip install 'engram-memory-stack[server]'" in str(refused.value)
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_UVICORN],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: missing_dependency: `engram serve` needs the server extra "
+        "(pip install 'engram-memory-stack[server]'): no uvicorn\n"
+    )
