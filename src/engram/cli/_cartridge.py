@@ -111,7 +111,8 @@ def _intact(file: Path) -> Rom:
 
 
 def _salt(path: Path | None) -> bytes | None:
-    return None if path is None else path.read_bytes().strip()
+    # §7.2 makes the salt raw key bytes: a trailing 0x0a is one of them, never stripped.
+    return None if path is None else path.read_bytes()
 
 
 registry_option = click.option(
