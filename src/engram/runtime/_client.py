@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -120,6 +121,8 @@ class EngramClient(_Session):
                 outcome = self._send(call)
 
     def _send(self, call: Call) -> httpx.Response | RemoteError:
+        if call.wait_before:
+            time.sleep(call.wait_before)
         try:
             return self._http.send(_request(self._http, self.config, call))
         except httpx.HTTPError as e:
@@ -210,6 +213,8 @@ class AsyncEngramClient(_Session):
                 outcome = await self._send(call)
 
     async def _send(self, call: Call) -> httpx.Response | RemoteError:
+        if call.wait_before:
+            await asyncio.sleep(call.wait_before)
         try:
             return await self._http.send(_request(self._http, self.config, call))
         except httpx.HTTPError as e:
