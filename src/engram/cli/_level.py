@@ -23,6 +23,7 @@ import click
 import httpx
 
 from engram.cli._acx_input import read_verified
+from engram.cli._common import trust_registry_option
 from engram.cli._files import read_regular
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
@@ -431,7 +432,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@click.option("--registry", type=_FILE, help="ACX trust registry (acx.trust-registry/1).")
+@trust_registry_option("registry", "--registry")
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
 @click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
 @click.option(

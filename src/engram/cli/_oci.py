@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli._common import emit, json_option, read_token_file
+from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
 from engram.cli._level import attach_check
 from engram.core.keys import load_private_key
 from engram.errors import InvalidRequest
@@ -90,12 +90,8 @@ def _trust(path: Path | None) -> TrustRegistry | None:
     return None if path is None else load_trust_registry(path.read_bytes())
 
 
-_trust_option = click.option(
-    "--trust",
-    "trust_file",
-    type=_FILE,
-    default=None,
-    help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict.",
+_trust_option = trust_registry_option(
+    "trust_file", "--trust", help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict."
 )
 
 
