@@ -206,6 +206,21 @@ def fail(error: EngramError) -> int:
     return 2 if isinstance(error, InputError) else 1
 
 
+def _command_path(group: click.Group, args: list[str]) -> str:
+    """``engram cartridge import``: the command the arguments name, for a usage line."""
+    path = ["engram"]
+    current: click.Command = group
+    for token in args:
+        if not isinstance(current, click.Group) or token.startswith("-"):
+            break
+        found = current.get_command(click.Context(current), token)
+        if found is None:
+            break
+        path.append(token)
+        current = found
+    return " ".join(path)
+
+
 def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     """Run the CLI; engram errors become one line on stderr, never a traceback."""
     try:
@@ -236,6 +251,15 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         return INTERRUPTED
+    except (FileNotFoundError, NotADirectoryError) as e:
+        # A path on the command line that does not exist, met by a command that opens it
+        # itself: the same usage error, exit 2, as a FILE argument click checks (cli.md).
+        command = _command_path(group, sys.argv[1:] if args is None else args)
+        click.echo(
+            f"error: usage: no such file or directory: {e.filename} (see: {command} --help)",
+            err=True,
+        )
+        return 2
     except OSError as e:
         click.echo(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
         return 1
