@@ -67,7 +67,10 @@ SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
         "pull": "engram.cli._oci:pull_command",
         "discover": "engram.cli._oci:discover_command",
         "attach-level": "engram.cli._oci:attach_level_command",
+        "new": "engram.cli._starters:cartridge_new",
     },
+    "workflow": {"new": "engram.cli._starters:workflow_new"},
+    "graph": {"new": "engram.cli._starters:graph_new"},
 }
 
 
