@@ -2,7 +2,12 @@
 
 from typing import TYPE_CHECKING
 
-__all__ = ["__version__"]
+__all__ = ["DISTRIBUTION", "__version__"]
+
+# The name pip installs engram under. `engram` on PyPI is an unrelated project (differentiable
+# rendering), so every install instruction, extra and missing-dependency hint names this one
+# (docs/spec/cli.md "Installs and extras").
+DISTRIBUTION = "engram-memory-stack"
 
 if TYPE_CHECKING:  # type checkers see the attribute; at run time it is bound on first use
     __version__: str
@@ -16,7 +21,7 @@ def _version_on_first_use(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        found = version("engram")
+        found = version(DISTRIBUTION)
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
         found = "0.0.0"
     globals()["__version__"] = found

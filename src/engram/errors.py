@@ -227,7 +227,8 @@ class KeyFileError(EngramError):
 
 
 class MissingDependency(EngramError):
-    """A command needs a package the installed extras do not carry (e.g. engram[runtime])."""
+    """A command needs a package the installed extras do not carry (e.g. only the ``runtime``
+    extra of engram-memory-stack is installed)."""
 
     code = "missing_dependency"
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +16,10 @@ import uvicorn
 
 from engram.cli import cli
 from engram.cli import run_cli as _run_cli
-from engram.context import seed_demo
+from engram.conformance import load_ledger
+from engram.context import issue_token, seed_demo
 from engram.core.canonical import parse_strict
-from engram.core.clock import SystemClock
+from engram.core.clock import FixedClock, SystemClock
 from engram.core.keys import save_private_key
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store
@@ -35,6 +38,7 @@ class Served:
     url: str
     token: str
     key_file: Path
+    expired: str
 
 
 @pytest.fixture
@@ -46,6 +50,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
     clock = SystemClock()
     app = create_app(ProviderConfig(public_url=url), store, clock)
     demo = seed_demo(store, clock)
+    two_days_ago = FixedClock(clock.now() - timedelta(days=2))
+    expired = issue_token(store, two_days_ago, demo.subject.id, ["read"], timedelta(hours=1))
     _, key = KeyStore(store).ensure_active(clock.now())
     key_file = tmp_path / "bundle-key.pem"
     save_private_key(key_file, key)
@@ -53,7 +59,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
-        yield Served(url, demo.token, key_file)
+        yield Served(url, demo.token, key_file, expired)
     finally:
         server.should_exit = True
         thread.join(timeout=10)
@@ -92,3 +98,35 @@ def test_the_cli_certifies_a_served_provider_and_verifies_its_bundle(
     report = _parsed(capsys.readouterr().out)
     assert (report["claimHolds"], report["badge"]) == (False, "Reader")
     assert run_cli(cli, [*args, "--tier", "1"]) == 0
+
+
+@pytest.mark.req("engram.conformance.runner.token-refused")
+@pytest.mark.parametrize("which", ["wrong", "expired"])
+def test_a_refused_token_is_one_line_not_a_table_of_failures(
+    served: Served, which: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = "eng_not-a-token-this-provider-issued" if which == "wrong" else served.expired
+    code = "unauthorized" if which == "wrong" else "token_expired"
+    assert run_cli(cli, ["conformance", "provider", served.url, "--token", token]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(
+        f"error: token_refused: the provider at {served.url} refused the --token (HTTP 401 {code}"
+    )
+    assert captured.err.endswith("nothing was judged\n")
+    assert captured.err.count("\n") == 1
+    assert token not in captured.err
+
+
+@pytest.mark.req("engram.conformance.runner.tables-unbroken")
+def test_piped_tables_never_break_a_requirement_id(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(cli, ["conformance", "provider", served.url, "--token", served.token]) == 1
+    out = capsys.readouterr().out
+    ids = set(re.findall(r"engram\.context\.[a-z0-9.-]+", out))
+    ledger = {r.id for r in load_ledger().select(party="provider")}
+    assert len(ids) >= 15
+    assert ids <= ledger  # every id printed is whole: no fragment of a wrapped one
+    rows = [line for line in out.splitlines() if "engram.context." in line]
+    assert len(rows) == len(ids)  # one line per requirement, none continued on the next

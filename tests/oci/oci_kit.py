@@ -8,12 +8,13 @@ installs both).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +27,19 @@ import pytest
 from engram.cartridge import ExportOptions, package_contents, write
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
-from engram.level import Ledger, ReferenceSolver, Verifier, demo_benchmark, prove_level
+from engram.level import (
+    Ledger,
+    LevelReport,
+    ReferenceSolver,
+    Verifier,
+    add_proof,
+    demo_benchmark,
+    prove_level,
+    require_verified,
+    set_entry,
+    static_resolver,
+    status_list_credential,
+)
 
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE.parent / "vectors"
@@ -146,9 +159,48 @@ def build_cartridge(
     return out
 
 
+# The one verifier of the OCI tests' level credentials, and its status list.
+VERIFIER = Verifier("did:web:verifier.example.org", PrivateKey.generate(), "Example verifier")
+STATUS_URL = "https://verifier.example.org/status/1"
+
+
+def status_list(revoked: bytes | None = None) -> bytes:
+    """The verifier's signed status list; with ``revoked`` (a credential) its bit set."""
+    created = "2026-07-01T00:00:00Z"
+    document = add_proof(
+        status_list_credential(list_id=STATUS_URL, issuer=VERIFIER.did, valid_from=created),
+        VERIFIER.key,
+        verification_method=VERIFIER.verification_method,
+        created=created,
+    )
+    if revoked is not None:
+        entry = json.loads(revoked)["credentialStatus"]
+        document = set_entry(
+            document,
+            int(entry["statusListIndex"]),
+            VERIFIER.key,
+            verification_method=VERIFIER.verification_method,
+            created=created,
+        )
+    return canonicalize(document)
+
+
+def level_check(status: bytes | None = None) -> Callable[[bytes, str], LevelReport]:
+    """What attach-level asks: the credential verifies by the verifier's key, not revoked."""
+    resolve = static_resolver({VERIFIER.verification_method: VERIFIER.key.public_key()})
+    served = status if status is not None else status_list()
+
+    def check(data: bytes, rom_digest: str) -> LevelReport:
+        return require_verified(
+            data, rom_digest=rom_digest, resolve=resolve, now=NOW, status_fetch=lambda _: served
+        )
+
+    return check
+
+
 def level_credential(folder: Path, rom_digest: str, publisher: str = "io.github.acme") -> bytes:
     """A real level credential (engram.level, the reference solver) bound to ``rom_digest``."""
-    verifier = Verifier("did:web:verifier.example.org", PrivateKey.generate(), "Example verifier")
+    verifier = VERIFIER
     issuance = prove_level(
         rom_digest=rom_digest,
         publisher_id=publisher,
@@ -159,7 +211,7 @@ def level_credential(folder: Path, rom_digest: str, publisher: str = "io.github.
         verifier=verifier,
         ledger=Ledger(folder / f"ledger-{rom_digest[7:15]}.sqlite"),
         now=NOW,
-        status_list_url="https://verifier.example.org/status/1",
+        status_list_url=STATUS_URL,
     )
     assert issuance.credential is not None
     return canonicalize(issuance.credential)

@@ -21,12 +21,15 @@ from oci_kit import (
     RunningRegistry,
     build_cartridge,
     docker_registry,
+    level_check,
     level_credential,
     needs,
+    status_list,
 )
 
 from engram.cartridge import Cartridge, verify
 from engram.core.keys import PrivateKey
+from engram.level import LevelUnverified
 from engram.oci import (
     ArtifactRefused,
     Credentials,
@@ -163,16 +166,38 @@ def test_attach_level_adds_to_the_index_once_and_refuses_a_credential_for_anothe
     credential = level_credential(work, rom_hash(acx))
     with client(registry) as c:
         pushed = push_cartridge(acx, ref, c, now=NOW)
-        first = attach_level(ref, credential, c)
-        second = attach_level(ref, credential, c)
+        first = attach_level(ref, credential, c, check=level_check())
+        second = attach_level(ref, credential, c, check=level_check())
         with pytest.raises(ArtifactRefused, match="bound to ROM"):
-            attach_level(ref, level_credential(work, "sha256:" + "0" * 64), c)
+            attach_level(ref, level_credential(work, "sha256:" + "0" * 64), c, check=level_check())
     assert first.changed
     assert not second.changed
     assert first.digest == second.digest
     tag = "sha256-" + pushed.manifest_digest.removeprefix("sha256:")
     index = json.loads(raw_manifest(registry, "acme/attach", tag).content)
     assert len(index["manifests"]) == 2  # the DSSE referrer and one level credential, no duplicate
+
+
+@pytest.mark.req("engram.oci.level-verified-before-attach")
+def test_attach_level_refuses_a_revoked_or_unverifiable_credential(
+    registry: RunningRegistry, work: Path
+) -> None:
+    acx = build_cartridge(work)
+    ref = parse_reference(f"{registry.host}/acme/revoked:1.0.0")
+    credential = level_credential(work, rom_hash(acx))
+    tampered = credential.replace(b'"acx:gamesPlayed":90', b'"acx:gamesPlayed":91')
+    assert tampered != credential
+    with client(registry) as c:
+        pushed = push_cartridge(acx, ref, c, now=NOW)
+        with pytest.raises(LevelUnverified, match="revoked"):
+            attach_level(ref, credential, c, check=level_check(status_list(revoked=credential)))
+        with pytest.raises(LevelUnverified, match=r"does not verify: .*proof"):
+            attach_level(ref, tampered, c, check=level_check())
+        listed = c.referrers("acme/revoked", pushed.manifest_digest)
+    # Only the cartridge's own DSSE signature: neither credential reached the registry.
+    assert [d.get("artifactType") for d in listed.descriptors] == [
+        "application/vnd.dsse.envelope.v1+json"
+    ]
 
 
 @pytest.mark.req("engram.oci.referrers-fallback")

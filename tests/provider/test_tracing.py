@@ -1,8 +1,8 @@
-"""OpenTelemetry tracing of the provider and ``/mcp`` (``engram[otel]``): off by default, one
-server span per request named after the route template, and no token, belief text or subject id
-in any span, attribute or event, even when the client puts a token in the path and the query
-and the operator asks the instrumentation to capture every request header. Spans are captured
-with the SDK's own ``InMemorySpanExporter``."""
+"""OpenTelemetry tracing of the provider and ``/mcp`` (``engram-memory-stack[otel]``): off by
+default, one server span per request named after the route template, and no token, belief text
+or subject id in any span, attribute or event, even when the client puts a token in the path and
+the query and the operator asks the instrumentation to capture every request header. Spans are
+captured with the SDK's own ``InMemorySpanExporter``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``pip install "engram[runtime]"`` into a fresh virtual environment brings the SDK and nothing
-of the server: no starlette, uvicorn, psycopg or mcp (runtime depends on core only).
+"""``pip install "engram-memory-stack[runtime]"`` into a fresh virtual environment brings the SDK
+and nothing of the server: no starlette, uvicorn, psycopg or mcp (runtime depends on core only).
 
 A real install from this source tree with its declared dependencies, taken by pip from its cache
 or the package index, so it is slow (tens of seconds) and marked ``slow``; CI runs it.
@@ -83,5 +83,5 @@ def test_the_runtime_extra_installs_and_imports_without_server_dependencies(
     )
     assert serve.returncode == 1
     assert serve.stderr.startswith("error: missing_dependency: `engram serve` needs the server")
-    assert "pip install 'engram[server]'" in serve.stderr
+    assert "pip install 'engram-memory-stack[server]'" in serve.stderr
     assert "Traceback" not in serve.stderr

@@ -262,7 +262,8 @@ def test_ready_takes_credentials_and_issuers_on_the_command_line(
     cred = str(creds / "ada.level.json")
     assert run_cli(cli, [*level, "status-list", "--id", LIST_URL, "--issuer", DID,
                          "--key", pem, "-o", str(status)]) == 0  # fmt: skip
-    assert run_cli(cli, [*level, "prove", str(REFERENCE_CARTRIDGE), "--verifier-key", pem,
+    assert run_cli(cli, [*level, "prove", "--demo-solver", str(REFERENCE_CARTRIDGE),
+                         "--verifier-key", pem,
                          "--verifier-did", DID, "--status-list-url", LIST_URL,
                          "--ledger", str(tmp_path / "l.sqlite"), "--evidence-dir", str(creds),
                          "-o", cred]) == 0  # fmt: skip

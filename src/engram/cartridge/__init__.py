@@ -82,6 +82,7 @@ from engram.cartridge._skills import FRONTMATTER_KEYS, Skill, derive_skills
 from engram.cartridge._sqlar import Entry as SqlarEntry
 from engram.cartridge._sqlar import decode as decode_sqlar
 from engram.cartridge._sqlar import encode as encode_sqlar
+from engram.cartridge._starter import starter_package, write_starter_package
 from engram.cartridge._verify import TrustReport, verify, verify_rom
 
 __all__ = [
@@ -156,6 +157,7 @@ __all__ = [
     "schema_issues",
     "set_memories",
     "spec_report",
+    "starter_package",
     "strip",
     "to_purl",
     "upgrade",
@@ -164,4 +166,5 @@ __all__ = [
     "verify_rom",
     "write",
     "write_save",
+    "write_starter_package",
 ]

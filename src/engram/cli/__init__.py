@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from engram.cli._db import discover_components
     from engram.cli._mcp import provider_app_with_mcp
     from engram.cli._seat import seat_engine
-    from engram.cli._serve import metrics_environment
+    from engram.cli._serve_run import metrics_environment
 
 __all__ = [
     "COMMAND_HELP",
@@ -45,7 +45,7 @@ _LAZY = {
     "discover_components": "engram.cli._db",
     "provider_app_with_mcp": "engram.cli._mcp",
     "seat_engine": "engram.cli._seat",
-    "metrics_environment": "engram.cli._serve",
+    "metrics_environment": "engram.cli._serve_run",
 }
 
 

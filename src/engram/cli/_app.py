@@ -15,12 +15,13 @@ from collections.abc import MutableMapping
 
 import click
 
+from engram import DISTRIBUTION
 from engram.errors import EngramError, InputError, MissingDependency
 
 # Command name -> the private module that defines it. Modules are imported only when their
 # command runs (or help lists it), for two reasons: `engram mcp` and `engram context fetch`
 # start without importing the web server, numpy and the database drivers; and an
-# `engram[runtime]` install, which has none of those, still runs the commands it can
+# `engram-memory-stack[runtime]` install, which has none of those, still runs the commands it can
 # (canonicalize, context, chat) and says what to install for the rest.
 COMMAND_MODULES: dict[str, str] = {
     "belief": "engram.cli._belief",
@@ -70,7 +71,10 @@ SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
         "pull": "engram.cli._oci:pull_command",
         "discover": "engram.cli._oci:discover_command",
         "attach-level": "engram.cli._oci:attach_level_command",
+        "new": "engram.cli._starters:cartridge_new",
     },
+    "workflow": {"new": "engram.cli._starters:workflow_new"},
+    "graph": {"new": "engram.cli._starters:graph_new"},
 }
 
 
@@ -179,7 +183,7 @@ class LazySubgroup(click.Group):
 
 def _needs_extra(name: str, missing: str) -> click.Command:
     """What stands in for a command whose dependencies are not installed: it says so."""
-    hint = "pip install 'engram[server]'"
+    hint = f"pip install '{DISTRIBUTION}[server]'"
 
     def refuse() -> None:
         raise MissingDependency(f"`engram {name}` needs the server extra ({hint}): no {missing}")
@@ -226,6 +230,21 @@ def fail(error: EngramError) -> int:
     return 2 if isinstance(error, InputError) else 1
 
 
+def _command_path(group: click.Group, args: list[str]) -> str:
+    """``engram cartridge import``: the command the arguments name, for a usage line."""
+    path = ["engram"]
+    current: click.Command = group
+    for token in args:
+        if not isinstance(current, click.Group) or token.startswith("-"):
+            break
+        found = current.get_command(click.Context(current), token)
+        if found is None:
+            break
+        path.append(token)
+        current = found
+    return " ".join(path)
+
+
 def run_cli(group: click.Group, args: list[str] | None = None) -> int:
     """Run the CLI; engram errors become one line on stderr, never a traceback."""
     try:
@@ -256,6 +275,15 @@ def run_cli(group: click.Group, args: list[str] | None = None) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         return INTERRUPTED
+    except (FileNotFoundError, NotADirectoryError) as e:
+        # A path on the command line that does not exist, met by a command that opens it
+        # itself: the same usage error, exit 2, as a FILE argument click checks (cli.md).
+        command = _command_path(group, sys.argv[1:] if args is None else args)
+        click.echo(
+            f"error: usage: no such file or directory: {e.filename} (see: {command} --help)",
+            err=True,
+        )
+        return 2
     except OSError as e:
         click.echo(f"error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
         return 1

@@ -6,7 +6,16 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import CATEGORIES, add_belief, belief_history, delete_belief, list_beliefs
+from engram.context import (
+    CATEGORIES,
+    ChangeKind,
+    EvolutionEntry,
+    add_belief,
+    belief_history,
+    delete_belief,
+    list_beliefs,
+)
+from engram.core.clock import format_instant
 
 
 @cli.group("belief")
@@ -73,8 +82,22 @@ def history_command(subject_id: str, belief_id: str, database: str | None, as_js
     """Show a belief's evolution history, newest first."""
     with cli_store(database) as store:
         entries = belief_history(store, subject_id, belief_id)
-    lines = [
-        f"v{e.version} {e.kind.value} {e.at.isoformat()}: {e.previous!r} -> {e.value!r}"
-        for e in entries
-    ]
-    emit([e.to_wire() for e in entries], as_json, "\n".join(lines))
+    emit([e.to_wire() for e in entries], as_json, "\n".join(_history_line(e) for e in entries))
+
+
+ERASED = "(text erased when the belief was deleted)"
+
+
+def _history_line(entry: EvolutionEntry) -> str:
+    """One change in words: a creation has no previous value, and a deleted belief's history
+    keeps its shape but not its text, which would otherwise read ``None -> None``."""
+    head = f"v{entry.version} {entry.kind.value} {format_instant(entry.at)}"
+    if entry.kind is ChangeKind.DELETED:
+        return f"{head} (every version's text erased)"
+    by = f" (correction {entry.correction_id} from {entry.runtime_id})"
+    by = by if entry.correction_id else ""
+    if entry.value is None and entry.previous is None:
+        return f"{head} {ERASED}{by}"
+    if entry.kind is ChangeKind.CREATED:
+        return f"{head}: {entry.value!r}"
+    return f"{head}: {entry.previous!r} -> {entry.value!r}{by}"

@@ -53,7 +53,7 @@ from engram.cartridge import (
     write,
 )
 from engram.cli._app import LazySubgroup, cli
-from engram.cli._common import F, database_option
+from engram.cli._common import F, database_option, trust_registry_option
 from engram.core.canonical import Json, JsonObject, parse_object
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, PublicKey, load_private_key, save_private_key
@@ -111,16 +111,11 @@ def _intact(file: Path) -> Rom:
 
 
 def _salt(path: Path | None) -> bytes | None:
-    return None if path is None else path.read_bytes().strip()
+    # §7.2 makes the salt raw key bytes: a trailing 0x0a is one of them, never stripped.
+    return None if path is None else path.read_bytes()
 
 
-registry_option = click.option(
-    "--registry",
-    "--trust",
-    "registry",
-    type=_FILE,
-    help="Trust registry (acx.trust-registry/1, public keys only).",
-)
+registry_option = trust_registry_option("registry", "--registry", "--trust")
 local_key_option = click.option(
     "--local-key", "local_keys", multiple=True, type=_FILE, help="This host's own signing key."
 )

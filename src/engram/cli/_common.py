@@ -44,6 +44,7 @@ DATABASE_OPTS = ("--database", "--db")
 DATABASE_HELP = (
     "Database URL or SQLite path (default: $ENGRAM_DATABASE_URL, else $ENGRAM_HOME/engram.db)."
 )
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 TOKEN_FILE_LIMIT = 4096  # a token is about 50 bytes; anything this large is not a token file
 
 
@@ -149,6 +150,44 @@ def read_token_file(path: Path, flag: str) -> str:
     if len(data) > TOKEN_FILE_LIMIT or "\n" in text or not text:
         raise InvalidRequest(f"{flag}: {path} must hold one token on one line")
     return text
+
+
+TRUST_REGISTRY = "--trust-registry"
+TRUST_REGISTRY_HELP = "ACX trust registry (acx.trust-registry/1, public keys only)."
+
+
+def trust_registry_option(
+    name: str, *old: str, help: str = TRUST_REGISTRY_HELP
+) -> Callable[[F], F]:
+    """``--trust-registry FILE`` into the ``name`` argument: one spelling for the ACX trust
+    registry in every command (issue 32), the spellings commands used before (``--registry``,
+    ``--trust``) kept as hidden aliases so scripts keep working. ``engram share --registry``
+    is another thing (a git folder of artifacts) and does not use this option."""
+    hidden = [(flag, f"{name}_as_{flag.lstrip('-').replace('-', '_')}") for flag in old]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def merged(*args: Any, **kwargs: Any) -> Any:
+            given = [(TRUST_REGISTRY, kwargs.pop(name))]
+            given += [(flag, kwargs.pop(key)) for flag, key in hidden]
+            named = [(flag, value) for flag, value in given if value is not None]
+            if len(named) > 1:
+                shown = " and ".join(flag for flag, _ in named)
+                raise click.UsageError(f"{shown} name the same trust registry: give it once")
+            kwargs[name] = named[0][1] if named else None
+            return command(*args, **kwargs)
+
+        decorated: Any = merged
+        for flag, key in hidden:
+            decorated = click.option(flag, key, type=EXISTING_FILE, default=None, hidden=True)(
+                decorated
+            )
+        decorated = click.option(TRUST_REGISTRY, name, type=EXISTING_FILE, default=None, help=help)(
+            decorated
+        )
+        return cast("F", decorated)
+
+    return decorate
 
 
 def token_option(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -234,12 +235,19 @@ def verify_command(
         raise SystemExit(1)
 
 
+# Piped or redirected, a table is as wide as its rows: a line of `grep`-able text never wrapped
+# mid-id at rich's default 80 columns (issue 32).
+UNWRAPPED_WIDTH = 100_000
+
+
 def _render(rows: list[Row], requirements: tuple[Requirement, ...], title: str) -> None:
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=UNWRAPPED_WIDTH)
     by_id = {r.id: r for r in requirements}
     for tier in (1, 2, 3):
         table = Table(title=f"{title}: tier {tier} ({BADGES[tier]})", title_justify="left")
-        for column in ("requirement", "party", "result", "detail"):
+        # On a terminal too narrow for every column, the detail wraps; an id never breaks.
+        table.add_column("requirement", no_wrap=True)
+        for column in ("party", "result", "detail"):
             table.add_column(column, overflow="fold")
         for row in rows:
             req = by_id.get(row.id)

@@ -16,6 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from engram.cli._app import cli
+from engram.cli._common import trust_registry_option
 from engram.cli._workflow import (
     DIRECTORY,
     FILE,
@@ -105,7 +106,7 @@ def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> No
 
 @graph_group.command("verify")
 @click.argument("file", type=FILE)
-@click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@trust_registry_option("registry", "--registry")
 @click.option("--own-key", "own_keys", multiple=True, type=FILE, help="This host's own key.")
 @click.option("--workflows", type=DIRECTORY, help="Resolve pinned workflows in this folder.")
 @click.option("--json", "as_json", is_flag=True)
@@ -139,7 +140,7 @@ def verify_cmd(
     help="text: a tree in the terminal; dot/svg: a picture (svg needs Graphviz).",
 )
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@trust_registry_option("registry", "--registry")
 @click.option("--json", "as_json", is_flag=True, help="The discovery card as JSON.")
 def inspect_cmd(
     file: Path, form: str, out: Path | None, registry: Path | None, as_json: bool

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from engram.cli._acx_input import read_verified
+from engram.cli._common import trust_registry_option
 from engram.cli._files import read_regular
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
@@ -37,6 +38,7 @@ from engram.level import (
     EvidenceLookup,
     KeyResolver,
     Ledger,
+    LevelReport,
     ReferenceSolver,
     Solver,
     StatusList,
@@ -49,6 +51,7 @@ from engram.level import (
     prove_level,
     public_from_multikey,
     registry_issuer_keys,
+    require_verified,
     set_entry,
     static_resolver,
     status_list_credential,
@@ -208,9 +211,20 @@ def revoke_command(
     click.echo(f"revoked entry {index} of {document.get('id')}")
 
 
-def _solver(solver: str | None, competence: float, timeout: float, file: Path | None) -> Solver:
-    if solver is None:
+def _solver(
+    solver: str | None, demo_solver: bool, competence: float, timeout: float, file: Path | None
+) -> Solver:
+    """The command that re-runs the cartridge; the simulated solver only when asked by name
+    (a demo: nothing from the cartridge runs, and the credential it earns says so)."""
+    if demo_solver:
+        if solver is not None:
+            raise click.UsageError("give --solver COMMAND or --demo-solver, not both")
         return ReferenceSolver(competence)
+    if solver is None:
+        raise click.UsageError(
+            "a level is issued only from a real run: give --solver COMMAND (run once per task "
+            "with the cartridge in $ACX_CARTRIDGE), or --demo-solver for a simulated demo level"
+        )
     # The command finds the cartridge it re-runs in ACX_CARTRIDGE (absolute: it runs elsewhere).
     extra = {"ACX_CARTRIDGE": str(file.resolve())} if file is not None else {}
     return CommandSolver(shlex.split(solver), timeout_sec=timeout, extra_env=extra)
@@ -235,11 +249,17 @@ def _solver(solver: str | None, competence: float, timeout: float, file: Path | 
 @click.option("--benchmark", type=_FILE, help="A benchmark file (default: the built-in demo).")
 @click.option("--benchmark-key", type=_FILE, help="The 32-byte key of a sealed benchmark.")
 @click.option(
-    "--solver", help="Command run per task (default: the deterministic reference solver)."
+    "--solver", help="Command run per task, the cartridge in $ACX_CARTRIDGE (the real run)."
+)
+@click.option(
+    "--demo-solver",
+    is_flag=True,
+    help="Play the built-in simulated solver instead (a demo: nothing from the cartridge runs; "
+    "the credential says so).",
 )
 @click.option("--solver-timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True)
 @click.option(
-    "--competence", type=float, default=33.0, show_default=True, help="Reference solver only."
+    "--competence", type=float, default=33.0, show_default=True, help="--demo-solver only."
 )
 @click.option("--draw", type=click.IntRange(min=1), default=DEFAULT_DRAW, show_default=True)
 @click.option(
@@ -255,11 +275,12 @@ def prove_command(
     file: Path | None, rom_digest: str | None, publisher_id: str | None,
     publisher_keyids: tuple[str, ...], subject: str | None,
     verifier_key: Path, verifier_did: str, status_list_url: str, ledger_path: Path,
-    benchmark: Path | None, benchmark_key: Path | None, solver: str | None,
+    benchmark: Path | None, benchmark_key: Path | None, solver: str | None, demo_solver: bool,
     solver_timeout: float, competence: float, draw: int, cooldown_hours: float,
     evidence_dir: Path | None, evidence_base: str | None, out: Path,
 ) -> None:  # fmt: skip
     """Re-run the ROM on a drawn held-out subset; issue a level credential if the gate passes."""
+    chosen = _solver(solver, demo_solver, competence, solver_timeout, file)
     binding = cartridge_binding(file, rom_digest, publisher_id, subject, publisher_keyids)
     bench = (
         load_benchmark(
@@ -274,7 +295,7 @@ def prove_command(
         subject_id=binding.subject_id,
         publisher_keyids=binding.publisher_keyids,
         benchmark=bench,
-        solver=_solver(solver, competence, solver_timeout, file),
+        solver=chosen,
         verifier=Verifier(verifier_did, load_private_key(verifier_key)),
         ledger=Ledger(ledger_path),
         now=CLOCK.now(),
@@ -300,7 +321,10 @@ def prove_command(
         click.echo("NOT ISSUED: " + "; ".join(result.failures))
         raise click.exceptions.Exit(1)
     _write(out, result.credential)
-    click.echo(f"ISSUED: wrote {out}")
+    if result.simulated:
+        click.echo(f"ISSUED A DEMO LEVEL (simulated solver; the credential says so): wrote {out}")
+    else:
+        click.echo(f"ISSUED: wrote {out}")
 
 
 def _resolver(
@@ -322,6 +346,27 @@ def _resolver(
         return known[vm] if vm in known else fallback(vm)
 
     return resolve
+
+
+def attach_check(
+    credential: bytes, issuer_key: str | None, did_document: Path | None, status_list: str | None
+) -> Callable[[bytes, str], LevelReport]:
+    """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
+    verifies (by the key given, or the DID document's) and is not revoked (its status list read
+    from ``status_list``, else from the URL it names)."""
+    try:
+        document = parse_object(credential, what="level credential", error=InvalidRequest)
+    except InvalidRequest:
+        document = {}
+    resolve = _resolver(issuer_key, did_document, document)
+    status_fetch = (lambda _url: fetch(status_list)) if status_list else fetch
+
+    def check(data: bytes, rom_digest: str) -> LevelReport:
+        return require_verified(
+            data, rom_digest=rom_digest, resolve=resolve, now=CLOCK.now(), status_fetch=status_fetch
+        )
+
+    return check
 
 
 def _published(
@@ -376,7 +421,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@click.option("--registry", type=_FILE, help="ACX trust registry (acx.trust-registry/1).")
+@trust_registry_option("registry", "--registry")
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
 @click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
 @click.option(
@@ -425,6 +470,8 @@ def verify_command(
         if report.revoked:
             verdict += " (REVOKED)"
         click.echo(f"{verdict}; issuer trusted: {report.trusted}")
+        if report.simulated:
+            click.echo("DEMO LEVEL: the built-in simulated solver played it; it measures nothing")
     if not report.verified:
         raise click.exceptions.Exit(1)
 

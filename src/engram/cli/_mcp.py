@@ -178,14 +178,22 @@ def provider_app_with_mcp(
     return app
 
 
+# `engram serve --ote FILE` hands FILE to its workers as ENGRAM_OTE; this says the user gave
+# the option, so the banner and engram_status name `--ote`, not a variable they never set.
+OTE_FROM_OPTION = "ENGRAM_SERVE_OTE_OPTION"
+
+
 def serve_seat(environ: Mapping[str, str], cwd: Path) -> SeatSource | None:
     """The seat ``engram serve`` mounts at /mcp, or None when none is configured or found."""
     try:
-        return locate_seat(None, environ, cwd)
+        seat = locate_seat(None, environ, cwd)
     except ManifestError:
         if environ.get("ENGRAM_OTE"):
             raise
         return None
+    if seat.origin == "ENGRAM_OTE" and environ.get(OTE_FROM_OPTION) == seat.path.as_posix():
+        return SeatSource("--ote", seat.path)
+    return seat
 
 
 def app_with_mcp_from_env() -> Starlette:
@@ -215,6 +223,7 @@ def mcp_banner(base_url: str, seat: SeatSource | None) -> str:
 
 
 __all__ = [
+    "OTE_FROM_OPTION",
     "app_with_mcp_from_env",
     "mcp_banner",
     "mcp_command",

@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli._common import emit, json_option, read_token_file
+from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
+from engram.cli._level import attach_check
 from engram.core.keys import load_private_key
 from engram.errors import InvalidRequest
 from engram.oci import (
@@ -89,12 +90,8 @@ def _trust(path: Path | None) -> TrustRegistry | None:
     return None if path is None else load_trust_registry(path.read_bytes())
 
 
-_trust_option = click.option(
-    "--trust",
-    "trust_file",
-    type=_FILE,
-    default=None,
-    help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict.",
+_trust_option = trust_registry_option(
+    "trust_file", "--trust", help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict."
 )
 
 
@@ -244,15 +241,22 @@ def discover_command(
 @click.command("attach-level")
 @click.argument("target")
 @click.argument("credential", type=_FILE)
+@click.option("--issuer-key", help="The issuer's public key: PEM file or z6Mk multikey.")
+@click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
+@click.option("--status-list", help="Its status list credential (file or URL); default: its URL.")
 @_connection
 @json_option
 def attach_level_command(
-    target: str, credential: Path, connect: Callable[[Reference], RegistryClient], as_json: bool
-) -> None:
-    """Attach CRED.json, a level credential bound to the cartridge's ROM, as a referrer."""
+    target: str, credential: Path, issuer_key: str | None, did_document: Path | None,
+    status_list: str | None, connect: Callable[[Reference], RegistryClient], as_json: bool,
+) -> None:  # fmt: skip
+    """Attach CRED.json, a level credential bound to the cartridge's ROM, as a referrer, once it
+    verifies and is not revoked."""
     reference = parse_reference(target)
+    data = credential.read_bytes()
+    check = attach_check(data, issuer_key, did_document, status_list)
     with connect(reference) as client:
-        attached = attach_level(reference, credential.read_bytes(), client)
+        attached = attach_level(reference, data, client, check=check)
     how = _how(attached.via)
     value = {"artifactType": attached.artifact_type, "digest": attached.digest, "via": attached.via}
     emit(value, as_json, f"attached {attached.artifact_type} {attached.digest} ({how})")

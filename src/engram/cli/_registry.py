@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import emit, json_option
+from engram.cli._common import emit, json_option, trust_registry_option
 from engram.cli._files import read_regular
 from engram.core.canonical import parse_object
 from engram.core.jsonio import dumps_text
@@ -31,11 +31,9 @@ from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-trust_option = click.option(
-    "--trust",
+trust_option = trust_registry_option(
     "trust_file",
-    type=_FILE,
-    default=None,
+    "--trust",
     help="ACX trust registry (default: DIR/trust-registry.json when present).",
 )
 

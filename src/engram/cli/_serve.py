@@ -18,50 +18,18 @@ manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tool
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import errno
-import os
-import shutil
 import socket
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
-import uvicorn
-import uvicorn.config
-from uvicorn.supervisors import Multiprocess
 
+from engram import DISTRIBUTION
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, database_url
-from engram.cli._demo import demo_text, open_demo
-from engram.cli._mcp import mcp_banner, serve_seat
-from engram.core.jsonio import dumps_text
-from engram.mcp import load_seat
-from engram.provider import ProviderConfig, create_app, openapi_document
+from engram.cli._common import database_option
+from engram.errors import MissingDependency
 
-APP = "engram.cli._mcp:app_with_mcp_from_env"
 BACKLOG = 2048  # uvicorn's default
-
-
-def log_config(level: str) -> dict[str, Any]:  # uvicorn's dictConfig, typed dict[str, Any]
-    """uvicorn's logging config plus the provider's JSON access log on stdout."""
-    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["formatters"]["engram"] = {"format": "%(message)s"}
-    config["handlers"]["engram"] = {
-        "class": "logging.StreamHandler",
-        "formatter": "engram",
-        "stream": "ext://sys.stdout",
-    }
-    config["loggers"]["engram"] = {
-        "handlers": ["engram"],
-        "level": level.upper(),
-        "propagate": False,
-    }
-    return config
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -84,89 +52,6 @@ def listen(host: str, port: int) -> socket.socket:
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason}") from e
     sock.set_inheritable(True)  # the workers of --workers N are spawned with it
     return sock
-
-
-class _Supervisor(Multiprocess):
-    """uvicorn's process supervisor, remembering whether Ctrl-C stopped it, and telling
-    prometheus-client of every worker that exits (``mark_process_dead``, as its multiprocess
-    documentation asks of a server's master process) when metrics are on."""
-
-    interrupted = False
-
-    def handle_int(self) -> None:
-        self.interrupted = True
-        super().handle_int()
-
-    def _pids(self) -> set[int]:
-        return {p.pid for p in self.processes if p.pid is not None}
-
-    def _bury(self, before: set[int]) -> None:
-        dead = before - self._pids()
-        if dead and os.environ.get(METRICS_DIR_ENV):
-            from engram.provider import mark_process_dead
-
-            for pid in dead:
-                mark_process_dead(pid)
-
-    def keep_subprocess_alive(self) -> None:
-        before = self._pids()
-        super().keep_subprocess_alive()
-        self._bury(before)
-
-    def restart_all(self) -> None:
-        before = self._pids()
-        super().restart_all()
-        self._bury(before)
-
-    def join_all(self) -> None:
-        before = self._pids()
-        super().join_all()
-        self.processes = []
-        self._bury(before)
-
-
-METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
-
-
-@contextmanager
-def metrics_environment(enabled: bool, workers: int) -> Iterator[None]:
-    """With metrics on and several workers, the directory prometheus-client aggregates them
-    through: ``$PROMETHEUS_MULTIPROC_DIR`` if the operator set one (kept; they empty it between
-    runs), else a fresh private one, removed on exit. One worker needs none."""
-    if not enabled or workers == 1 or os.environ.get(METRICS_DIR_ENV):
-        yield
-        return
-    directory = tempfile.mkdtemp(prefix="engram-metrics-")
-    os.environ[METRICS_DIR_ENV] = directory
-    try:
-        yield
-    finally:
-        os.environ.pop(METRICS_DIR_ENV, None)
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-def run(sock: socket.socket, workers: int, log_level: str) -> None:
-    """Serve the provider app on ``sock`` until a signal stops it; Ctrl-C raises
-    KeyboardInterrupt, which the CLI reports as exit code 130."""
-    config = uvicorn.Config(
-        APP,
-        factory=True,
-        workers=workers,
-        log_config=log_config(log_level),
-        log_level=log_level,
-        access_log=False,
-    )
-    if workers > 1:
-        supervisor = _Supervisor(config, sockets=[sock])
-        supervisor.run()
-        if supervisor.interrupted:
-            raise KeyboardInterrupt
-        return
-    server = uvicorn.Server(config)
-    # On SIGINT uvicorn shuts down gracefully, then raises the signal again: KeyboardInterrupt.
-    server.run(sockets=[sock])
-    if not server.started:
-        raise click.ClickException("the provider did not start (see the log above)")
 
 
 @cli.command("serve")
@@ -203,7 +88,7 @@ def run(sock: socket.socket, workers: int, log_level: str) -> None:
     is_flag=True,
     default=False,
     help="Trace requests with OpenTelemetry to the OTLP/HTTP collector the OTEL_* variables "
-    "name (needs engram[otel]; also ENGRAM_OTEL=1).",
+    "name (needs engram-memory-stack[otel]; also ENGRAM_OTEL=1).",
 )
 def serve_command(
     host: str,
@@ -220,45 +105,39 @@ def serve_command(
 ) -> None:
     """Serve the Engram context provider (Tier 3) over HTTP."""
     if print_openapi:
+        from engram.core.jsonio import dumps_text
+        from engram.provider import openapi_document
+
         click.echo(dumps_text(openapi_document(), indent=2))
         return
+    # Bound before the server's imports (about 3 s, far more on a loaded machine): a port in use
+    # is answered at once, the way a user retrying `engram serve --demo` expects.
     sock = listen(host, port)
     try:
-        url = database_url(database)
-        os.environ["ENGRAM_DATABASE_URL"] = url
-        if public_url:
-            os.environ["ENGRAM_PUBLIC_URL"] = public_url
-        else:
-            os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
-        if ote is not None:
-            os.environ["ENGRAM_OTE"] = str(ote.resolve())
-        if otel:
-            os.environ["ENGRAM_OTEL"] = "1"
-        if metrics:
-            os.environ["ENGRAM_METRICS"] = "1"
-        config = ProviderConfig.from_env(os.environ)
-        seat = serve_seat(os.environ, Path.cwd())
-        if seat is not None:
-            load_seat(seat)  # refuse a bad manifest here, not in every worker
-        with cli_store(database, creates=True) as store:
-            # Migrates once, before any worker starts; metrics and tracing are the workers'.
-            create_app(dataclasses.replace(config, metrics=False, otel=False), store, CLOCK)
-            banner = [demo_text(*open_demo(store), config.base_url)] if demo else []
-            shown = store.url
-        click.echo(
-            "\n".join(
-                [
-                    *banner,
-                    f"serving {config.base_url} (database {shown}, "
-                    f"{workers} worker(s); Ctrl-C stops it)",
-                    mcp_banner(config.base_url, seat),
-                ]
-            )
+        try:
+            from engram.cli import _serve_run
+        except ModuleNotFoundError as e:
+            if (e.name or "").partition(".")[0] == "engram":
+                raise
+            raise MissingDependency(
+                f"`engram serve` needs the server extra (pip install '{DISTRIBUTION}[server]'): "
+                f"no {e.name}"
+            ) from e
+        _serve_run.serve(
+            sock,
+            host=host,
+            port=port,
+            database=database,
+            workers=workers,
+            demo=demo,
+            public_url=public_url,
+            log_level=log_level,
+            ote=ote,
+            metrics=metrics,
+            otel=otel,
         )
-        with metrics_environment(config.metrics, workers):
-            run(sock, workers, log_level)
     finally:
         sock.close()
 
 
-__all__ = ["listen", "log_config", "metrics_environment", "run", "serve_command"]
+__all__ = ["listen", "serve_command"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import emit, json_option
+from engram.cli._common import emit, json_option, trust_registry_option
 from engram.registry import share
 from engram.trust import load_trust_registry
 
@@ -38,7 +38,7 @@ def _make(kind: str, help_text: str) -> click.Command:
     @click.option(
         "--dry-run", is_flag=True, help="Verify and say where it would go; write nothing."
     )
-    @click.option("--trust", "trust_file", type=_FILE, default=None, help="ACX trust registry.")
+    @trust_registry_option("trust_file", "--trust")
     @json_option
     def command(
         file: Path,

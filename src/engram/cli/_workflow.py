@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engram.cli._app import cli
-from engram.cli._common import F
+from engram.cli._common import F, trust_registry_option
 from engram.cli._files import read_regular
 from engram.cli._level import fetch
 from engram.core.canonical import Json, JsonObject
@@ -231,7 +231,7 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 @workflow_group.command("ready")
 @click.argument("file", type=FILE)
 @click.option("--cartridges", type=DIRECTORY, help="Folder searched for *.acx cartridges.")
-@click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@trust_registry_option("registry", "--registry")
 @click.option(
     "--credentials",
     type=DIRECTORY,
@@ -376,7 +376,7 @@ def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> No
 
 @workflow_group.command("verify")
 @click.argument("file", type=FILE)
-@click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@trust_registry_option("registry", "--registry")
 @click.option("--own-key", "own_keys", multiple=True, type=FILE, help="This host's own key.")
 @click.option("--json", "as_json", is_flag=True)
 def verify_cmd(
@@ -395,7 +395,7 @@ def verify_cmd(
 
 @workflow_group.command("inspect")
 @click.argument("file", type=FILE)
-@click.option("--registry", type=FILE, help="Trust registry (public keys only).")
+@trust_registry_option("registry", "--registry")
 @click.option("--json", "as_json", is_flag=True)
 def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
     """Show the discovery card: identity, team, tasks, context, safety, digest and trust."""

@@ -15,6 +15,7 @@ from engram.conformance._ledger import (
     load_ledger,
     validate_document,
 )
+from engram.conformance._probe import TokenRefused
 from engram.conformance._provider_runner import (
     PROVIDER_WITNESSED,
     ProviderReport,
@@ -39,6 +40,7 @@ __all__ = [
     "Requirement",
     "Row",
     "RuntimeReport",
+    "TokenRefused",
     "VerifyReport",
     "attestation_preimage",
     "badge",

@@ -19,7 +19,7 @@ from engram.conformance._results import Recorder
 from engram.core.canonical import Json, JsonObject
 from engram.core.clock import Clock, format_instant
 from engram.core.context_wire import PROBE_LABEL, PROBE_RUNTIME_ID, belief_id
-from engram.errors import InvalidRequest
+from engram.errors import InvalidRequest, Unauthorized
 
 P = "engram.context."
 RUNTIME_ID = PROBE_RUNTIME_ID
@@ -169,6 +169,28 @@ def identified(body: Json) -> list[tuple[str, JsonObject]]:
     return [(ident, b) for b in beliefs(body) if (ident := belief_id(b)) is not None]
 
 
+class TokenRefused(Unauthorized):
+    """The provider refused the operator's ``--token`` (401, or 403 on a read): nothing can be
+    judged through a token it will not honour, so the run stops in one line instead of
+    reporting every requirement ``executed-fail`` against a provider that may be fine."""
+
+    code = "token_refused"
+
+
+def refuse_token(run: ProbeRun, got: Exchange, what: str) -> None:
+    """Stop the run when ``got`` (a request made with ``what``) says the token was refused."""
+    if got.status not in (401, 403):
+        return
+    code = error_code(got)
+    error = got.body.get("error") if isinstance(got.body, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else None
+    said = f"HTTP {got.status}" + (f" {code}" if code else "") + (f": {detail}" if detail else "")
+    raise TokenRefused(
+        f"the provider at {run.options.url} refused the {what} ({said}); check that it is "
+        "current and has the read permission: nothing was judged"
+    )
+
+
 def error_code(got: Exchange) -> str | None:
     error = got.body.get("error") if isinstance(got.body, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
@@ -183,10 +205,12 @@ __all__ = [
     "P",
     "ProbeRun",
     "ProviderRunOptions",
+    "TokenRefused",
     "admin_add",
     "admin_delete",
     "beliefs",
     "error_code",
     "identified",
+    "refuse_token",
     "text",
 ]

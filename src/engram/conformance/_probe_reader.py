@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from engram.conformance import _envelope as env
-from engram.conformance._probe import ProbeRun, error_code, text
+from engram.conformance._probe import ProbeRun, error_code, refuse_token, text
 from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
 
@@ -34,6 +34,7 @@ async def discovery(run: ProbeRun) -> None:
 async def export(run: ProbeRun) -> JsonObject:
     """Fetch and judge the export; returns it ({} when there is none) for later tiers."""
     got = await run.client.get("/v1/context", token=run.options.token)
+    refuse_token(run, got, "--token")
     body = got.body
     problems = env.envelope_problems(body) if got.status == 200 else [f"HTTP {got.status}"]
     run.check("p1.export-200", "export", not problems, "; ".join(problems))

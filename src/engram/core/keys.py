@@ -228,12 +228,20 @@ def save_private_key(
     _fsync_directory(target.parent)
 
 
+# How a public key file starts (PEM SubjectPublicKeyInfo, OpenSSH, RFC 4716): what
+# load_private_key names as a public key instead of judging its mode.
+MAX_KEY_FILE_BYTES = 1 << 20
+PUBLIC_KEY_HEADS = (b"-----BEGIN PUBLIC KEY-----", b"ssh-ed25519 ", b"---- BEGIN SSH2 PUBLIC KEY")
+
+
 def load_private_key(path: str | os.PathLike[str]) -> PrivateKey:
     """Read a private key file (PKCS#8 PEM or OpenSSH ed25519), refusing unsafe permissions.
 
     A file that group or others can access in any way is refused with
     :class:`~engram.errors.KeyFileError`, naming the path and the ``chmod 600`` fix: such a key
-    may already have been copied, and signing with it would quietly lend it our name.
+    may already have been copied, and signing with it would quietly lend it our name. A public
+    key given where the private one belongs (``publisher.pem.pub``, usually mode 0644) is named
+    as such first: ``chmod 600`` would not make it sign.
     """
     target = Path(path)
     try:
@@ -247,15 +255,23 @@ def load_private_key(path: str | os.PathLike[str]) -> PrivateKey:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise KeyFileError(f"{target} is not a regular file")
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            if len(chunks) * 65536 > MAX_KEY_FILE_BYTES:
+                raise KeyFileError(f"{target} is too large to be a key file")
+        if b"".join(chunks).lstrip().startswith(PUBLIC_KEY_HEADS):
+            private = f" (its private half is usually {target.with_suffix('')})"
+            raise KeyFileError(
+                f"{target} is a public key; signing needs the private key"
+                + (private if target.suffix == ".pub" else "")
+            )
         mode = stat.S_IMODE(info.st_mode)
         if mode & 0o077:
             raise KeyFileError(
                 f"{target} is accessible by group or others (mode {mode:04o}); "
                 f"a private key must be private: run `chmod 600 {target}`"
             )
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
     finally:
         os.close(fd)
     try:

@@ -38,6 +38,7 @@ from engram.graph._graph import (
 )
 from engram.graph._lint import lint_graph
 from engram.graph._render import Outline, graph_card, graph_dot, graph_outline, render_svg
+from engram.graph._starter import starter_graph
 
 __all__ = [
     "AGENT_GRAPH",
@@ -63,5 +64,6 @@ __all__ = [
     "render_svg",
     "resolve_pins",
     "sign_graph",
+    "starter_graph",
     "verify_graph",
 ]

@@ -20,7 +20,7 @@ from engram.level._benchmark import (
     seal_benchmark,
 )
 from engram.level._credential import CONTEXT, level_credential
-from engram.level._errors import LevelRefused, ProofInvalid, StatusCheckError
+from engram.level._errors import LevelRefused, LevelUnverified, ProofInvalid, StatusCheckError
 from engram.level._evidence import (
     TRAJECTORY_PREDICATE,
     Evidence,
@@ -63,6 +63,7 @@ from engram.level._rating import (
     level_for,
     rate,
 )
+from engram.level._require import require_verified
 from engram.level._solver import Attempt, CommandSolver, ReferenceSolver, Solver
 from engram.level._status import (
     MIN_ENTRIES,
@@ -101,6 +102,7 @@ __all__ = [
     "Ledger",
     "LevelRefused",
     "LevelReport",
+    "LevelUnverified",
     "ProofInvalid",
     "Rating",
     "ReferenceSolver",
@@ -137,6 +139,7 @@ __all__ = [
     "published_schema",
     "rate",
     "registry_issuer_keys",
+    "require_verified",
     "seal_benchmark",
     "self_issued",
     "set_entry",

@@ -14,6 +14,10 @@ Correct by both standards and by the published ACX schema at once:
   ResultDescription's id, and ``achievedLevel`` is the URI of the achieved tier's level;
 - ACX: the ``acx:`` members on the tier Result; μ and σ are decimal strings, as the published
   schema types them (full precision, so the gate and the level can be re-derived exactly).
+
+A level issued by the built-in simulated solver (a demo: nothing from the cartridge ran) says so
+in the signed credential itself: ``acx:simulatedSolver: true`` on the tier Result, and a name,
+description and narrative that claim no re-execution (docs/spec/acx-levels.md §3).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ VC_V2 = "https://www.w3.org/ns/credentials/v2"
 OB_V3 = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
 ACX_LEVEL = "https://acx.dev/ns/level/v1"
 CONTEXT = (VC_V2, OB_V3, ACX_LEVEL)
+SIMULATED_MEMBER = "acx:simulatedSolver"
 TIER_FLOORS = {"intern": 0, "junior": 5, "mid": 10, "senior": 15, "staff": 20, "principal": 25,
                "distinguished": 30, "legend": 35}  # fmt: skip
 
@@ -61,8 +66,10 @@ def level_credential(
     status_list_url: str,
     status_index: int,
     valid_until: str | None = None,
+    simulated: bool = False,
 ) -> JsonObject:
-    """The unsigned credential (sign it with :func:`engram.level.add_proof`)."""
+    """The unsigned credential (sign it with :func:`engram.level.add_proof`); ``simulated`` for
+    a level the built-in simulated solver played (a demo), which the credential then says."""
     achievement = achievement_id(benchmark.id, benchmark.version)
     tier_rd, rating_rd, pass_rd = (
         f"{achievement}#{n}" for n in ("career-tier", "rating", "passrate")
@@ -92,11 +99,34 @@ def level_credential(
         "acx:benchmarkDigest": benchmark.digest,
         "acx:heldOutSliceDigest": benchmark.held_out_slice_digest,
     }
+    gate = "TrueSkill conservative rating R=mu-3sigma gated at sigma<1.5 over >=30 games."
+    name = f"ACX level {level} ({tier}) on {benchmark.name}"
+    description = (
+        f"The provable character level of an Agent Cartridge on {benchmark.coordinate},"
+        " earned by an independent verifier's re-execution of its ROM."
+    )
+    narrative = (
+        f"Independently re-executed on a sealed held-out slice of {benchmark.name} "
+        f"({benchmark.version}); {gate}"
+    )
+    if simulated:
+        result[SIMULATED_MEMBER] = True
+        name = f"DEMO, simulated solver: {name}"
+        description = (
+            f"A demonstration level on {benchmark.coordinate}: NOT a measurement of the"
+            " cartridge. Nothing from the cartridge ran; a built-in simulated solver decided"
+            " each task from a hash of the ROM digest."
+        )
+        narrative = (
+            "DEMO ONLY, no re-execution: engram's built-in simulated solver decided each task of"
+            f" a held-out slice of {benchmark.name} ({benchmark.version}) from a hash of the ROM"
+            f" digest; nothing from the cartridge ran. {gate}"
+        )
     credential: JsonObject = {
         "@context": list(CONTEXT),
         "id": credential_id,
         "type": ["VerifiableCredential", "OpenBadgeCredential"],
-        "name": f"ACX level {level} ({tier}) on {benchmark.name}",
+        "name": name,
         "issuer": {"id": issuer_id, "type": ["Profile"], "name": issuer_name},
         "validFrom": valid_from,
         "credentialSubject": {
@@ -106,17 +136,8 @@ def level_credential(
                 "id": achievement,
                 "type": ["Achievement"],
                 "name": f"ACX Level — {benchmark.name}",
-                "description": (
-                    f"The provable character level of an Agent Cartridge on {benchmark.coordinate},"
-                    " earned by an independent verifier's re-execution of its ROM."
-                ),
-                "criteria": {
-                    "narrative": (
-                        "Independently re-executed on a sealed held-out slice of "
-                        f"{benchmark.name} ({benchmark.version}); TrueSkill conservative rating "
-                        "R=mu-3sigma gated at sigma<1.5 over >=30 games."
-                    )
-                },
+                "description": description,
+                "criteria": {"narrative": narrative},
                 "resultDescription": [
                     {
                         "id": tier_rd,
@@ -175,6 +196,7 @@ __all__ = [
     "ACX_LEVEL",
     "CONTEXT",
     "OB_V3",
+    "SIMULATED_MEMBER",
     "TIER_FLOORS",
     "VC_V2",
     "achievement_id",

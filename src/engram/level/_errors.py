@@ -13,6 +13,14 @@ class LevelRefused(InputError):
     code = "level_refused"
 
 
+class LevelUnverified(VerificationError):
+    """A level credential that must verify before it is used (attached to a cartridge) does
+    not: revoked, a proof no known key verifies, a status that cannot be read, or a failed
+    check."""
+
+    code = "level_unverified"
+
+
 class ProofInvalid(VerificationError):
     """A Data Integrity proof is malformed or does not verify (vc-di-eddsa §3.3)."""
 
@@ -51,4 +59,4 @@ class StatusCheckError(VerificationError):
         }
 
 
-__all__ = ["LevelRefused", "ProofInvalid", "StatusCheckError"]
+__all__ = ["LevelRefused", "LevelUnverified", "ProofInvalid", "StatusCheckError"]

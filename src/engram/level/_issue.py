@@ -12,6 +12,10 @@ so reading them from an ``.acx`` file is the caller's single step. In order:
 5. rate with TrueSkill; issue only when σ < σ_max and games ≥ N_min and acxLevel ≥ 1 (the
    published schema's minimum); R = μ − 3σ gives the level and tier (§10.2 steps 3-4);
 6. log the attempt, issued or not, in the ledger; on issue, take a status-list index and sign.
+
+A level played by :class:`ReferenceSolver` (the built-in simulated solver: nothing from the
+cartridge runs) is issued only as a demo, and the signed credential says so
+(``acx:simulatedSolver``; docs/spec/acx-levels.md §3).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from engram.level._evidence import Evidence, sign_trajectory
 from engram.level._ledger import Ledger
 from engram.level._proof import add_proof
 from engram.level._rating import Game, Gate, Rating, career_tier, level_for, rate
-from engram.level._solver import Solver
+from engram.level._solver import ReferenceSolver, Solver
 from engram.level._status import MIN_ENTRIES
 from engram.level._trust import self_issued
 
@@ -65,6 +69,8 @@ class Issuance:
     failures: tuple[str, ...]
     evidence: tuple[Evidence, ...]
     credential: JsonObject | None
+    simulated: bool = False
+    """Played by the built-in simulated solver: a demo level, which the credential says."""
 
 
 def prove_level(
@@ -100,6 +106,7 @@ def prove_level(
     if reasons:
         raise LevelRefused("; ".join(reasons))
     ledger.check_cooldown(rom_digest, benchmark.coordinate, now, cooldown)
+    simulated = isinstance(solver, ReferenceSolver)
     tasks = benchmark.draw(rom_digest, draw_count)
     evidence = []
     for task in tasks:
@@ -131,7 +138,9 @@ def prove_level(
             games=rating.games,
             level=level,
         )
-        return Issuance(False, rating, level, tier, tuple(failures), tuple(evidence), None)
+        return Issuance(
+            False, rating, level, tier, tuple(failures), tuple(evidence), None, simulated
+        )
     credential_id = f"urn:uuid:{uuid.uuid4()}"
     index = ledger.allocate_status_index(status_list_url, status_list_length, credential_id)
     created = format_instant(now)
@@ -149,6 +158,7 @@ def prove_level(
         evidence=[e.entry(evidence_base, benchmark) for e in evidence],
         status_list_url=status_list_url,
         status_index=index,
+        simulated=simulated,
     )
     credential = add_proof(
         unsigned, verifier.key, verification_method=verifier.verification_method, created=created
@@ -158,14 +168,14 @@ def prove_level(
         benchmark=benchmark.coordinate,
         at=now,
         issued=True,
-        reason="issued",
+        reason="issued (demo: simulated solver)" if simulated else "issued",
         mu=rating.mu,
         sigma=rating.sigma,
         games=rating.games,
         level=level,
         credential_id=credential_id,
     )
-    return Issuance(True, rating, level, tier, (), tuple(evidence), credential)
+    return Issuance(True, rating, level, tier, (), tuple(evidence), credential, simulated)
 
 
 def _games(evidence: list[Evidence]) -> list[Game]:

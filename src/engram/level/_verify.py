@@ -16,7 +16,10 @@ bytes (strict I-JSON) and checked, in this order, each check a :class:`Finding`:
 7. ``status``: the Bitstring Status List bit, failing closed on every defined error;
 8. ``evidence``: each linked DSSE envelope that can be read verifies under the issuer key, is a
    trajectory Statement for this ROM and benchmark, the count equals ``gamesPlayed``, and
-   replaying TrueSkill over them gives the recorded μ and σ.
+   replaying TrueSkill over them gives the recorded μ and σ;
+9. ``solver``: a level the built-in simulated solver played (``acx:simulatedSolver``) is
+   reported as a demo (:attr:`LevelReport.simulated`); it is informational, not a failure, so a
+   demo credential still verifies as what it says it is.
 
 ``verified`` is true only when nothing failed and the proof and the status both concluded.
 """
@@ -32,6 +35,7 @@ from datetime import datetime
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
+from engram.level._credential import SIMULATED_MEMBER
 from engram.level._errors import ProofInvalid, StatusCheckError
 from engram.level._evidence import check_evidence, envelope_file_name, ni_uri
 from engram.level._multikey import digest_from_multibase
@@ -62,6 +66,13 @@ class LevelReport:
     def failures(self, *checks: str) -> list[Finding]:
         return [f for f in self.findings if f.ok is False and (not checks or f.check in checks)]
 
+    @property
+    def simulated(self) -> bool:
+        """The credential says the built-in simulated solver played it: a demo level."""
+        subject = self.credential.get("credentialSubject") if self.credential else None
+        result = _tier_result(subject) if isinstance(subject, Mapping) else {}
+        return result.get(SIMULATED_MEMBER) is True
+
     def departures(self) -> list[Finding]:
         """Departures from the standards and the published schema."""
         return self.failures("acx-schema", "vc2", "ob3")
@@ -71,6 +82,7 @@ class LevelReport:
             "verified": self.verified,
             "trusted": self.trusted,
             "revoked": self.revoked,
+            "simulated": self.simulated,
             "findings": [f.to_wire() for f in self.findings],
         }
 
@@ -144,6 +156,16 @@ def verify_level(
     revoked = _status(credential, issuer_id, status_fetch, resolve, now, findings)
     findings += _validity(credential, now)
     findings += _evidence(credential, result, proof, evidence)
+    if result.get(SIMULATED_MEMBER) is True:
+        findings.append(
+            Finding(
+                "solver",
+                None,
+                f"$.credentialSubject.result[0]['{SIMULATED_MEMBER}']",
+                "DEMO level: the built-in simulated solver played it; nothing from the cartridge"
+                " ran, so it measures nothing",
+            )
+        )
     return LevelReport(tuple(findings), credential, revoked, trusted)
 
 

@@ -294,8 +294,7 @@ class EngramTools:
                 description="What happened when the memory was used: "
                 + ", ".join(model_signals())
                 + ". Gate signals (tests_*, build_*, typecheck_*, lint_*) are uncapped; "
-                "rubric_* and model_* are model-judged and capped at 0.30. sealed_* and "
-                "human_* are refused here.",
+                "rubric_* and model_* are model-judged and capped at 0.30.",
             ),
         ],
         decision_id: Annotated[
@@ -443,8 +442,8 @@ def tool_descriptions(engine: MemoryEngine, *, for_subjects: bool = False) -> di
         "engram_outcome": (
             "Record evidence about a recalled memory after using it (did the tests pass, did "
             "the reviewer accept it). Model-judged signals move the posterior by at most 0.30. "
-            "sealed_* and human_* signals are refused here: they are recorded only by "
-            "`engram outcome --attestation <ssh-signature>`."
+            "Attested evidence (a sealed test run, a person's review) is not taken here: it is "
+            "recorded only by `engram outcome --attestation <ssh-signature>`."
         ),
         "engram_forget": (
             'Forget a memory when the user asks you to ("forget that"), or when it is wrong: '

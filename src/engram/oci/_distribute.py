@@ -26,7 +26,7 @@ import base64
 import binascii
 import contextlib
 import shutil
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -557,10 +557,14 @@ def attach_level(
     credential: bytes,
     client: RegistryClient,
     *,
+    check: Callable[[bytes, str], object],
     max_layer_bytes: int = DEFAULT_MAX_LAYER,
 ) -> Attached:
+    """Attach ``credential`` once ``check(credential, rom_hash)`` has not raised: the caller's
+    verification (``engram.level.require_verified``: not revoked, a proof that verifies)."""
     manifest, layer = _fetch_cartridge(client, reference, max_layer_bytes)
     _check_level(credential, layer.rom_hash)
+    check(credential, layer.rom_hash)
     return _attach_level(client, reference.repository, manifest, credential, layer.rom_hash)
 
 

@@ -65,8 +65,8 @@ class ProviderConfig:
     # GET /metrics (Prometheus text, the ``metrics`` permission); off by default, when the
     # route does not exist (404) and the hot path records nothing (docs/deployment.md).
     metrics: bool = False
-    # OpenTelemetry tracing of every request (engram[otel]) to the collector the standard
-    # OTEL_* variables name; off by default (docs/deployment.md "Tracing").
+    # OpenTelemetry tracing of every request (engram-memory-stack[otel]) to the collector the
+    # standard OTEL_* variables name; off by default (docs/deployment.md "Tracing").
     otel: bool = False
 
     def __post_init__(self) -> None:

@@ -1,4 +1,5 @@
-"""OpenTelemetry tracing of the provider and ``/mcp`` (``engram[otel]``; off by default).
+"""OpenTelemetry tracing of the provider and ``/mcp`` (``engram-memory-stack[otel]``; off by
+default).
 
 On when ``ProviderConfig.otel`` (``ENGRAM_OTEL=1``, ``engram serve --otel``, or an OTLP endpoint
 in the standard ``OTEL_EXPORTER_OTLP_*`` variables); only then is this module imported. Spans

@@ -2,8 +2,8 @@
 
 The runtime side of the Engram context protocol v0.1 (https://engramspec.org), Tiers 1-3.
 It depends on ``engram.core``, ``engram.errors`` and httpx only, so ``pip install
-"engram[runtime]"`` brings no web server or database driver. docs/spec/runtime.md holds the
-decisions the spec leaves open.
+"engram-memory-stack[runtime]"`` brings no web server or database driver. docs/spec/runtime.md
+holds the decisions the spec leaves open.
 
     from engram.runtime import EngramClient, RuntimeConfig
 

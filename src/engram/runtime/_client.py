@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -135,6 +136,8 @@ class EngramClient(_Session):
         """One exchange under the fetch discipline: a deadline, the answer read through a cap
         and a bounded decoder (engram.core.fetch), every failure a :class:`RemoteError`."""
         config = self.config
+        if call.wait_before:  # a short Retry-After, waited once (issue 32)
+            time.sleep(call.wait_before)
         with fetch.deadline(config.deadline):  # outside the try: the handler asks if it passed
             try:
                 response = self._http.send(_request(self._http, config, call), stream=True)
@@ -238,6 +241,8 @@ class AsyncEngramClient(_Session):
     async def _send(self, call: Call) -> httpx.Response | RemoteError:
         """:meth:`EngramClient._send`, with the deadline kept by asyncio."""
         config = self.config
+        if call.wait_before:  # a short Retry-After, waited once (issue 32)
+            await asyncio.sleep(call.wait_before)
         try:
             async with asyncio.timeout(config.deadline):
                 response = await self._http.send(_request(self._http, config, call), stream=True)

@@ -21,6 +21,7 @@ fetched and verified instead, and the reason is logged (``engram.runtime``) and 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping
@@ -210,7 +211,11 @@ class Engine:
         wanted = scope if scope is not None else self.config.scope
         params = () if wanted is None else (("scope", wanted),)
         call = Call("GET", discovery.endpoint("context", _wire.CONTEXT_PATH), params)
-        body = _wire.expect_ok(call, (yield call))
+        response = yield call
+        delay = _wire.short_retry_after(response)
+        if delay is not None:  # rate limited for a moment: wait it out once, then ask again
+            response = yield dataclasses.replace(call, wait_before=delay)
+        body = _wire.expect_ok(call, response)
         verified = yield from self._verify(parse_document(body, "export"), "export")
         view = ContextView.from_export(verified, wanted)
         self._accept(view)

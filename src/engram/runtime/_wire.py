@@ -56,6 +56,8 @@ class Call:
     body: bytes | None = None
     headers: tuple[tuple[str, str], ...] = ()
     authenticated: bool = True
+    wait_before: float = 0.0
+    """Seconds the driver waits before sending it: a retry after a short ``Retry-After``."""
 
     def describe(self) -> str:
         return f"{self.method} {self.path}"
@@ -129,6 +131,19 @@ def _error_fields(body: bytes) -> tuple[str, str]:
     )
 
 
+#: The longest ``Retry-After`` the SDK waits out itself, once (docs/spec/runtime.md, "Rate
+#: limits"): a provider asking for longer gets ``RateLimited`` at once, with its retry_after.
+MAX_RETRY_WAIT = 5
+
+
+def short_retry_after(response: httpx.Response) -> int | None:
+    """A 429's ``Retry-After`` when it is short enough to wait out once, else None."""
+    if response.status_code != 429:
+        return None
+    delay = _retry_after(response)
+    return delay if delay <= MAX_RETRY_WAIT else None
+
+
 def _retry_after(response: httpx.Response) -> int:
     # ASCII digits only, and few of them: str.isdigit() admits "²", and int() of thousands of
     # digits raises (a hostile header must not crash the runtime). An HTTP-date counts as 1 s.
@@ -151,9 +166,11 @@ __all__ = [
     "DIFF_PATH",
     "DISCOVERY_PATH",
     "KEYS_PATH",
+    "MAX_RETRY_WAIT",
     "Call",
     "Op",
     "error_from",
     "expect_ok",
+    "short_retry_after",
     "unreachable",
 ]

@@ -262,6 +262,11 @@ class ChangeFeed:
                         (last, _BATCH),
                     )
         except StoreError as e:
+            if self._stopped.is_set():
+                # The store was closed while this poll ran (a shutdown, or `engram serve`
+                # closing its set-up store as the workers start): nothing to warn about.
+                LOG.debug("change feed poll after close: %s", e)
+                return False
             LOG.warning("change feed poll failed (memory is trusted for at most the bound): %s", e)
             return False
         with self._lock:

@@ -75,6 +75,7 @@ from engram.workflow._signature import (
     unsigned,
     verify_document,
 )
+from engram.workflow._starter import starter_workflow
 from engram.workflow._workflow import (
     MEDIA_TYPE,
     PREDICATE_TYPE,
@@ -146,6 +147,7 @@ __all__ = [
     "sign_publishable",
     "sign_workflow",
     "spdx_problem",
+    "starter_workflow",
     "unexpected_members",
     "unsigned",
     "uri_issues",
