@@ -15,7 +15,7 @@ import click
 from rich.text import Text
 from rich.tree import Tree
 
-from engram.cli._app import cli
+from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import trust_registry_option
 from engram.cli._workflow import (
     DIRECTORY,
@@ -51,7 +51,7 @@ from engram.graph import (
 from engram.workflow import ArtifactCheck, LintReport, load_workflow
 
 
-@cli.group("graph")
+@cli.group("graph", cls=LazySubgroup)
 def graph_group() -> None:
     """ACX Agent Graphs (acx.agent-graph/1): lint, sign, verify, inspect, digest."""
 

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from engram.cli._app import cli
+from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import F, trust_registry_option
 from engram.cli._files import read_regular
 from engram.cli._level import fetch
@@ -214,7 +214,7 @@ def _lint(document: JsonObject, publish: bool) -> LintReport:
     return lint_workflow(document, publish=publish)
 
 
-@cli.group("workflow")
+@cli.group("workflow", cls=LazySubgroup)
 def workflow_group() -> None:
     """ACX Workflows (acx.cal/1): lint, staff from cartridges, sign, verify, inspect."""
 
