@@ -69,7 +69,7 @@ def _serve(
     return answers, list(ast.literal_eval(loaded.removeprefix("loaded: ")))
 
 
-HELLO = [
+HELLO: list[dict[str, Any]] = [
     {
         "jsonrpc": "2.0",
         "id": 1,
@@ -98,7 +98,7 @@ def test_initialize_and_tools_list_load_no_transport_engine_or_numpy(tmp_path: P
 @pytest.mark.req("engram.mcp.lazy-start", "engram.mcp.status")
 def test_the_first_tool_call_opens_the_engine_and_answers(tmp_path: Path) -> None:
     write_seat(tmp_path)
-    call = {
+    call: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": 3,
         "method": "tools/call",
