@@ -19,6 +19,7 @@ manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tool
 from __future__ import annotations
 
 import errno
+import importlib.util
 import socket
 from pathlib import Path
 
@@ -110,6 +111,13 @@ def serve_command(
 
         click.echo(dumps_text(openapi_document(), indent=2))
         return
+    # An install without the server extra is told so before any port is taken; find_spec looks
+    # the package up without importing it.
+    if importlib.util.find_spec("uvicorn") is None:
+        raise MissingDependency(
+            f"`engram serve` needs the server extra (pip install '{DISTRIBUTION}[server]'): "
+            "no uvicorn"
+        )
     # Bound before the server's imports (about 3 s, far more on a loaded machine): a port in use
     # is answered at once, the way a user retrying `engram serve --demo` expects.
     sock = listen(host, port)
