@@ -192,6 +192,8 @@ def serve_seat(environ: Mapping[str, str], cwd: Path) -> SeatSource | None:
             raise
         return None
     if seat.origin == "ENGRAM_OTE" and environ.get(OTE_FROM_OPTION) == seat.path.as_posix():
+        from engram.mcp import SeatSource
+
         return SeatSource("--ote", seat.path)
     return seat
 
