@@ -28,8 +28,8 @@ import click
 from engram.cli._app import cli
 from engram.cli._context import provider_options, runtime_config
 from engram.core.canonical import JsonObject, parse_strict
-from engram.core.fetch import MAX_MODEL_ANSWER, Fetcher, FetchError, FetchSettings, party_of
 from engram.errors import CanonicalJsonError, EngramError
+from engram.fetch import MAX_MODEL_ANSWER, Fetcher, FetchError, FetchSettings, party_of
 from engram.runtime import ContextView, EngramClient, with_context
 
 HELP = (
