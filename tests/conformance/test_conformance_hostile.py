@@ -13,11 +13,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import httpx
 import pytest
 
-from engram.conformance._http import ProbeClient
-from engram.conformance._verify import MAX_DISCOVERY_BYTES, read_discovery
+from engram.conformance import ProviderRunOptions, load_ledger, read_discovery, run_provider
 from engram.errors import RemoteError
 
 SPACES = b" " * (1 << 16)
@@ -63,7 +61,7 @@ def host(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.mark.req("engram.limits.fetch-body-cap", "engram.limits.fetch-encoding")
 @pytest.mark.parametrize(
     ("host", "expected"),
-    [("endless", f"larger than {MAX_DISCOVERY_BYTES} bytes"), ("zstd", "Content-Encoding")],
+    [("endless", "larger than 1048576 bytes"), ("zstd", "Content-Encoding")],
     indirect=["host"],
 )
 def test_the_verifier_reads_a_discovery_document_through_the_cap(host: str, expected: str) -> None:
@@ -75,17 +73,20 @@ def test_the_verifier_reads_a_discovery_document_through_the_cap(host: str, expe
 @pytest.mark.req("engram.limits.fetch-deadline")
 @pytest.mark.parametrize("host", ["drip"], indirect=True)
 async def test_the_probe_gives_up_on_a_dripping_provider_at_its_deadline(host: str) -> None:
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        probe = ProbeClient(http, host, deadline=2.5)
-        started = time.monotonic()
-        with pytest.raises(RemoteError, match=r"no complete answer within 2\.5 s"):
-            await probe.get("/.well-known/engram")
+    options = ProviderRunOptions(host, "eng_token", deadline=2.5)
+    started = time.monotonic()
+    with pytest.raises(RemoteError, match=r"no complete answer within 2\.5 s"):
+        await run_provider(options, load_ledger())
     assert time.monotonic() - started < 10
 
 
 @pytest.mark.req("engram.limits.fetch-body-cap", "engram.limits.fetch-encoding")
-@pytest.mark.parametrize(("host", "expected"), [("zstd", "Content-Encoding")], indirect=["host"])
-async def test_the_probe_refuses_an_encoding_it_did_not_ask_for(host: str, expected: str) -> None:
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        with pytest.raises(RemoteError, match=expected):
-            await ProbeClient(http, host).get("/.well-known/engram")
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [("zstd", "Content-Encoding 'zstd'"), ("endless", "larger than 67108864 bytes")],
+    indirect=["host"],
+)
+async def test_the_probe_reads_answers_through_the_cap(host: str, expected: str) -> None:
+    with pytest.raises(RemoteError, match=expected) as refused:
+        await run_provider(ProviderRunOptions(host, "eng_token"), load_ledger())
+    assert "\n" not in refused.value.message

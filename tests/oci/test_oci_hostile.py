@@ -1,11 +1,11 @@
 """``engram cartridge pull | discover`` against a hostile registry and token realm (issue 31).
 
 Each case is one misbehaviour of ``hostile_registry`` (a loopback server importing nothing of
-engram). The command runs in a child process with the fetch deadline shortened through its
-setting (``$ENGRAM_FETCH_DEADLINE``, docs/spec/limits.md §1) so the suite stays quick; each case
-must end with one ``error: …`` line naming the problem, no traceback, within a wall-clock bound
-and a peak-RSS bound of the child itself, and leave no file behind (no staging folder in its
-``TMPDIR``, nothing in the output folder).
+engram). The command runs in a child process with the fetch deadline shortened through its setting
+(``$ENGRAM_FETCH_DEADLINE``, docs/spec/limits.md §1) so the suite stays quick; each case must end
+with one ``error: …`` line naming the problem, no traceback, within a wall-clock bound and a
+peak-RSS bound of the child's own program (``peak_kit``: VmHWM, not a fork's copy), and leave no
+file behind (no staging folder in its ``TMPDIR``, nothing in the output folder).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from hostile_registry import HostileRegistry, Hostility, gzip_bomb
 
 from engram.oci import cartridge_manifest
-from process_kit import run_measured
+from peak_kit import run_python_peak
 
 DEADLINE = 3.0
 WALL_BOUND = 10.0
@@ -65,10 +65,10 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _argv(command: str, ref: str, out: Path) -> list[str]:
+def _args(command: str, ref: str, out: Path) -> list[str]:
     if command == "pull":
-        return [sys.executable, "-c", CLI, "cartridge", "pull", ref, "-o", str(out)]
-    return [sys.executable, "-c", CLI, "cartridge", "discover", ref]
+        return ["cartridge", "pull", ref, "-o", str(out)]
+    return ["cartridge", "discover", ref]
 
 
 def _check_one_line(name: str, done: subprocess.CompletedProcess[str], expected: str) -> str:
@@ -120,8 +120,9 @@ def test_a_hostile_registry_gets_one_error_line_in_bounded_time_and_memory(
     out = tmp_path / "out"
     with HostileRegistry(hostility) as registry:
         started = time.monotonic()
-        done, rss_kib = run_measured(
-            _argv(command, f"{registry.host}/team/agent:1.0.0", out),
+        done, rss_kib = run_python_peak(
+            CLI,
+            _args(command, f"{registry.host}/team/agent:1.0.0", out),
             timeout=30,
             env=_env(tmp_path),
         )
@@ -130,7 +131,7 @@ def test_a_hostile_registry_gets_one_error_line_in_bounded_time_and_memory(
     FIGURES[f"{command} {behaviour}"] = (elapsed, rss_kib)
     print(f"\n{command} {behaviour}: {elapsed:.2f} s, {rss_kib // 1024} MiB: {line}")
     assert elapsed < WALL_BOUND, (behaviour, elapsed)
-    assert rss_kib < RSS_BOUND_KIB, (behaviour, rss_kib)
+    assert 0 < rss_kib < RSS_BOUND_KIB, (behaviour, rss_kib)
     assert list((tmp_path / "staging").iterdir()) == []
     assert not out.exists() or list(out.iterdir()) == []
 
@@ -144,7 +145,12 @@ def test_a_pull_killed_mid_blob_leaves_staging_that_the_next_run_removes(tmp_pat
     ref_path = "team/agent:1.0.0"
     with HostileRegistry(Hostility("slow-blob", manifest=_manifest(slow), blob=slow)) as registry:
         child = subprocess.Popen(
-            _argv("pull", f"{registry.host}/{ref_path}", tmp_path / "out"),
+            [
+                sys.executable,
+                "-c",
+                CLI,
+                *_args("pull", f"{registry.host}/{ref_path}", tmp_path / "out"),
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -159,8 +165,8 @@ def test_a_pull_killed_mid_blob_leaves_staging_that_the_next_run_removes(tmp_pat
     assert staged is not None, "the pull never staged a byte"
     assert list(staging.iterdir()), "SIGKILL runs no cleanup: the staging folder is still there"
     with HostileRegistry(Hostility("stacked-gzip", manifest=_manifest(BLOB), blob=BLOB)) as again:
-        done, _ = run_measured(
-            _argv("pull", f"{again.host}/{ref_path}", tmp_path / "out"), timeout=30, env=env
+        done, _ = run_python_peak(
+            CLI, _args("pull", f"{again.host}/{ref_path}", tmp_path / "out"), timeout=30, env=env
         )
     _check_one_line("after the kill", done, "gzip, gzip")
     assert list(staging.iterdir()) == []

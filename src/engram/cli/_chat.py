@@ -63,7 +63,7 @@ class LLM:
         self.url = completions_url(base_url)
         self.model = model
         # httpx loads when a chat starts, not for `engram chat --help` (issue 33).
-        from engram.core.fetch import Fetcher, FetchSettings, party_of
+        from engram.fetch import Fetcher, FetchSettings, party_of
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # The fetch discipline (docs/spec/limits.md §1): 120 s per turn in all, a capped answer.
@@ -71,7 +71,7 @@ class LLM:
         self._http = Fetcher(party_of(self.url), headers=headers, settings=settings)
 
     def reply(self, messages: list[JsonObject]) -> str:
-        from engram.core.fetch import MAX_MODEL_ANSWER, FetchError
+        from engram.fetch import MAX_MODEL_ANSWER, FetchError
 
         try:
             with self._http.stream(

@@ -26,10 +26,10 @@ from engram.cli._common import trust_registry_option
 from engram.cli._files import read_regular
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
-from engram.core.fetch import fetch_url
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
 from engram.errors import InvalidRequest, RemoteError
+from engram.fetch import fetch_url
 from engram.level import (
     DEFAULT_COOLDOWN,
     DEFAULT_DRAW,

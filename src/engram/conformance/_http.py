@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import httpx
 
 from engram.core.canonical import Json, parse_strict
-from engram.core.fetch import ASKED_ENCODINGS, read_capped_async
 from engram.errors import EngramError, RemoteError
+from engram.fetch import ASKED_ENCODINGS, read_capped_async
 
 USER_AGENT = "engram-conformance"
 

@@ -71,6 +71,8 @@ class ProviderRunOptions:
     admin_token: str | None = None
     delete_hook: tuple[str, ...] | None = None
     timeout: float = 10.0
+    deadline: float = 120.0
+    """Seconds one exchange may take in all (docs/spec/limits.md §1); ``timeout`` is per read."""
 
     def __post_init__(self) -> None:
         try:

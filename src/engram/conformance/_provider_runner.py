@@ -63,7 +63,8 @@ async def run_provider(
     """
     requirements = ledger.select(party="provider")
     async with httpx.AsyncClient(transport=transport, timeout=options.timeout) as http:
-        run = ProbeRun(ProbeClient(http, options.url), options, clock or SystemClock())
+        probe = ProbeClient(http, options.url, deadline=options.deadline)
+        run = ProbeRun(probe, options, clock or SystemClock())
         await reader.discovery(run)
         await full.keys(run)
         export = await reader.export(run)

@@ -36,9 +36,9 @@ from engram.conformance._results import (
 )
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.encoding import b64url_decode
-from engram.core.fetch import Fetcher, FetchError, party_of
 from engram.core.keys import PublicKey
 from engram.errors import EngramError, InvalidRequest, RemoteError
+from engram.fetch import Fetcher, FetchError, party_of
 
 
 class Outcome(StrEnum):

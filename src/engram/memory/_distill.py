@@ -99,12 +99,12 @@ class ChatDistiller:
         self.url = (base[:-3] if base.endswith("/v1") else base) + "/v1/chat/completions"
         self.model = model
         self.name = f"llm:{model}"
-        from engram.core.fetch import model_fetcher
+        from engram.fetch import model_fetcher
 
         self._client = model_fetcher(self.url, timeout, transport)
 
     def distill(self, episodes: Sequence[str], kind: str) -> str:
-        from engram.core.fetch import FetchError, post_json
+        from engram.fetch import FetchError, post_json
 
         goal = (
             "a reusable known process: the symptom, the cause and the numbered steps that fix it"

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # httpx costs 70 ms to import, numpy 60-150: only a remote st
     import httpx
     import numpy as np
 
-    from engram.core.fetch import Fetcher
+    from engram.fetch import Fetcher
 
 from engram.errors import ManifestError, RemoteError
 from engram.memory._manifest import OteSpec
@@ -65,7 +65,7 @@ def _base(url: str) -> str:
 def _post(fetcher: Fetcher, url: str, body: dict[str, Any]) -> Any:
     """The JSON answer of a model endpoint, read under the fetch discipline
     (docs/spec/limits.md §1): a total deadline of ``timeout_seconds``, a byte cap, one line."""
-    from engram.core.fetch import FetchError, post_json
+    from engram.fetch import FetchError, post_json
 
     try:
         return post_json(fetcher, url, body)
@@ -86,7 +86,7 @@ class RemoteEmbedder:
     ) -> None:
         self.url = _base(endpoint) + "/v1/embeddings"
         self.model, self.dims = model, dims
-        from engram.core.fetch import model_fetcher
+        from engram.fetch import model_fetcher
 
         self._client = model_fetcher(self.url, timeout, transport)
 
@@ -141,7 +141,7 @@ class RemoteReranker:
     ) -> None:
         self.url = _base(endpoint) + "/v1/rerank"
         self.model = model
-        from engram.core.fetch import model_fetcher
+        from engram.fetch import model_fetcher
 
         self._client = model_fetcher(self.url, timeout, transport)
 

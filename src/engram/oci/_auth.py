@@ -7,7 +7,7 @@ service="…", scope="…"`` is retried with a token fetched from ``realm`` (``G
 otherwise); the token comes back as ``token`` or ``access_token``. ``Basic realm="…"`` is
 answered with the credentials directly. A second ``401`` after that is
 :class:`RegistryAuthFailed`. The token answer is read through the fetch discipline
-(``engram.core.fetch``) and a cap of :data:`MAX_TOKEN_RESPONSE` bytes. Credentials are never
+(``engram.fetch``) and a cap of :data:`MAX_TOKEN_RESPONSE` bytes. Credentials are never
 logged and never sent to a token realm on another host over plain HTTP.
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from engram.core.canonical import Json, parse_strict
-from engram.core.fetch import Fetcher
 from engram.errors import CanonicalJsonError
+from engram.fetch import Fetcher
 from engram.oci._errors import RegistryAuthFailed
 
 _PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')

@@ -6,7 +6,7 @@ a single ``POST ?digest=`` is used that way), manifest ``PUT``/``GET`` (the byte
 here, never taken on the registry's word), blob download streamed to a file with its digest and
 size checked as it arrives, and the referrers API with the spec's fallback to the
 ``<alg>-<ref>`` tag when ``/referrers/`` answers ``404``. Every exchange goes through
-``engram.core.fetch`` (a deadline, bounded bodies and encodings, redirects and the auth
+``engram.fetch`` (a deadline, bounded bodies and encodings, redirects and the auth
 challenge handled without reading their bodies); a referrers listing is capped at
 :data:`MAX_REFERRERS` descriptors.
 
@@ -28,8 +28,8 @@ from typing import Any, BinaryIO
 import httpx
 
 from engram.core.canonical import JsonObject, parse_strict
-from engram.core.fetch import Fetcher, FetchError, FetchSettings
 from engram.errors import CanonicalJsonError
+from engram.fetch import Fetcher, FetchError, FetchSettings
 from engram.oci._auth import Credentials, RegistryAuth
 from engram.oci._errors import RegistryAuthFailed, RegistryError
 from engram.oci._media import IMAGE_INDEX, MANIFEST_ACCEPT, referrers_tag

@@ -19,7 +19,7 @@ from typing import Any, Self, TypeVar, cast
 import httpcore
 import httpx
 
-from engram.core import fetch
+from engram import fetch
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError, RemoteError
 from engram.runtime import _wire
@@ -134,7 +134,7 @@ class EngramClient(_Session):
 
     def _send(self, call: Call) -> httpx.Response | RemoteError:
         """One exchange under the fetch discipline: a deadline, the answer read through a cap
-        and a bounded decoder (engram.core.fetch), every failure a :class:`RemoteError`."""
+        and a bounded decoder (engram.fetch), every failure a :class:`RemoteError`."""
         config = self.config
         if call.wait_before:  # a short Retry-After, waited once (issue 32)
             time.sleep(call.wait_before)

@@ -1,5 +1,8 @@
 """One discipline for every remote read engram makes on its own behalf (docs/spec/limits.md §1).
 
+A module of its own beside ``engram.store``, not in ``engram.core``: core imports no network
+library.
+
 A registry, a token realm, a status-list host or a DID document host is somebody else's server;
 what it answers is bounded here, once, for every caller:
 
