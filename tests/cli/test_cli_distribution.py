@@ -19,14 +19,12 @@ REPO = Path(__file__).resolve().parents[2]
 # warn against exactly that quote it after "so never" / "so".
 WRONG = re.compile(r"(?<![\w-])engram\[|pip install ['\"]?engram(?![\w-])")
 WARNINGS = ("so never `pip install engram`", "so `pip install engram[...]` would install")
-# The framework adapters' docstrings are another change's (issue 32's framework section).
-ELSEWHERE = REPO / "src" / "engram" / "integrations"
 
 
 def _texts() -> list[Path]:
     files = [REPO / "README.md", REPO / "pyproject.toml"]
     files += sorted((REPO / "docs").rglob("*.md"))
-    files += [p for p in sorted((REPO / "src").rglob("*.py")) if ELSEWHERE not in p.parents]
+    files += sorted((REPO / "src").rglob("*.py"))
     return files
 
 

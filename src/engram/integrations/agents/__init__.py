@@ -1,4 +1,4 @@
-"""engram in the OpenAI Agents SDK: ``pip install "engram[agents]"``.
+"""engram in the OpenAI Agents SDK: ``pip install "engram-memory-stack[agents]"``.
 
 - :class:`EngramSession`: an ``agents.memory.Session`` whose conversation items live in engram's
   store (SQLite or PostgreSQL), per session id;

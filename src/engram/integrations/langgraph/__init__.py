@@ -1,4 +1,4 @@
-"""engram as LangGraph long-term memory: ``pip install "engram[langgraph]"``.
+"""engram as LangGraph long-term memory: ``pip install "engram-memory-stack[langgraph]"``.
 
 :class:`EngramStore` is a ``langgraph.store.base.BaseStore`` (LangGraph 1.x): items under
 namespaces in engram's store (SQLite or PostgreSQL), ``search(query=…)`` through engram's hybrid
