@@ -219,9 +219,10 @@ def _prepare(engine: MemoryEngine, item: RecordInput, where: str) -> _Prepared:
     return _Prepared(memory_id(mount.ring_id, item.kind, item.text), mount, item, entities)
 
 
-def check_record(engine: MemoryEngine, item: RecordInput, where: str) -> None:
-    """Refuse ``item`` exactly as recording it would, without writing anything."""
-    _prepare(engine, item, where)
+def check_record(engine: MemoryEngine, item: RecordInput, where: str) -> str:
+    """Refuse ``item`` exactly as recording it would, without writing anything; else return
+    the content id it would be recorded under."""
+    return _prepare(engine, item, where).id
 
 
 def record_many(

@@ -35,10 +35,9 @@ from engram.errors import ConflictError, Forbidden, InvalidRequest, ResourceNotF
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine, writing
 from engram.memory._models import Memory
-from engram.memory._withdrawn import WITHDRAWN_COMPONENT
+from engram.memory._withdrawn import FORGOTTEN, SUPERSEDED, WITHDRAWN_COMPONENT
 from engram.store import Component, Dialect, Migration, Tx, is_migrated
 
-FORGOTTEN = "forgotten"
 MAX_IDS = 1_000
 MAX_REASON = 500
 MAX_ACTOR = 200
@@ -187,19 +186,10 @@ def note(tx: Tx, memory_id: str, event: str, actor: str, reason: str, at: str) -
     )
 
 
-def _erased(tx: Tx, memory_id: str) -> JsonObject | None:
-    row = tx.one(
-        "SELECT memory_id, ring_id, erased_at FROM memory_erased WHERE memory_id = ?", (memory_id,)
-    )
-    return None if row is None else dict(row)
-
-
-def _erased_visible(engine: MemoryEngine, tx: Tx, memory_id: str) -> JsonObject | None:
-    """The tombstone of ``memory_id`` if it was in a ring this caller mounts."""
-    stone = _erased(tx, memory_id)
-    if stone is None or engine.spec.mount_for(str(stone["ring_id"])) is None:
-        return None
-    return stone
+def _erased_visible(engine: MemoryEngine, tx: Tx, memory_id: str) -> bool:
+    """Whether ``memory_id`` was erased from a ring this caller mounts (its tombstone)."""
+    ring_id = tx.scalar("SELECT ring_id FROM memory_erased WHERE memory_id = ?", (memory_id,))
+    return ring_id is not None and engine.spec.mount_for(str(ring_id)) is not None
 
 
 def forget(
@@ -253,7 +243,7 @@ def restore(
                 results.append(LifecycleResult(memory_id, "restore", False, "erased", now))
                 continue
             gone = tx.one("SELECT reason FROM memory_withdrawn WHERE memory_id = ?", (memory_id,))
-            if gone is not None and gone["reason"] == "superseded":
+            if gone is not None and gone["reason"] == SUPERSEDED:
                 raise ConflictError(
                     f"memory {memory_id!r} was superseded: it stays in history (recall it "
                     "with --as-of), and the memory that replaced it is served"
@@ -282,7 +272,7 @@ def live_target(engine: MemoryEngine, tx: Tx, memory_id: str, action: str) -> Me
 def _checked(
     engine: MemoryEngine, tx: Tx, memory: Memory | None, memory_id: str, action: str
 ) -> Memory | None:
-    if memory is None and _erased_visible(engine, tx, memory_id) is not None:
+    if memory is None and _erased_visible(engine, tx, memory_id):
         return None
     memory = _visible(engine, memory, memory_id)
     _writable(engine, memory, action)
@@ -418,8 +408,8 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
     with engine.store.read() as tx:
         memory = _repo.get_memory(tx, memory_id)
         lifecycle = is_migrated(tx, LIFECYCLE_COMPONENT)
-        stone = _erased_visible(engine, tx, memory_id) if lifecycle and memory is None else None
-        if stone is None:
+        erased = lifecycle and memory is None and _erased_visible(engine, tx, memory_id)
+        if not erased:
             memory = _visible(engine, memory, memory_id)
         entries: list[HistoryEntry] = []
         if memory is not None:
@@ -449,13 +439,12 @@ def history(engine: MemoryEngine, memory_id: str) -> MemoryHistory:
     elif withdrawn is None:
         state = "active"
     else:  # superseded, or forgotten (a PAM retraction reads as forgotten too)
-        state = "superseded" if withdrawn["reason"] == "superseded" else "forgotten"
+        state = SUPERSEDED if withdrawn["reason"] == SUPERSEDED else FORGOTTEN
     entries.sort(key=lambda e: e.at)  # stable: same-instant events keep their written order
     return MemoryHistory(memory_id, state, tuple(entries))
 
 
 __all__ = [
-    "FORGOTTEN",
     "LIFECYCLE_COMPONENT",
     "MAX_ACTOR",
     "Dependent",

@@ -26,7 +26,7 @@ from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant_precise
 from engram.errors import ConflictError, InvalidRequest
 from engram.memory import _repo
-from engram.memory._engine import MemoryEngine, check_record, memory_id, record_many, writing
+from engram.memory._engine import MemoryEngine, check_record, record_many, writing
 from engram.memory._lifecycle import (
     MAX_ACTOR,
     ensure_schema,
@@ -35,10 +35,9 @@ from engram.memory._lifecycle import (
     text_argument,
 )
 from engram.memory._models import RecordInput, RecordResult
-from engram.memory._withdrawn import WITHDRAWN_COMPONENT
-from engram.store import Tx, is_migrated
+from engram.memory._withdrawn import SUPERSEDED, withdrawn_ns
+from engram.store import Tx
 
-SUPERSEDED = "superseded"
 MAX_CHAIN = 10_000  # a chain walked to find a cycle is bounded (each step is one row)
 
 
@@ -76,10 +75,7 @@ def supersede(
 ) -> SupersedeResult:
     """Record ``item`` as superseding ``old_id`` (see the module docstring)."""
     actor = text_argument("actor", actor, MAX_ACTOR)
-    check_record(engine, item, "record")  # refused exactly as recording it would be
-    mount = engine.spec.mount_for(item.ring)
-    assert mount is not None  # check_record found it writable
-    new_id = memory_id(mount.ring_id, item.kind, item.text)
+    new_id = check_record(engine, item, "record")  # refused exactly as recording it would be
     if new_id == old_id:
         raise InvalidRequest("supersedes: a memory cannot supersede itself (the same text)")
     ensure_schema(engine)
@@ -137,17 +133,7 @@ def hidden_as_of(tx: Tx, ring_ids: Sequence[str], instant: datetime) -> frozense
             (*ring_ids, at),
         )
     }
-    if not is_migrated(tx, WITHDRAWN_COMPONENT):
-        return frozenset(later)
-    withdrawn = {
-        int(r["n"])
-        for r in tx.execute(
-            "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-            f"WHERE m.ring_id IN ({marks}) AND (w.reason <> ? OR w.withdrawn_at <= ?)",
-            (*ring_ids, SUPERSEDED, at),
-        )
-    }
-    return frozenset(later | withdrawn)
+    return frozenset(later | withdrawn_ns(tx, ring_ids, superseded_after=at))
 
 
-__all__ = ["SUPERSEDED", "SupersedeResult", "hidden_as_of", "supersede", "superseded_by"]
+__all__ = ["SupersedeResult", "hidden_as_of", "supersede", "superseded_by"]

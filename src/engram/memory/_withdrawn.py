@@ -31,6 +31,10 @@ def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
     ]
 
 
+# Why a memory is withdrawn, where engram itself withdraws it (PAM imports give their own).
+FORGOTTEN = "forgotten"
+SUPERSEDED = "superseded"
+
 WITHDRAWN_COMPONENT = Component(
     name="memory-withdrawn", migrations=[Migration(1, "memories withdrawn from recall", _v1)]
 )
@@ -71,21 +75,26 @@ def withdrawn_among(tx: Tx, memory_ids: Sequence[str]) -> set[str]:
     return _repo.ids_in(tx, "memory_withdrawn", "memory_id", memory_ids)
 
 
-def withdrawn_ns(tx: Tx, ring_ids: Sequence[str]) -> frozenset[int]:
+def withdrawn_ns(
+    tx: Tx, ring_ids: Sequence[str], *, superseded_after: str | None = None
+) -> frozenset[int]:
     """The row numbers of the withdrawn memories in ``ring_ids`` (what recall leaves out).
 
-    Read per recall; it costs one query that walks the withdrawn rows only (none: one probe)."""
+    ``superseded_after`` (a stored instant): leave in the memories superseded after it, which
+    were current then (recall as of an instant). Read per recall; it costs one query that walks
+    the withdrawn rows only (none: one probe)."""
     if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return frozenset()
     marks = ", ".join("?" for _ in ring_ids)
-    return frozenset(
-        int(r["n"])
-        for r in tx.execute(
-            "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-            f"WHERE m.ring_id IN ({marks})",
-            list(ring_ids),
-        )
+    sql = (
+        "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
+        f"WHERE m.ring_id IN ({marks})"
     )
+    params: list[str] = list(ring_ids)
+    if superseded_after is not None:
+        sql += " AND (w.reason <> ? OR w.withdrawn_at <= ?)"
+        params += [SUPERSEDED, superseded_after]
+    return frozenset(int(r["n"]) for r in tx.execute(sql, params))
 
 
 def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], int]:
@@ -105,6 +114,8 @@ def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], i
 
 
 __all__ = [
+    "FORGOTTEN",
+    "SUPERSEDED",
     "WITHDRAWN_COMPONENT",
     "reinstate",
     "withdraw",
