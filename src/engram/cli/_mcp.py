@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option, open_database
-from engram.cli._seat import require_subject, subject_option
+from engram.cli._db import database_option
+from engram.cli._seat import seat_engine, subject_option
 from engram.core.clock import Clock, SystemClock
 from engram.errors import InvalidRequest, ManifestError
 from engram.mcp import load_seat, locate_seat
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from engram.mcp import ProviderContext, SeatSource
-    from engram.memory import Distiller, MemoryEngine
+    from engram.memory import Distiller
     from engram.provider import ProviderConfig
     from engram.store import Store
 
@@ -92,39 +92,14 @@ def mcp_command(
     """Serve the engram MCP tools and context resources over stdio."""
     import anyio
 
-    from engram.cli._seat import index_folder_for
     from engram.mcp import create_server
-    from engram.memory import deferred_engine, remote_stages
 
     seat = locate_seat(ote, os.environ, Path.cwd())
-    spec = load_seat(seat)
     context = provider_context(provider_url, os.environ)
     distiller = _distiller(llm_model, llm_endpoint)
-    embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
-    store = open_database(database)
-    try:
-
-        def open_seat_engine() -> MemoryEngine:
-            from engram.memory import open_engine
-
-            return open_engine(
-                store,
-                spec,
-                SystemClock(),
-                embedder=embedder,
-                reranker=reranker,
-                index_folder=index_folder_for(store),
-            )
-
-        engine = deferred_engine(spec, open_seat_engine)
-        require_subject(store, subject)
+    with seat_engine(ote, database, seat, subject, deferred=True) as engine:
         server = create_server(engine, seat, context=context, distiller=distiller, subject=subject)
         anyio.run(server.run_stdio_async)
-    finally:
-        for client in (embedder, reranker):
-            if client is not None:
-                client.close()
-        store.close()
 
 
 def provider_app_with_mcp(

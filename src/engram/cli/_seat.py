@@ -85,25 +85,41 @@ def seat_engine(
     database: str | None,
     seat: SeatSource | None = None,
     subject: str | None = None,
+    *,
+    deferred: bool = False,
 ) -> Iterator[MemoryEngine]:
-    """The seat's engine on the database, acting for ``subject`` when one is named."""
+    """The seat's engine on the database, acting for ``subject`` when one is named.
+
+    ``deferred`` (``engram mcp``): the engine opens when first used (numpy and tantivy load
+    then, not at start-up), and acting for ``subject`` is left to the caller, which checks it
+    exists here all the same."""
     from engram.core.clock import SystemClock
-    from engram.memory import load_seat, open_engine, remote_stages, subject_view
+    from engram.memory import deferred_engine, load_seat, remote_stages
 
     spec = load_seat(seat or resolve_seat(ote))
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
     store = open_database(database)
     try:
         require_subject(store, subject)
-        engine = open_engine(
-            store,
-            spec,
-            SystemClock(),
-            embedder=embedder,
-            reranker=reranker,
-            index_folder=index_folder_for(store),
-        )
-        yield subject_view(engine, subject)
+
+        def opened() -> MemoryEngine:
+            from engram.memory import open_engine  # numpy and tantivy load here
+
+            return open_engine(
+                store,
+                spec,
+                SystemClock(),
+                embedder=embedder,
+                reranker=reranker,
+                index_folder=index_folder_for(store),
+            )
+
+        if deferred:
+            yield deferred_engine(spec, opened)
+        else:
+            from engram.memory import subject_view
+
+            yield subject_view(opened(), subject)
     finally:
         for client in (embedder, reranker):
             if client is not None:
