@@ -7,55 +7,20 @@ one :class:`RemoteError` line, bounded by the cap or the deadline.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from engram.conformance import ProviderRunOptions, load_ledger, read_discovery, run_provider
 from engram.errors import RemoteError
-
-SPACES = b" " * (1 << 16)
-
-
-class Hostile(BaseHTTPRequestHandler):
-    behaviour = ""
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.close_connection = True
-        try:
-            if self.behaviour == "drip":
-                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
-                    self.wfile.write(bytes([byte]))
-                    self.wfile.flush()
-                    time.sleep(2)
-                return
-            self.send_response(200)
-            if self.behaviour == "zstd":
-                self.send_header("Content-Encoding", "zstd")
-            self.end_headers()
-            while True:
-                self.wfile.write(SPACES)
-        except OSError:
-            return
+from hostile_http_kit import hostile_host
 
 
 @pytest.fixture
 def host(request: pytest.FixtureRequest) -> Iterator[str]:
-    handler = type("Bound", (Hostile,), {"behaviour": request.param})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with hostile_host(request.param) as url:
+        yield url
 
 
 @pytest.mark.req("engram.limits.fetch-body-cap", "engram.limits.fetch-encoding")

@@ -9,20 +9,16 @@ config sets, never a traceback.
 from __future__ import annotations
 
 import os
-import threading
 import time
-import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
+from hostile_http_kit import hostile_host
 from peak_kit import run_python_peak
 
 WALL_BOUND = 10.0
 RSS_BOUND_KIB = 300 * 1024
-SPACES = b" " * (1 << 16)
 
 CHILD = """
 import asyncio, sys
@@ -44,50 +40,10 @@ except EngramError as e:
 """
 
 
-class Hostile(BaseHTTPRequestHandler):
-    behaviour = ""
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.close_connection = True
-        try:
-            if self.behaviour == "drip":
-                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
-                    self.wfile.write(bytes([byte]))
-                    self.wfile.flush()
-                    time.sleep(2)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            if self.behaviour == "gzip-bomb":
-                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
-                body = b"".join(packer.compress(SPACES) for _ in range(2048)) + packer.flush()
-                self.send_header("Content-Encoding", "gzip")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                return
-            if self.behaviour == "zstd":
-                self.send_header("Content-Encoding", "zstd")
-            self.end_headers()
-            while True:  # endless, close-delimited
-                self.wfile.write(SPACES)
-        except OSError:
-            return
-
-
 @pytest.fixture
 def provider(request: pytest.FixtureRequest) -> Iterator[str]:
-    handler = type("Bound", (Hostile,), {"behaviour": request.param})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with hostile_host(request.param) as url:
+        yield url
 
 
 CASES = [
