@@ -56,6 +56,7 @@ if typing.TYPE_CHECKING:
         history,
         restore,
     )
+    from engram.memory._listing import ListedMemory, MemoryPage, list_memories
     from engram.memory._manifest import (
         OteSpec,
         find_manifest,
@@ -134,6 +135,9 @@ _LAZY: dict[str, str] = {
     "SIGNALS": "engram.memory._epistemology",
     "lower_bound": "engram.memory._epistemology",
     "signal_weight": "engram.memory._epistemology",
+    "ListedMemory": "engram.memory._listing",
+    "MemoryPage": "engram.memory._listing",
+    "list_memories": "engram.memory._listing",
     "OteSpec": "engram.memory._manifest",
     "find_manifest": "engram.memory._manifest",
     "load_manifest": "engram.memory._manifest",
@@ -219,9 +223,11 @@ __all__ = [
     "ImportResult",
     "InitResult",
     "LifecycleResult",
+    "ListedMemory",
     "Memory",
     "MemoryEngine",
     "MemoryHistory",
+    "MemoryPage",
     "MemoryRecord",
     "MemoryStatus",
     "OteSpec",
@@ -259,6 +265,7 @@ __all__ = [
     "import_memories",
     "indexed_local_vector",
     "init_repository",
+    "list_memories",
     "load_anchor",
     "load_manifest",
     "load_seat",
