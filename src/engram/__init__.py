@@ -1,4 +1,23 @@
-"""engram: a memory stack for AI agents that can prove what it serves."""
+"""engram: a memory stack for AI agents that can prove what it serves.
+
+Three products share one trust spine (docs/concepts/packages.md has the full map):
+
+- **The context protocol** (Engram v0.1): ``engram.context`` (the domain: subjects, beliefs,
+  corrections, signed exports), ``engram.provider`` (it over HTTP, with the review page) and
+  ``engram.runtime`` (the SDK an LLM runtime uses to fetch, verify and inject; core only).
+- **The memory engine** (engram.ote.v1): ``engram.memory`` (seats, rings M0-M4, hybrid recall,
+  confidence, ownership) and ``engram.mcp`` (its tools for any MCP client);
+  ``engram.integrations`` puts it inside LangGraph and the OpenAI Agents SDK.
+- **Agent Cartridges** (.acx): ``engram.cartridge`` (the format), ``engram.trust`` (trust
+  registry), ``engram.policy``, ``engram.level`` (credentials), ``engram.workflow``,
+  ``engram.graph``, ``engram.registry`` (git registry, Exchange) and ``engram.oci``.
+
+Beneath them: ``engram.core`` (canonical JSON, signatures, clocks, bounds), ``engram.store``
+(SQLite and PostgreSQL), ``engram.fetch`` (every remote read) and ``engram.errors``. Bridges and
+tools above them: ``engram.transfer`` (memories into and out of cartridges),
+``engram.conformance`` (requirement ids, runners, signed bundles) and ``engram.cli``. Import-linter
+contracts in pyproject.toml keep the layers one-way and the three products apart.
+"""
 
 from typing import TYPE_CHECKING
 

@@ -1,0 +1,37 @@
+"""The Python API reference: every name a package exports has its section (issue 28)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+
+import pytest
+from docs_kit import REPO, Site
+
+sys.path.insert(0, str(REPO / "docs" / "hooks"))
+from api_reference import packages  # noqa: E402 - the hook is not a package
+
+
+@pytest.mark.req("engram.docs.api-reference")
+def test_every_exported_name_of_every_package_has_a_section(site: Site) -> None:
+    missing = []
+    for name in packages():
+        module = importlib.import_module(f"engram.{name}")
+        ids = site.page(f"reference/{name}/").ids
+        missing += [
+            f"engram.{name}.{export}"
+            for export in getattr(module, "__all__", ())
+            if f"engram.{name}.{export}" not in ids
+        ]
+    assert missing == []
+
+
+@pytest.mark.req("engram.docs.api-reference")
+def test_the_reference_index_links_every_package_once(site: Site) -> None:
+    html = site.page("reference/").path.read_text(encoding="utf-8")
+    article = html[html.index("<article") : html.index("</article>")]
+    links = re.findall(r'href="([^"]+)"', article)
+    for name in packages():
+        assert links.count(f"{name}/") == 1, f"reference/index lists engram.{name} not once"
+    assert "cli" not in packages()  # the command line has its own reference (cli/)
