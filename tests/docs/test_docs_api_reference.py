@@ -10,7 +10,7 @@ import pytest
 from docs_kit import REPO, Site
 
 sys.path.insert(0, str(REPO / "docs" / "hooks"))
-from api_reference import packages  # noqa: E402 - the hook is not a package
+from api_reference import packages
 
 
 @pytest.mark.req("engram.docs.api-reference")

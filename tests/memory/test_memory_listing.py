@@ -42,8 +42,10 @@ def test_a_listing_is_newest_first_in_stable_pages_with_each_state(engine: Memor
     assert [m.memory.id for m in third.items] == [ids[1], ids[0]]
     assert third.next_cursor is None
     states = {m.memory.id: m.state for m in (*first.items, *second.items, *third.items)}
-    assert states[ids[1]] == "forgotten" and states[ids[2]] == "superseded"
-    assert states[ids[0]] == "current" and states[new.id] == "current"
+    assert states[ids[1]] == "forgotten"
+    assert states[ids[2]] == "superseded"
+    assert states[ids[0]] == "current"
+    assert states[new.id] == "current"
     assert all("Bob" not in m.memory.text for m in (*first.items, *second.items, *third.items))
     current = list_memories(alice, limit=200, own_only=True, include_withdrawn=False)
     assert {m.state for m in current.items} == {"current"}
@@ -55,12 +57,12 @@ def test_a_listing_is_newest_first_in_stable_pages_with_each_state(engine: Memor
 def test_a_cursor_the_server_did_not_give_is_refused_in_one_line(
     engine: MemoryEngine, cursor: str
 ) -> None:
-    with pytest.raises(InvalidRequest, match="^cursor: "):
+    with pytest.raises(InvalidRequest, match=r"^cursor: "):
         list_memories(engine, cursor=cursor)
 
 
 @pytest.mark.req("engram.memory.list")
 @pytest.mark.parametrize("limit", [0, -3, 201])
 def test_a_page_size_out_of_range_is_refused(engine: MemoryEngine, limit: int) -> None:
-    with pytest.raises(InvalidRequest, match="^limit: "):
+    with pytest.raises(InvalidRequest, match=r"^limit: "):
         list_memories(engine, limit=limit)
