@@ -97,7 +97,9 @@ def actions(memory: Memory, state: str, csrf: str, described: str, *, from_list:
     back = Html('<input type="hidden" name="from" value="list">') if from_list else Html("")
     state = _state(state)
     if state == CURRENT:
-        toggle = _csrf_form(memory_path(memory.id, "forget"), csrf, "Forget", "plain", back, described)
+        toggle = _csrf_form(
+            memory_path(memory.id, "forget"), csrf, "Forget", "plain", back, described
+        )
     elif state == FORGOTTEN:
         toggle = _csrf_form(
             memory_path(memory.id, "restore"), csrf, "Restore", "primary", back, described
@@ -280,7 +282,9 @@ def erase_confirmation(subject: Subject, memory: Memory, state: str, csrf: str) 
     forget_instead = Html("")
     if _state(state) == CURRENT:
         action = memory_path(memory.id, "forget")
-        forget_instead = _csrf_form(action, csrf, "Forget instead", "plain", Html(""), "memory-text")
+        forget_instead = _csrf_form(
+            action, csrf, "Forget instead", "plain", Html(""), "memory-text"
+        )
     return render(
         """<p><a href="$back">← History of this memory</a></p>
 <section class="card warning">
