@@ -14,7 +14,7 @@ import httpx
 from review_kit import hidden
 
 from engram.context import Permission, Subject, create_subject, issue_token, seed_demo
-from engram.core.clock import FixedClock
+from engram.core.clock import Clock, FixedClock
 from engram.memory import MemoryEngine, open_engine, parse_manifest, record, subject_view
 from engram.memory import default_manifest_text as _default_manifest
 from engram.provider import ProviderConfig, create_app
@@ -27,7 +27,7 @@ MANIFEST = _default_manifest().replace(
 )
 
 
-def manifest_engine(store: Store, clock: FixedClock, folder: Path) -> MemoryEngine:
+def manifest_engine(store: Store, clock: Clock, folder: Path) -> MemoryEngine:
     spec = parse_manifest(MANIFEST, str(folder / "ote.toml"), folder)
     return open_engine(store, spec, clock, index_folder=folder / "index")
 

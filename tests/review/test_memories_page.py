@@ -136,7 +136,7 @@ async def test_search_recalls_the_subjects_own_memories_and_leaves_forgotten_one
 
     assert texts(found) == ["Ada moved to Leeds in March."]
     assert _path(leeds) in found
-    assert "Memories that answer “Leeds”" in found
+    assert "Best matches for “Leeds”" in found
     assert 'value="Leeds"' in found
     nothing = await mkit.page("/memories?q=submarine")
     assert texts(nothing) == []

@@ -71,7 +71,8 @@ margin:0 0 1rem}
 .label{display:block;font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;
 color:var(--muted);margin-bottom:.25rem}
 .statement{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
-.meta{color:var(--muted);font-size:.9rem;margin:.25rem 0 0}
+.meta{color:var(--muted);font-size:.9rem;margin:.25rem 0 0;overflow-wrap:anywhere}
+.problem p{overflow-wrap:anywhere}
 .tag{display:inline-block;font-size:.75rem;padding:.05rem .5rem;border-radius:1rem;
 border:1px solid var(--line);color:var(--muted);margin-right:.35rem}
 .tag.new{background:var(--newbg);color:var(--new);border-color:var(--new)}
@@ -93,6 +94,7 @@ label.field{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=password],input[type=search]{width:100%;font:inherit;padding:.5rem .75rem;
 border-radius:.5rem;border:1px solid var(--line);background:var(--bg);color:var(--ink)}
 form.search{display:flex;gap:.5rem;align-items:center}form.search input{flex:1;min-width:0}
+form.search label.field{margin:0}
 .tag.current{background:var(--okbg);color:var(--ok);border-color:var(--ok)}
 .tag.forgotten{background:var(--newbg);color:var(--new);border-color:var(--new)}
 .tag.superseded{background:var(--bg);color:var(--muted);border-style:dashed}

@@ -161,7 +161,7 @@ def memory_list(
     """Newest first, a page at a time; or, after a search, the memories that answer it."""
     listing = concat(_item(m, i, subject, csrf) for i, m in enumerate(items))
     if searched:
-        heading = render("Memories that answer “$q”", q=query)
+        heading = render("Best matches for “$q”", q=query)
         empty = "Nothing you have not forgotten answers that. Forgotten memories are not searched."
         lead = "Searched the way your AI tools recall: best answers first, forgotten ones left out."
     else:
