@@ -10,7 +10,7 @@ changes nothing. Erasing has its own page: the list and the history only link to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import quote, urlencode
 
 from engram.context import Subject
@@ -20,8 +20,19 @@ from engram.memory import ListedMemory, Memory, MemoryHistory
 from engram.provider.review._html import Html, concat, render
 from engram.provider.review._pages import MEMORIES, when
 
-if TYPE_CHECKING:
-    from engram.memory._lifecycle import HistoryEntry
+
+class HistoryEntry(Protocol):
+    """One entry of :class:`engram.memory.MemoryHistory` as these screens read it."""
+
+    @property
+    def event(self) -> str: ...
+    @property
+    def at(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
 
 CURRENT, FORGOTTEN, SUPERSEDED, ERASED = "current", "forgotten", "superseded", "erased"
 # A long memory is cut in the list (the history page shows it whole): a list stays a list.
