@@ -111,7 +111,8 @@ async function adaFlow(page, result) {
     secure: c.secure,
   }));
   await page.getByRole("button", { name: "Sign out" }).click();
-  await page.waitForURL("**/review?notice=signed-out");
+  await page.waitForURL("**/memories?notice=signed-out");
+  result.signedOut = await page.locator(".notice").innerText();
 }
 
 async function graceFlow(page, result) {

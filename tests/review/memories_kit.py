@@ -96,4 +96,4 @@ def make_memories_kit(store: Store, folder: Path) -> MemoriesKit:
     return MemoriesKit(store, clock, engine, client, demo.subject, demo.token, grace, grace_token)
 
 
-__all__ = ["BASE_URL", "MemoriesKit", "make_memories_kit", "manifest_engine", "texts"]
+__all__ = ["BASE_URL", "MANIFEST", "MemoriesKit", "make_memories_kit", "manifest_engine", "texts"]

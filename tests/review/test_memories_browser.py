@@ -144,6 +144,7 @@ def test_memories_in_chromium_without_javascript_and_isolated_per_subject(
     assert {"name": "engram_review", "httpOnly": True, "sameSite": "Strict", "secure": False} in (
         seen["cookies"]
     )
+    assert seen["signedOut"] == "You are signed out."
     # Grace's session: her memory only, whatever she searches or guesses.
     assert seen["grace"] == [GRACE]
     assert seen["graceSearch"] == [GRACE]

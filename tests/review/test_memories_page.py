@@ -7,14 +7,25 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from html import unescape
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
-from memories_kit import MemoriesKit, make_memories_kit, texts
+from memories_kit import (
+    BASE_URL,
+    MANIFEST,
+    MemoriesKit,
+    make_memories_kit,
+    manifest_engine,
+    texts,
+)
 from review_kit import hidden
 
-from engram.context import Permission, issue_token
+from engram.cli import provider_app_with_mcp
+from engram.context import Permission, issue_token, seed_demo
+from engram.core.clock import SystemClock
+from engram.mcp import SeatSource
 from engram.memory import (
     RecordInput,
     get_memory,
@@ -27,7 +38,7 @@ from engram.memory import (
 )
 from engram.provider import ProviderConfig, create_app
 from engram.provider.review import CONTENT_SECURITY_POLICY
-from engram.store import Store
+from engram.store import Store, open_store
 
 
 def _path(memory_id: str, *rest: str) -> str:
@@ -410,3 +421,57 @@ async def test_two_browsers_signed_in_as_two_subjects_see_only_their_own(
     assert texts(ada_page) == ["Ada's locker code is 4411."]
     assert texts(grace_page) == ["Grace's locker code is 9922."]
     assert grace_guess.status_code == 404
+
+
+@pytest.mark.req("engram.memory.page.sign-in")
+async def test_signing_out_of_memories_shows_its_sign_in_form_again(mkit: MemoriesKit) -> None:
+    await mkit.sign_in(mkit.ada_token)
+    page = await mkit.page()
+
+    out = await mkit.client.post(
+        "/review/signout",
+        data={"csrf_token": hidden(page, "csrf_token"), "next": hidden(page, "next")},
+    )
+
+    assert out.headers["location"] == "/memories?notice=signed-out"
+    again = await mkit.page(out.headers["location"])
+    assert "You are signed out." in again
+    assert "See what your AI tools remember" in again
+
+
+@pytest.mark.req("engram.memory.page.optional")
+async def test_engram_serve_with_a_seat_manifest_serves_memories(
+    tmp_path: Path, memory_store: Store
+) -> None:
+    manifest = tmp_path / "repo" / ".engram" / "ote.toml"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    store = open_store(f"sqlite://{tmp_path / 'engram.db'}")
+    clock = SystemClock()
+    demo = seed_demo(store, clock)
+    config = ProviderConfig(public_url=BASE_URL)
+    with_seat = provider_app_with_mcp(config, store, clock, SeatSource("--ote", manifest))
+    without = provider_app_with_mcp(config, memory_store, clock, None)
+    writer = manifest_engine(store, clock, tmp_path / "writer")
+    record(subject_view(writer, demo.subject.id), "Ada waters the plants on Sundays.", "fact")
+    try:
+        async with (
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=with_seat), base_url=BASE_URL) as c,
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=without), base_url=BASE_URL) as b,
+        ):
+            form = await c.get("/memories")
+            await c.post(
+                "/review/signin",
+                data={
+                    "login_csrf": hidden(form.text, "login_csrf"),
+                    "token": demo.token,
+                    "next": "/memories",
+                },
+            )
+            listing = await c.get("/memories")
+            bare = await b.get("/memories")
+    finally:
+        store.close()
+
+    assert texts(listing.text) == ["Ada waters the plants on Sundays."]
+    assert bare.status_code == 404

@@ -52,6 +52,7 @@ MEMORIES_HOME = Home("memories", MEMORIES, "Back to your memories")
 # Banners after a redirect: the query names one of these, so nothing the URL carries is echoed.
 NOTICES: Mapping[str, str] = {
     "signed-in": "You are signed in.",
+    "signed-out": "You are signed out.",
     "forgotten": "Forgotten. Agents no longer recall this memory; Restore brings it back.",
     "restored": "Restored. Agents recall this memory again.",
     "erased": "Erased. The memory's words are gone for good.",
@@ -105,7 +106,8 @@ class MemoryPages:
     async def home(self, request: Request) -> Response:
         session_cookie = cookie_names(request)[0]
         if session_cookie not in request.cookies:
-            return self.review.sign_in_page(request, next_page=MEMORIES)
+            notice = NOTICES.get(request.query_params.get("notice", ""))
+            return self.review.sign_in_page(request, notice=notice, next_page=MEMORIES)
         try:
             signed = await self.review.signed_in(request)
         except AuthError as e:

@@ -57,8 +57,11 @@ def account(subject: Subject, csrf: str, *, current: str = BASE, memories: bool 
     return render(
         """$nav<div class="who"><span>Signed in as <strong>$name</strong></span>
 <form method="post" action="$action"><input type="hidden" name="csrf_token" value="$csrf">
-<button class="link" type="submit">Sign out</button></form></div>""",
+$next<button class="link" type="submit">Sign out</button></form></div>""",
         nav=_nav(current, memories),
+        next=render('<input type="hidden" name="next" value="$page">', page=current)
+        if current != BASE
+        else Html(""),
         name=subject.display_name,
         action=_path("signout"),
         csrf=csrf,

@@ -268,7 +268,8 @@ class ReviewPages:
         form = await read_form(request)
         check_same_origin(request, self.services.config.base_url)
         session_cookie = cookie_names(request)[0]
-        response = RedirectResponse(f"{_pages.BASE}?notice=signed-out", status_code=303)
+        landing = _landing(form)  # the page signed out from shows the sign-in form again
+        response = RedirectResponse(f"{landing}?notice=signed-out", status_code=303)
         try:
             signed = await self.signed_in(request)
         except AuthError:
