@@ -375,7 +375,7 @@ async def test_unknown_paths_and_methods_get_html_pages(mkit: MemoriesKit) -> No
     assert wrong.headers["allow"] == "GET, HEAD"
     assert slash.status_code == 308
     assert bad_cursor.status_code == 400
-    assert "cursor" in bad_cursor.text
+    assert "That link to older memories was not made by this page" in bad_cursor.text
 
 
 @pytest.mark.req("engram.memory.page.optional")

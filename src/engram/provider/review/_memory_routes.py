@@ -100,7 +100,13 @@ class MemoryPages:
         if query:
             hits = recall(view, query, SEARCH_HITS).hits
             return [ListedMemory(h.memory, screens.CURRENT, None) for h in hits], None
-        listed = list_memories(view, limit=PAGE_SIZE, cursor=cursor, own_only=True)
+        try:
+            listed = list_memories(view, limit=PAGE_SIZE, cursor=cursor, own_only=True)
+        except InvalidRequest as e:  # the API's wording names next_cursor: say it for a reader
+            raise InvalidRequest(
+                "that link to older memories was not made by this page; start again from your "
+                "newest memories"
+            ) from e
         return listed.items, listed.next_cursor
 
     async def home(self, request: Request) -> Response:
