@@ -37,7 +37,7 @@ from engram.memory import (
     supersede,
 )
 from engram.provider import ProviderConfig, create_app
-from engram.provider.review import CONTENT_SECURITY_POLICY
+from engram.provider.review import CONTENT_SECURITY_POLICY, create_review_link
 from engram.store import Store, open_store
 
 
@@ -475,3 +475,22 @@ async def test_engram_serve_with_a_seat_manifest_serves_memories(
 
     assert texts(listing.text) == ["Ada waters the plants on Sundays."]
     assert bare.status_code == 404
+
+
+@pytest.mark.req("engram.memory.page.sign-in")
+async def test_a_one_time_link_with_next_memories_signs_in_to_memories(mkit: MemoriesKit) -> None:
+    link = create_review_link(mkit.store, mkit.clock, mkit.grace.id)
+
+    landing = await mkit.client.get("/review/link", params={"code": link.code, "next": "/memories"})
+    redeemed = await mkit.client.post(
+        "/review/link",
+        data={
+            "login_csrf": hidden(landing.text, "login_csrf"),
+            "code": hidden(landing.text, "code"),
+            "next": hidden(landing.text, "next"),
+        },
+    )
+
+    assert "Sign in to your memories" in landing.text
+    assert redeemed.headers["location"] == "/memories?notice=signed-in"
+    assert "Hello, Grace Hopper" in await mkit.page(redeemed.headers["location"])

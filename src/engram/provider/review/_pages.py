@@ -101,18 +101,23 @@ a one-time link made with <code>engram review-link</code>.</p>
     )
 
 
-def link_landing(subject: Subject, code: str, expires_at: datetime, login_csrf: str) -> Html:
+def link_landing(
+    subject: Subject, code: str, expires_at: datetime, login_csrf: str, next_page: str = BASE
+) -> Html:
     return render(
         """<section class="card narrow">
-<h1>Sign in to review</h1>
+<h1>$heading</h1>
 <p class="lead">This one-time link signs you in as <strong>$name</strong>. It works once and
 expires $expires.</p>
 <form method="post" action="$action">
 <input type="hidden" name="login_csrf" value="$login">
 <input type="hidden" name="code" value="$code">
+<input type="hidden" name="next" value="$next">
 <div class="actions"><button class="primary" type="submit">Continue as $name</button></div>
 </form>
 </section>""",
+        heading="Sign in to your memories" if next_page == MEMORIES else "Sign in to review",
+        next=next_page,
         name=subject.display_name,
         expires=when(expires_at, subject.timezone),
         action=_path("link"),

@@ -237,8 +237,10 @@ class ReviewPages:
             return self._link_refused(request, e)
         subject = await self.run(get_subject, store, link.subject_id)
         token = self._login_token(request)
-        body = _pages.link_landing(subject, link.code, link.expires_at, token)
-        return self._with_login_cookie(request, page("Sign in", body), token)
+        landing = _landing(request.query_params)  # ``&next=/memories`` leads there instead
+        body = _pages.link_landing(subject, link.code, link.expires_at, token, landing)
+        section = "memories" if landing == _pages.MEMORIES else "review"
+        return self._with_login_cookie(request, page("Sign in", body, section=section), token)
 
     async def redeem(self, request: Request) -> Response:
         form = await read_form(request)
@@ -251,7 +253,7 @@ class ReviewPages:
             )
         except AuthError as e:
             return self._link_refused(request, e)
-        return self._start_session(request, opened, "signed-in")
+        return self._start_session(request, opened, "signed-in", _landing(form))
 
     def _link_refused(self, request: Request, error: AuthError) -> Response:
         request.state.error_code = error.code
