@@ -4,7 +4,7 @@ confirms a correction a runtime proposed over HTTP, and the next signed export c
 (docs/spec/review-page.md, "Testing").
 
 Without chromium, node or playwright-core the test is skipped with the reason; with ``CI=true`` it
-fails instead, because CI must run it (``.ci/run`` installs all three). Set
+fails instead (``browser_kit``). Set
 ``ENGRAM_REVIEW_SCREENSHOTS=<dir>`` to keep screenshots of the pages (never committed).
 """
 
@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from browser_kit import HERE, browser_tools, loopback_socket, node_env, serving
 from review_kit import verified_export
 
 from engram.context import seed_demo
@@ -29,76 +26,22 @@ from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store
 
-HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "review_flow.cjs"
-NODE_MODULES = HERE.parent / "browser" / "node_modules"
 LONDON = "Lives in London and cycles to work."
 LEEDS = "Lives in Leeds and walks to the office."
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser test must run in CI)", pytrace=False)
-    pytest.skip(reason)
-
-
-def _node_env() -> dict[str, str]:
-    paths = [str(NODE_MODULES), *filter(None, os.environ.get("NODE_PATH", "").split(os.pathsep))]
-    return {**os.environ, "NODE_PATH": os.pathsep.join(paths)}
-
-
-def _tools() -> tuple[str, str]:
-    """(node, chromium), or skip/fail naming what is missing."""
-    chromium = os.environ.get("ENGRAM_CHROMIUM") or shutil.which("chromium")
-    if not chromium or not Path(chromium).exists():
-        _unavailable("chromium is not installed (Debian: apt-get install chromium)")
-    node = shutil.which("node")
-    if node is None:
-        _unavailable("node is not installed (Debian: apt-get install nodejs)")
-    assert chromium is not None
-    assert node is not None
-    probe = subprocess.run(
-        [node, "-e", "require.resolve('playwright-core')"],
-        env=_node_env(),
-        capture_output=True,
-        check=False,
-    )
-    if probe.returncode != 0:
-        _unavailable("npm playwright-core is not installed (run: npm ci in tests/browser)")
-    return node, chromium
-
-
-class _Server(uvicorn.Server):
-    """uvicorn that says when it is listening, so the test waits on an event, not a sleep."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.listening = threading.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        self.listening.set()
 
 
 @pytest.fixture
 def provider(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """(base URL, demo token) of a real provider on SQLite, served on a free loopback port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock, base = loopback_socket()
     store = open_store(f"sqlite://{tmp_path / 'engram.db'}")
     app = create_app(ProviderConfig(public_url=base), store, SystemClock())
     demo = seed_demo(store, SystemClock())
-    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
     try:
-        assert server.listening.wait(30), "uvicorn did not start"
-        yield base, demo.token
+        with serving(app, sock):
+            yield base, demo.token
     finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
         store.close()
 
 
@@ -107,7 +50,7 @@ def provider(tmp_path: Path) -> Iterator[tuple[str, str]]:
 def test_confirming_in_chromium_changes_the_next_signed_export(
     provider: tuple[str, str], tmp_path: Path
 ) -> None:
-    node, chromium = _tools()
+    node, chromium = browser_tools()
     base, token = provider
     auth = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=base, headers=auth, timeout=30) as api:
@@ -126,7 +69,7 @@ def test_confirming_in_chromium_changes_the_next_signed_export(
         driven = subprocess.run(
             [node, str(DRIVER), base, token, correction_id, belief_id, str(profile), chromium]
             + ([shots] if shots else []),
-            env=_node_env(),
+            env=node_env(),
             capture_output=True,
             text=True,
             timeout=180,

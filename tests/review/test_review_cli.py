@@ -102,3 +102,28 @@ async def test_bad_ttl_and_ambiguous_subject_are_refused_clearly(
     assert (ambiguous, too_long) == (2, 2)
     assert "there are 2 subjects: name one with --subject" in errors
     assert "at most 24 hours" in errors
+
+
+@pytest.mark.req("engram.memory.page.sign-in")
+async def test_a_link_for_the_memories_page_leads_there(
+    any_database_url: str,
+    store: Store,
+    client: httpx.AsyncClient,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    create_subject(store, SystemClock(), "Grace", "UTC")
+
+    printed = _link(capsys, any_database_url, "--page", "memories")
+
+    query = parse_qs(urlsplit(str(printed["url"])).query)
+    assert query["next"] == ["/memories"]
+    landing = await client.get(
+        "/review/link", params={"code": query["code"][0], "next": "/memories"}
+    )
+    form = {
+        "code": query["code"][0],
+        "login_csrf": hidden(landing.text, "login_csrf"),
+        "next": hidden(landing.text, "next"),
+    }
+    redeemed = await client.post("/review/link", data=form)
+    assert redeemed.headers["location"] == "/memories?notice=signed-in"

@@ -148,6 +148,7 @@ def provider_app_with_mcp(
         protected=[endpoint.protected],
         lifespan=endpoint.lifespan,
         tracer_provider=tracer_provider,
+        memory=engine,
     )
     apps.append(app)
     return app

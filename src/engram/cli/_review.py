@@ -38,12 +38,24 @@ def _only_subject(store: Store) -> str:
 @click.option(
     "--url", default=None, help="Provider base URL (default: $ENGRAM_PUBLIC_URL, else local)."
 )
+@click.option(
+    "--page",
+    type=click.Choice(["review", "memories"]),
+    default="review",
+    show_default=True,
+    help="Where the link leads: the corrections (/review) or the memories (/memories).",
+)
 @database_option
 @json_option
 def review_link_command(
-    subject_id: str | None, ttl: str, url: str | None, database: str | None, as_json: bool
+    subject_id: str | None,
+    ttl: str,
+    url: str | None,
+    page: str,
+    database: str | None,
+    as_json: bool,
 ) -> None:
-    """Print a single-use link that signs the subject in to the review page."""
+    """Print a single-use link that signs the subject in to the review page (or memories)."""
     from engram.provider.review import create_review_link  # starlette: not for --help (issue 33)
 
     lifetime = parse_ttl(ttl)
@@ -51,6 +63,8 @@ def review_link_command(
     with cli_store(database) as store:
         link = create_review_link(store, CLOCK, subject_id or _only_subject(store), lifetime)
     address = f"{base}/review/link?code={link.code}"
+    if page == "memories":
+        address += "&next=/memories"
     value = {
         "subject_id": link.subject_id,
         "url": address,

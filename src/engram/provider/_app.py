@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -40,6 +40,9 @@ from engram.provider._wire import JSON, error_body, error_response
 from engram.provider.review import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
+
+if TYPE_CHECKING:
+    from engram.memory import MemoryEngine
 
 LOG = logging.getLogger("engram.provider")
 
@@ -155,6 +158,7 @@ def create_app(
     protected: Sequence[Protected] = (),
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
     tracer_provider: Any = None,
+    memory: MemoryEngine | None = None,
 ) -> Starlette:
     """The provider app over ``store`` (migrated here: it is a composition root); ``clock``
     defaults to the wall clock.
@@ -164,7 +168,8 @@ def create_app(
     ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
     authenticate themselves; all share the middleware (request id, limits, access log) and the
     error handlers. ``tracer_provider`` (an OpenTelemetry ``TracerProvider``) replaces the one
-    built from the ``OTEL_*`` variables when ``config.otel`` is on.
+    built from the ``OTEL_*`` variables when ``config.otel`` is on. ``memory`` (the engine
+    ``engram serve`` opens for ``/mcp``) adds the ``/memories`` page beside ``/review``.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -226,7 +231,7 @@ def create_app(
 
         tracer = tracer_provider if tracer_provider is not None else tracer_provider_from_env()
         tracing.append(Middleware(TracingMiddleware, tracer_provider=tracer))
-    own_routes = [*_routes_by_path(table), *review_routes(services)]
+    own_routes = [*_routes_by_path(table), *review_routes(services, memory=memory)]
     extra = [Route(path, AuthGuard(app, permission)) for path, app, permission in protected]
     app = Starlette(
         routes=[*own_routes, *extra, *routes],

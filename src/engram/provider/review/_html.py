@@ -52,8 +52,10 @@ body{margin:0;background:var(--bg);color:var(--ink);line-height:1.5;
 font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif}
 .wrap{max-width:60rem;margin:0 auto;padding:0 1.25rem}
 header.top{background:var(--card);border-bottom:1px solid var(--line)}
-header.top .wrap{display:flex;align-items:center;justify-content:space-between;gap:1rem;
-min-height:3.5rem}
+header.top .wrap{display:flex;align-items:center;justify-content:space-between;gap:.5rem 1rem;
+min-height:3.5rem;flex-wrap:wrap;padding-top:.4rem;padding-bottom:.4rem}
+nav.pages{display:flex;gap:1rem}nav.pages a{text-decoration:none;font-weight:600}
+nav.pages a[aria-current=page]{color:var(--ink);border-bottom:2px solid var(--accent)}
 .brand{font-weight:600;letter-spacing:.01em}.brand b{color:var(--accent)}
 .who{display:flex;align-items:center;gap:.75rem;color:var(--muted);font-size:.95rem}
 main.wrap{padding-top:1.5rem;padding-bottom:2rem}
@@ -69,7 +71,8 @@ margin:0 0 1rem}
 .label{display:block;font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;
 color:var(--muted);margin-bottom:.25rem}
 .statement{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
-.meta{color:var(--muted);font-size:.9rem;margin:.25rem 0 0}
+.meta{color:var(--muted);font-size:.9rem;margin:.25rem 0 0;overflow-wrap:anywhere}
+.problem p{overflow-wrap:anywhere}
 .tag{display:inline-block;font-size:.75rem;padding:.05rem .5rem;border-radius:1rem;
 border:1px solid var(--line);color:var(--muted);margin-right:.35rem}
 .tag.new{background:var(--newbg);color:var(--new);border-color:var(--new)}
@@ -86,10 +89,17 @@ button.danger{color:var(--bad);border-color:var(--bad)}
 button.link{border:none;background:none;color:var(--accent);padding:0;text-decoration:underline}
 button:focus-visible,a:focus-visible,input:focus-visible{outline:3px solid var(--accent);
 outline-offset:2px}
-a{color:var(--accent)}
+a{color:var(--accent)}a.danger{color:var(--bad)}
 label.field{display:block;font-weight:600;margin:.75rem 0 .25rem}
-input[type=password]{width:100%;font:inherit;padding:.5rem .75rem;border-radius:.5rem;
-border:1px solid var(--line);background:var(--bg);color:var(--ink)}
+input[type=password],input[type=search]{width:100%;font:inherit;padding:.5rem .75rem;
+border-radius:.5rem;border:1px solid var(--line);background:var(--bg);color:var(--ink)}
+form.search{display:flex;gap:.5rem;align-items:center}form.search input{flex:1;min-width:0}
+form.search label.field{margin:0}
+.tag.current{background:var(--okbg);color:var(--ok);border-color:var(--ok)}
+.tag.forgotten{background:var(--newbg);color:var(--new);border-color:var(--new)}
+.tag.superseded{background:var(--bg);color:var(--muted);border-style:dashed}
+.pager{display:flex;gap:1rem;justify-content:space-between;margin:1rem 0}
+.card.warning{border-color:var(--bad)}
 .notice{border-radius:.5rem;padding:.75rem 1rem;margin:0 0 1rem;border:1px solid var(--ok);
 background:var(--okbg)}
 .notice.error{border-color:var(--bad);background:var(--badbg)}
@@ -104,7 +114,7 @@ height:.7rem;border-radius:50%;background:var(--accent)}
 del{color:var(--bad)}ins{color:var(--ok);text-decoration:none}
 footer{color:var(--muted);font-size:.85rem;padding-bottom:2rem;border-top:1px solid var(--line);
 padding-top:1rem}
-code{font-size:.9em}
+code{font-size:.9em;overflow-wrap:anywhere}
 """.strip()
 
 _CSS_HASH = base64.b64encode(hashlib.sha256(CSS.encode("utf-8")).digest()).decode("ascii")
@@ -131,33 +141,51 @@ _LAYOUT = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
-<title>$title · engram review</title>
+<title>$title · engram $section</title>
 <style>$css</style>
 </head>
 <body>
-<header class="top"><div class="wrap"><span class="brand">engram <b>review</b></span>$account</div>
+<header class="top"><div class="wrap">
+<span class="brand">engram <b>$section</b></span>$account</div>
 </header>
 <main class="wrap">
 $notice$body
 </main>
-<footer class="wrap">Corrections proposed by your AI tools wait here until you decide.
-Nothing is applied without you.</footer>
+<footer class="wrap">$footer</footer>
 </body>
 </html>
 """
+
+
+# Each section of the subject's pages: (the brand's second word, the footer's sentence).
+SECTIONS: Mapping[str, tuple[str, str]] = {
+    "review": (
+        "review",
+        "Corrections proposed by your AI tools wait here until you decide. "
+        "Nothing is applied without you.",
+    ),
+    "memories": (
+        "memories",
+        "What your AI tools remember about you. Forget hides a memory and can be undone; "
+        "erase removes it for good.",
+    ),
+}
 
 
 def page(
     title: str,
     body: Html,
     *,
+    section: str = "review",
     account: Html | None = None,
     notice: str | None = None,
     error: str | None = None,
     status: int = 200,
     headers: Mapping[str, str] | None = None,
 ) -> HTMLResponse:
-    """A complete page with the security headers; ``notice``/``error`` show a banner above."""
+    """A complete page with the security headers; ``notice``/``error`` show a banner above;
+    ``section`` (a key of :data:`SECTIONS`) names the brand and the footer."""
+    brand, footer = SECTIONS[section]
     banner = Html("")
     if error:
         banner = render('<p class="notice error" role="alert">$text</p>\n', text=error)
@@ -166,6 +194,8 @@ def page(
     document = render(
         _LAYOUT,
         title=title,
+        section=brand,
+        footer=footer,
         css=Html(CSS),
         account=account or Html(""),
         notice=banner,
@@ -179,6 +209,7 @@ def page(
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "CSS",
+    "SECTIONS",
     "SECURITY_HEADERS",
     "Html",
     "concat",

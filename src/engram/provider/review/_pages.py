@@ -18,6 +18,7 @@ from engram.core.context_wire import PROBE_LABEL, PROBE_RUNTIME_ID
 from engram.provider.review._html import Html, concat, render
 
 BASE = "/review"
+MEMORIES = "/memories"
 
 
 def _path(*parts: str) -> str:
@@ -34,47 +35,89 @@ def when(moment: datetime, zone: str) -> Html:
     return render('<time datetime="$iso">$text</time>', iso=format_instant(moment), text=text)
 
 
-def account(subject: Subject, csrf: str) -> Html:
+def _nav(current: str, memories: bool) -> Html:
+    """Links between the subject's pages; the one shown says so to screen readers."""
+    pages = [(BASE, "Corrections")] + ([(MEMORIES, "Memories")] if memories else [])
+    if len(pages) < 2:
+        return Html("")
+    links = concat(
+        render(
+            '<a href="$href"$current>$label</a>',
+            href=href,
+            label=label,
+            current=Html(' aria-current="page"' if href == current else ""),
+        )
+        for href, label in pages
+    )
+    return render('<nav class="pages" aria-label="Your pages">$links</nav>', links=links)
+
+
+def account(subject: Subject, csrf: str, *, current: str = BASE, memories: bool = False) -> Html:
+    """The header's right side: links to the subject's pages, who is signed in, sign-out."""
     return render(
-        """<div class="who"><span>Signed in as <strong>$name</strong></span>
+        """$nav<div class="who"><span>Signed in as <strong>$name</strong></span>
 <form method="post" action="$action"><input type="hidden" name="csrf_token" value="$csrf">
-<button class="link" type="submit">Sign out</button></form></div>""",
+$next<button class="link" type="submit">Sign out</button></form></div>""",
+        nav=_nav(current, memories),
+        next=render('<input type="hidden" name="next" value="$page">', page=current)
+        if current != BASE
+        else Html(""),
         name=subject.display_name,
         action=_path("signout"),
         csrf=csrf,
     )
 
 
-def sign_in(login_csrf: str) -> Html:
+# What the sign-in form says, per page it leads to (the form's ``next`` field names it).
+_SIGN_IN_HEADINGS: Mapping[str, tuple[str, str]] = {
+    BASE: ("Review your corrections", "Sign in with"),
+    MEMORIES: (
+        "See what your AI tools remember",
+        "One sign-in serves your memories and your corrections: use",
+    ),
+}
+
+
+def sign_in(login_csrf: str, next_page: str = BASE) -> Html:
+    heading, intro = _SIGN_IN_HEADINGS.get(next_page, _SIGN_IN_HEADINGS[BASE])
     return render(
         """<section class="card narrow">
-<h1>Review your corrections</h1>
-<p class="lead">Sign in with an engram token that has the <code>confirm</code> permission, or
-open a one-time link made with <code>engram review-link</code>.</p>
+<h1>$heading</h1>
+<p class="lead">$intro an engram token that has the <code>confirm</code> permission, or open
+a one-time link made with <code>engram review-link</code>.</p>
 <form method="post" action="$action">
 <input type="hidden" name="login_csrf" value="$login">
+<input type="hidden" name="next" value="$next">
 <label class="field" for="token">Token</label>
 <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
 </section>""",
+        heading=heading,
+        intro=intro,
+        next=next_page,
         action=_path("signin"),
         login=login_csrf,
     )
 
 
-def link_landing(subject: Subject, code: str, expires_at: datetime, login_csrf: str) -> Html:
+def link_landing(
+    subject: Subject, code: str, expires_at: datetime, login_csrf: str, next_page: str = BASE
+) -> Html:
     return render(
         """<section class="card narrow">
-<h1>Sign in to review</h1>
+<h1>$heading</h1>
 <p class="lead">This one-time link signs you in as <strong>$name</strong>. It works once and
 expires $expires.</p>
 <form method="post" action="$action">
 <input type="hidden" name="login_csrf" value="$login">
 <input type="hidden" name="code" value="$code">
+<input type="hidden" name="next" value="$next">
 <div class="actions"><button class="primary" type="submit">Continue as $name</button></div>
 </form>
 </section>""",
+        heading="Sign in to your memories" if next_page == MEMORIES else "Sign in to review",
+        next=next_page,
         name=subject.display_name,
         expires=when(expires_at, subject.timezone),
         action=_path("link"),
@@ -353,6 +396,7 @@ def problem(
 
 __all__ = [
     "BASE",
+    "MEMORIES",
     "account",
     "dashboard",
     "history",
