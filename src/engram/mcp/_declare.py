@@ -12,7 +12,8 @@ the served ``tools/list`` with the declarations all read that one list.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from engram.memory import OteSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 OWN = "caller"  # stands for the caller's subject in descriptions written before any call
 _ATTRIBUTE = "__engram_tool__"
 
@@ -63,7 +65,9 @@ class ToolDeclaration:
 
     The hints say what a call does to the world (docs/spec/mcp.md, "Tools"). ``llm_distiller``:
     the tool calls the configured LLM distiller when there is one, so with one it is open world
-    and not idempotent (its text may differ per call)."""
+    and not idempotent (its text may differ per call). ``inline``: the tool only reads the local
+    store and index, briefly, so it may run on the event loop instead of a worker thread when
+    the engine has no remote stage (see :func:`runner`)."""
 
     name: str
     title: str
@@ -72,6 +76,7 @@ class ToolDeclaration:
     idempotent: bool
     describe: str | Callable[[SeatWords], str]
     llm_distiller: bool = False
+    inline: bool = False
 
     def description(self, seat: SeatWords) -> str:
         """The description as this seat's server lists it."""
@@ -96,12 +101,13 @@ def engram_tool(
     destructive: bool = False,
     idempotent: bool = True,
     llm_distiller: bool = False,
+    inline: bool = False,
 ) -> Callable[[F], F]:
     """Declare the decorated method an MCP tool named after it (see the module docstring)."""
 
     def declare(fn: F) -> F:
         declaration = ToolDeclaration(
-            fn.__name__, title, read_only, destructive, idempotent, describe, llm_distiller
+            fn.__name__, title, read_only, destructive, idempotent, describe, llm_distiller, inline
         )
         setattr(fn, _ATTRIBUTE, declaration)
         return fn
@@ -115,4 +121,28 @@ def declared_tools(owner: type) -> tuple[ToolDeclaration, ...]:
     return tuple(d for d in found if isinstance(d, ToolDeclaration))
 
 
-__all__ = ["SeatWords", "ToolDeclaration", "declared_tools", "engram_tool"]
+def runner(
+    declaration: ToolDeclaration, method: Callable[..., T], local: Callable[[], bool]
+) -> Callable[..., Awaitable[T]]:
+    """``method`` as the SDK should call it: on the event loop when the declaration says it may
+    and ``local()`` (every stage of the engine is in this process), else on a worker thread.
+
+    Issue 33: the SDK hands every synchronous tool to an anyio worker thread, and on a loaded
+    machine the two thread switches of that hand-off cost more than a recall at 10k memories.
+    A call that may wait on the network (a remote embedder or reranker, an LLM distiller) or
+    on another writer (store writes) still runs on a thread, so it never stalls the loop.
+    The signature is ``method``'s (``functools.wraps``): the SDK derives the same schemas.
+    """
+
+    @functools.wraps(method)
+    async def run(**arguments: Any) -> T:
+        if declaration.inline and local():
+            return method(**arguments)
+        import anyio.to_thread  # the SDK's own thread hand-off, as it does for sync tools
+
+        return await anyio.to_thread.run_sync(functools.partial(method, **arguments))
+
+    return run
+
+
+__all__ = ["SeatWords", "ToolDeclaration", "declared_tools", "engram_tool", "runner"]

@@ -29,7 +29,7 @@ from engram.mcp._context import (
     ContextSource,
     context_document,
 )
-from engram.mcp._declare import SeatWords, declared_tools
+from engram.mcp._declare import SeatWords, declared_tools, runner
 from engram.mcp._tools import EngramTools
 from engram.memory import check_subject
 
@@ -231,7 +231,7 @@ def create_server(
     seat_words = SeatWords.of(engine.spec, for_subjects=for_subjects or subject is not None)
     for declaration in declared_tools(EngramTools):
         server.add_tool(
-            getattr(tools, declaration.name),
+            runner(declaration, getattr(tools, declaration.name), tools.local),
             name=declaration.name,
             title=declaration.title,
             description=declaration.description(seat_words),

@@ -108,6 +108,16 @@ class EngramTools:
         self.seat = seat
         self.distiller = distiller
         self.subject = subject
+        retrieval = engine.spec.retrieval  # the manifest: a deferred engine stays unopened
+        self._local = not (retrieval.dense_enabled or retrieval.reranker.enabled)
+        self._opened = False  # set by the first call that returns: the engine is open
+
+    def local(self) -> bool:
+        """Whether a read may run on the event loop (``_declare.runner``): every retrieval
+        stage runs in this process (the manifest asks for no remote embedder or reranker; the
+        bundled MiniLM model is local), so it never waits on the network, and the engine is
+        open (a deferred engine opens, loading numpy and the index, on a worker thread)."""
+        return self._local and self._opened
 
     def _caller(self) -> tuple[MemoryEngine, str]:
         """The engine acting for this call's subject, and who is acting (for history).
@@ -131,17 +141,20 @@ class EngramTools:
     def _call(self, tool: str, fn: Callable[[], T]) -> T:
         """Run one engine call; engram errors become tool errors."""
         try:
-            return fn()
+            result = fn()
         except EngramError as e:
             if e.http_status >= 500 and not isinstance(e, RemoteError | CapacityError):
                 # Store and key failures stay in the server log; the model gets the code only.
                 LOG.error("%s failed: %s: %s", tool, type(e).__name__, e.message)
                 raise ToolError(f"{e.code}: internal error (see the engram server log)") from e
             raise ToolError(f"{e.code}: {e.message}") from e
+        self._opened = True
+        return result
 
     @engram_tool(
         title="Recall memories",
         read_only=True,
+        inline=True,
         describe=lambda seat: (
             f"Recall memories for seat {seat.seat_id}: hybrid lexical (BM25) + vector retrieval "
             f"with MMR diversity, cut to the seat's token budget. Mounted rings: {seat.mounted}. "
@@ -381,6 +394,7 @@ class EngramTools:
     @engram_tool(
         title="Seat status",
         read_only=True,
+        inline=True,
         describe=lambda seat: (
             f"Report seat {seat.seat_id}: which manifest is in use and why, memories and "
             "graduations per ring, vector coverage, graduation state, attestation anchor, "
