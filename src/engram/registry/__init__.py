@@ -24,7 +24,7 @@ from engram.registry._layout import (
     semver_key,
 )
 from engram.registry._policy import policy_problems
-from engram.registry._problems import Problem, RegistryRefused
+from engram.registry._problems import Problem, RegistryRefused, problem_line, problem_wire
 from engram.registry._remix import RELATIONS, remix_draft
 from engram.registry._share import share
 from engram.registry._site import build_site
@@ -54,6 +54,8 @@ __all__ = [
     "lineage_problems",
     "load_ledger",
     "policy_problems",
+    "problem_line",
+    "problem_wire",
     "remix_draft",
     "semver_key",
     "share",

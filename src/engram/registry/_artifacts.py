@@ -36,7 +36,7 @@ from engram.registry._layout import (
     https_url,
     identity_problem,
 )
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem
 from engram.trust import TrustRegistry, TrustState
 from engram.workflow import (
     MAX_DOCUMENT_BYTES,
@@ -201,7 +201,7 @@ def summarize_cartridge(
     problems: list[Problem] = []
 
     def refuse(rule: str, message: str) -> Summary:
-        return Summary(None, {"path": shown}, [*problems, Problem(shown, rule, message)])
+        return Summary(None, {"path": shown}, [*problems, problem(shown, rule, message)])
 
     try:
         with Cartridge.open(path) as cartridge:
@@ -296,16 +296,16 @@ def lineage_problems(
         return []
     rule = "registry.lineage"
     if not isinstance(lineage, dict) or set(lineage) - {"parents", "note"}:
-        return [Problem(relative, rule, "lineage holds only parents and an optional note")]
+        return [problem(relative, rule, "lineage holds only parents and an optional note")]
     parents = lineage.get("parents")
     if not isinstance(parents, list) or not 1 <= len(parents) <= 8:
-        return [Problem(relative, rule, "lineage.parents must list one to eight parents")]
+        return [problem(relative, rule, "lineage.parents must list one to eight parents")]
     found: list[Problem] = []
     seen: set[tuple[Any, ...]] = set()
     for index, parent in enumerate(parents):
         where = f"lineage.parents[{index}]"
         if not isinstance(parent, dict):
-            found.append(Problem(relative, rule, f"{where} is not an object"))
+            found.append(problem(relative, rule, f"{where} is not an object"))
             continue
         unknown = set(parent) - {
             "artifactType",
@@ -317,28 +317,28 @@ def lineage_problems(
             "source",
         }
         if unknown:
-            found.append(Problem(relative, rule, f"{where} has unknown members {sorted(unknown)}"))
+            found.append(problem(relative, rule, f"{where} has unknown members {sorted(unknown)}"))
         if parent.get("artifactType") not in ARTIFACT_TYPES:
             found.append(
-                Problem(
+                problem(
                     relative, rule, f"{where}.artifactType must be agent, workflow or agent-graph"
                 )
             )
         if not isinstance(parent.get("publisherId"), str) or not PUBLISHER_ID.fullmatch(
             parent["publisherId"]
         ):
-            found.append(Problem(relative, rule, f"{where}.publisherId is not reverse-DNS"))
+            found.append(problem(relative, rule, f"{where}.publisherId is not reverse-DNS"))
         if not isinstance(parent.get("id"), str) or not ARTIFACT_ID.fullmatch(parent["id"]):
-            found.append(Problem(relative, rule, f"{where}.id is invalid"))
+            found.append(problem(relative, rule, f"{where}.id is invalid"))
         if "version" in parent and not (
             isinstance(parent["version"], str) and SEMVER.fullmatch(parent["version"])
         ):
-            found.append(Problem(relative, rule, f"{where}.version is not SemVer"))
+            found.append(problem(relative, rule, f"{where}.version is not SemVer"))
         if not isinstance(parent.get("digest"), str) or not DIGEST.fullmatch(parent["digest"]):
-            found.append(Problem(relative, rule, f"{where}.digest must pin sha256"))
+            found.append(problem(relative, rule, f"{where}.digest must pin sha256"))
         if parent.get("relation") not in ("fork", "remix", "derived-from", "supersedes"):
             found.append(
-                Problem(
+                problem(
                     relative,
                     rule,
                     f"{where}.relation must be fork, remix, derived-from or supersedes",
@@ -346,7 +346,7 @@ def lineage_problems(
             )
         if "source" in parent and not https_url(parent["source"]):
             found.append(
-                Problem(
+                problem(
                     relative,
                     rule,
                     f"{where}.source must be an absolute https URL without credentials",
@@ -356,7 +356,7 @@ def lineage_problems(
             parent.get(k) for k in ("artifactType", "publisherId", "id", "version", "digest")
         )
         if identity in seen:
-            found.append(Problem(relative, rule, f"{where} repeats another parent"))
+            found.append(problem(relative, rule, f"{where} repeats another parent"))
         seen.add(identity)
         if (
             own is not None
@@ -365,7 +365,7 @@ def lineage_problems(
             and parent.get("id") == own.id
             and parent.get("version") in (None, own.version)
         ):
-            found.append(Problem(relative, rule, f"{where} is this artifact's own coordinate"))
+            found.append(problem(relative, rule, f"{where} is this artifact's own coordinate"))
     return found
 
 
@@ -398,7 +398,7 @@ def _document(path: Path, shown: str) -> tuple[dict[str, Any] | None, Problem | 
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         return load_document(data, what=shown), None
     except (EngramError, OSError) as e:
-        return None, Problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
+        return None, problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
 
 
 def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
@@ -406,16 +406,16 @@ def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
     problems: list[Problem] = []
     if verification.state is None:
         problems.append(
-            Problem(
+            problem(
                 relative, "registry.live-verify", "unsigned: only signed documents are published"
             )
         )
     elif verification.tampered:
         problems.append(
-            Problem(relative, "registry.live-verify", f"tampered: {verification.reason}")
+            problem(relative, "registry.live-verify", f"tampered: {verification.reason}")
         )
     for issue in check.lint.errors[:10]:
-        problems.append(Problem(relative, "registry.live-verify", f"not publishable: {issue}"))
+        problems.append(problem(relative, "registry.live-verify", f"not publishable: {issue}"))
     return problems
 
 
@@ -427,12 +427,12 @@ def _identity(
     )
     if wrong:
         shown = relative or str(document.get("id"))
-        return None, [Problem(shown, "registry.path-binding", f"signed identity: {wrong}")]
+        return None, [problem(shown, "registry.path-binding", f"signed identity: {wrong}")]
     assert verification.publisher_id is not None
     expected = canonical_path(kind, verification.publisher_id, document["id"], document["version"])
     if relative is not None and relative != expected:
         return None, [
-            Problem(relative, "registry.path-binding", f"the verified {kind} belongs at {expected}")
+            problem(relative, "registry.path-binding", f"the verified {kind} belongs at {expected}")
         ]
     return Coordinate(
         kind, verification.publisher_id, document["id"], document["version"], verification.digest
@@ -607,11 +607,11 @@ def summarize_template(root: Path, folder: str, files: list[str]) -> Summary:
         return Summary(
             None,
             {"path": relative},
-            [Problem(relative, "registry.templates", f"manifest.json: {e}")],
+            [problem(relative, "registry.templates", f"manifest.json: {e}")],
         )
     if not isinstance(manifest, dict) or not ARTIFACT_ID.fullmatch(template_id):
         return Summary(
-            None, {"path": relative}, [Problem(relative, "registry.templates", "not a template")]
+            None, {"path": relative}, [problem(relative, "registry.templates", "not a template")]
         )
     listed = manifest.get("name")
     name = listed if isinstance(listed, str) else None

@@ -48,7 +48,7 @@ from engram.registry._layout import (
     canonical_path,
     inside,
 )
-from engram.registry._problems import RegistryRefused
+from engram.registry._problems import RegistryRefused, problem_line
 from engram.trust import TrustRegistry
 
 EXCHANGE_VERSION = "acx.static-exchange/1"
@@ -119,7 +119,7 @@ class _Site:
 def _allowlist(registry: Path, now: datetime, trust: TrustRegistry | None) -> IndexBuild:
     build = build_index(registry, now=now, trust=trust)
     if not build.ok:
-        shown = "; ".join(str(p) for p in build.problems[:5])
+        shown = "; ".join(problem_line(p) for p in build.problems[:5])
         raise RegistryRefused(f"the registry does not pass its gate, so no site is built: {shown}")
     committed = registry / INDEX_FILE
     if committed.is_file() and committed.read_bytes() != build.to_bytes():
@@ -149,7 +149,7 @@ def _reverify(
         or summary.coordinate is None
         or summary.coordinate.digest != entry["digest"]
     ):
-        reason = "; ".join(str(p) for p in summary.problems[:3]) or "another digest"
+        reason = "; ".join(problem_line(p) for p in summary.problems[:3]) or "another digest"
         raise RegistryRefused(f"{relative} did not verify again when it was copied: {reason}")
     if summary.coordinate.path != relative:
         raise RegistryRefused(f"{relative} is not the canonical path of the artifact it holds")
