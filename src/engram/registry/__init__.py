@@ -9,8 +9,9 @@ runs on a pull request (history included); :func:`share` places a verified artif
 coordinate; :func:`build_site` writes the static Exchange.
 """
 
-from engram.registry._artifacts import LevelResolver, ResolvedLevel, lineage_problems
+from engram.registry._artifacts import LevelResolver, ResolvedLevel
 from engram.registry._check import check_registry
+from engram.registry._documents import lineage_problems
 from engram.registry._history import history_problems
 from engram.registry._index import SCHEMA_VERSION, IndexBuild, build_index, index_bytes
 from engram.registry._layout import (

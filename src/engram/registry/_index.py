@@ -32,10 +32,9 @@ from engram.registry._artifacts import (
     LevelResolver,
     Summary,
     summarize_cartridge,
-    summarize_graph,
     summarize_template,
-    summarize_workflow,
 )
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._layout import (
     CALS,
     CARTRIDGES,

@@ -23,12 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.canonical import JsonObject
-from engram.registry._artifacts import (
-    Summary,
-    summarize_cartridge,
-    summarize_graph,
-    summarize_workflow,
-)
+from engram.registry._artifacts import Summary, summarize_cartridge
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path, inside
 from engram.registry._problems import Problem, RegistryRefused, problem, problem_line
 from engram.trust import TrustRegistry

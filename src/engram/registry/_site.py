@@ -36,7 +36,8 @@ import jinja2
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
-from engram.registry._artifacts import summarize_cartridge, summarize_graph, summarize_workflow
+from engram.registry._artifacts import summarize_cartridge
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._index import IndexBuild, build_index, index_bytes
 from engram.registry._layout import (
     AGENT,
