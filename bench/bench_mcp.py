@@ -4,14 +4,18 @@ session, over stdio and over Streamable HTTP (issue 33: each ≤ 1.3× tools/lis
 ``python -m bench mcp`` (or ``python -m bench.bench_mcp [--memories N] [--calls N]``).
 
 The bench records N synthetic memories into a fresh SQLite database, then starts the real engram
-MCP server twice as a subprocess and drives it with the official MCP client: over stdio
-(``engram.mcp.create_server`` over that seat and store, plus one ``bench_noop`` tool that returns
-``{}``: the floor of a tool call) and over Streamable HTTP (the provider app with ``/mcp`` as
-``engram serve`` builds it, behind its bearer-token auth; calls act for the token's subject,
-whose view holds as many memories as the seat's). Each round makes one call of each kind, so
-background load hits them alike; every figure is printed beside ``tools/list`` measured in the
-same session. The engine's own in-process recall time is printed beside them for the same
-queries.
+MCP server as subprocesses and drives them with the official MCP client:
+
+- over stdio, ``engram.mcp.create_server`` over that seat and store plus one ``bench_noop`` tool
+  that returns ``{}`` (the floor of a tool call); beside it a second such server with every
+  tool on a worker thread, as the SDK runs synchronous tools (the baseline before issue 33);
+- over Streamable HTTP, the provider app with ``/mcp`` as ``engram serve`` builds it, behind its
+  bearer-token auth; calls act for the token's subject, whose view holds as many memories as
+  the seat's.
+
+Each round makes one call of each kind, so background load hits them alike; every figure is
+printed beside ``tools/list`` measured in the same session, with the server's CPU per call, and
+the same recall run in this process for the same query.
 """
 
 from __future__ import annotations
@@ -131,10 +135,15 @@ def _seat_engine(store: Store, source: SeatSource, clock: SystemClock) -> Memory
     return open_engine(store, spec, clock, embedder=embedder, reranker=reranker)
 
 
-def serve(database: str, manifest: str, pid_file: str) -> None:
+def serve(database: str, manifest: str, pid_file: str, *, threaded: bool = False) -> None:
     """The server subprocess: the engram MCP server plus a no-op tool, over stdio; it writes
-    its process id to ``pid_file`` (the bench reads its CPU time)."""
+    its process id to ``pid_file`` (the bench reads its CPU time). ``threaded``: the baseline,
+    every tool on a worker thread as the SDK runs synchronous tools (before issue 33)."""
     Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
+    if threaded:
+        from engram.mcp._tools import EngramTools
+
+        EngramTools.local = lambda _self: False  # type: ignore[method-assign]
     store = open_store(database)
     source = SeatSource("--ote", Path(manifest))
     engine = _seat_engine(store, source, SystemClock())
@@ -175,7 +184,7 @@ def serve_http(database: str, manifest: str) -> None:
     server.run(sockets=[listener])
 
 
-Call = tuple[str, str, dict[str, Any]]  # (label, tool or "tools/list", arguments)
+Call = tuple[str, str, dict[str, Any], int]  # (label, tool or "tools/list", arguments, server)
 
 
 Samples = dict[str, list[tuple[float, float]]]  # label -> (wall seconds, server CPU seconds)
@@ -196,14 +205,15 @@ def server_cpu(pid: int) -> float:
 
 
 async def _time_calls(
-    session: ClientSession, calls: list[list[Call]], pid: int, engine: MemoryEngine
+    servers: list[tuple[ClientSession, int]], calls: list[list[Call]], engine: MemoryEngine
 ) -> Samples:
     """Run each round's calls in turn (warm-up rounds first), timing each by its label: its
-    round trip, and the CPU the server spent on it (for ``recall() in process``: this
-    process's own recall of the same query on ``engine``, and its CPU)."""
+    round trip, and the CPU the server (a session and its process id) spent on it (for
+    ``recall() in process``: this process's own recall of the same query on ``engine``)."""
     samples: Samples = {}
     for round_index, round_calls in enumerate(calls):
-        for label, name, arguments in round_calls:
+        for label, name, arguments, target in round_calls:
+            session, pid = servers[target]
             if name == IN_PROCESS:
                 cpu = time.process_time()
                 start = time.perf_counter()
@@ -229,30 +239,48 @@ WARM_UP = 20  # rounds: index load, imports, caches
 IN_PROCESS = "recall() in process"
 
 
-def _rounds(queries: list[str], *, noop: bool) -> list[list[Call]]:
-    """Per query, one of each call, so background load hits them alike."""
+BEFORE = " (worker thread: before)"
+
+
+def _rounds(queries: list[str], *, stdio: bool) -> list[list[Call]]:
+    """Per query, one of each call, so background load hits them alike; over stdio also the
+    baseline server's recall and status (server 1)."""
     out = []
     for query in queries[:WARM_UP] + queries:
-        round_calls: list[Call] = [("tools/list", "tools/list", {})]
-        if noop:
-            round_calls.append(("bench_noop", "bench_noop", {}))
-        round_calls.append(("engram_recall", "engram_recall", {"query": query, "k": 10}))
-        round_calls.append((IN_PROCESS, IN_PROCESS, {"query": query, "k": 10}))
-        round_calls.append(("engram_status", "engram_status", {}))
+        ask = {"query": query, "k": 10}
+        round_calls: list[Call] = [("tools/list", "tools/list", {}, 0)]
+        if stdio:
+            round_calls.append(("bench_noop", "bench_noop", {}, 0))
+        round_calls.append(("engram_recall", "engram_recall", ask, 0))
+        if stdio:
+            round_calls.append(("engram_recall" + BEFORE, "engram_recall", ask, 1))
+        round_calls.append((IN_PROCESS, IN_PROCESS, ask, 0))
+        round_calls.append(("engram_status", "engram_status", {}, 0))
+        if stdio:
+            round_calls.append(("engram_status" + BEFORE, "engram_status", {}, 1))
         out.append(round_calls)
     return out
 
 
 async def _drive_stdio(
-    params: StdioServerParameters, queries: list[str], pid_file: Path, engine: MemoryEngine
+    params: list[StdioServerParameters],
+    queries: list[str],
+    pid_files: list[Path],
+    engine: MemoryEngine,
 ) -> Samples:
     async with (
-        stdio_client(params) as (read, write),
+        stdio_client(params[0]) as (read, write),
         ClientSession(read, write) as session,
+        stdio_client(params[1]) as (before_read, before_write),
+        ClientSession(before_read, before_write) as before,
     ):
         await session.initialize()
-        pid = int(pid_file.read_text())
-        return await _time_calls(session, _rounds(queries, noop=True), pid, engine)
+        await before.initialize()
+        servers = [
+            (session, int(pid_files[0].read_text())),
+            (before, int(pid_files[1].read_text())),
+        ]
+        return await _time_calls(servers, _rounds(queries, stdio=True), engine)
 
 
 async def _drive_http(
@@ -268,7 +296,7 @@ async def _drive_http(
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        return await _time_calls(session, _rounds(queries, noop=False), pid, engine)
+        return await _time_calls([(session, pid)], _rounds(queries, stdio=False), engine)
 
 
 def _over_http(
@@ -350,13 +378,16 @@ def run(memories: int, calls: int) -> None:
         own = [m for m in _memories(memories, random.Random(7)) if m.ring == "M4"]
         record_many(mine, own)  # M4 is the subject's own ring in its view
         queries = _queries(calls, rng)
-        pid_file = Path(tmp) / "server.pid"
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "bench.bench_mcp", "--serve", database, str(manifest), str(pid_file)],
-            cwd=str(Path(__file__).resolve().parents[1]),
-        )
-        stdio = anyio.run(_drive_stdio, params, queries, pid_file, engine)
+        pid_files = [Path(tmp) / "server.pid", Path(tmp) / "before.pid"]
+        params = [
+            StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "bench.bench_mcp", mode, database, str(manifest), str(pid_file)],
+                cwd=str(Path(__file__).resolve().parents[1]),
+            )
+            for mode, pid_file in zip(("--serve", "--serve-threaded"), pid_files, strict=True)
+        ]
+        stdio = anyio.run(_drive_stdio, params, queries, pid_files, engine)
         http = _over_http(database, manifest, token, queries, mine)
         store.close()
     note = f"{memories:,} memories, k=10, {calls} calls each, interleaved"
@@ -374,10 +405,13 @@ if __name__ == "__main__":
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--serve", nargs=3, metavar=("DATABASE", "MANIFEST", "PID_FILE"))
+    parser.add_argument("--serve-threaded", nargs=3, metavar=("DATABASE", "MANIFEST", "PID_FILE"))
     parser.add_argument("--serve-http", nargs=2, metavar=("DATABASE", "MANIFEST"))
     args = parser.parse_args()
     if args.serve:
         serve(*args.serve)
+    elif args.serve_threaded:
+        serve(*args.serve_threaded, threaded=True)
     elif args.serve_http:
         serve_http(*args.serve_http)
     else:
