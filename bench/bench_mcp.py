@@ -143,7 +143,7 @@ def serve(database: str, manifest: str, pid_file: str, *, threaded: bool = False
     if threaded:
         from engram.mcp._tools import EngramTools
 
-        EngramTools.local = lambda _self: False  # type: ignore[method-assign]
+        EngramTools.local = lambda self: False  # type: ignore[method-assign]  # noqa: ARG005
     store = open_store(database)
     source = SeatSource("--ote", Path(manifest))
     engine = _seat_engine(store, source, SystemClock())
