@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engram import level, policy, registry, workflow
+from engram import cartridge, level, policy, registry, workflow
 from engram.core.findings import Finding, verdict
 from engram.core.keys import PublicKey
 from engram.level._ob3 import finding_wire
@@ -30,6 +30,17 @@ def test_every_package_reports_the_one_finding_type() -> None:
     lint = lint_workflow({"acx": "nonsense"})
     assert lint.issues
     assert all(type(i) is Finding for i in lint.issues)
+    # The scrub gate keeps its own constructor, text and §7.5 JSON over the same type.
+    (blocked,) = cartridge.scan({"rom/x.md": b"ok\nAKIAIOSFODNN7EXAMPLE\n"})
+    assert isinstance(blocked, Finding)
+    assert (blocked.rule, blocked.path, blocked.line, blocked.offset, blocked.ok) == (
+        "aws-access-key-id",
+        "rom/x.md",
+        2,
+        3,
+        False,
+    )
+    assert str(blocked) == "rom/x.md:2: aws-access-key-id"
 
 
 @pytest.mark.req("engram.core.one-finding-type")

@@ -2,7 +2,8 @@
 
 Issue 28: policy lint, the registry gate, workflow and graph lint, the level verifier, the
 cartridge scrubber and the workflow secret scan each had their own type for this one idea. They
-now all report :class:`Finding`. Each keeps the JSON and text it has always published (a
+now all report :class:`Finding` (the scrubber through a subclass that keeps its positional
+constructor). Each keeps the JSON and text it has always published (a
 report's shape is part of its spec), by naming the members it shows with :meth:`Finding.to_wire`
 and formatting its own lines; the default shape is workflow lint's ``{rule, path, message,
 severity}`` and ``path: message [rule]``.
