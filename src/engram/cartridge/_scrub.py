@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from engram.cartridge._errors import ScrubBlocked
+from engram.core import findings as core_findings
 from engram.core.canonical import JsonObject
 
 _RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
@@ -122,23 +122,24 @@ def _high_entropy(data: bytes) -> list[int]:
     return found
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(core_findings.Finding):
     """One blocked match: where it is and which rule matched (never the matched bytes).
 
-    ``to_wire`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
+    engram's one finding type (``engram.core.findings``, issue 28) with the scrub gate's own
+    constructor ``Finding(path, line, rule, offset)``, text ``path:line: rule`` and JSON:
+    ``to_wire()`` is §7.5's ``{file, byteOffset, ruleId}`` report entry.
     """
 
-    path: str
-    line: int
-    rule: str
-    offset: int = 0
+    def __init__(self, path: str, line: int, rule: str, offset: int = 0) -> None:
+        super().__init__(rule, path, line=line, offset=offset)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.rule}"
 
-    def to_wire(self) -> JsonObject:
-        return {"file": self.path, "byteOffset": self.offset, "ruleId": self.rule}
+    def to_wire(self, *members: str, **renamed: str) -> JsonObject:
+        if members or renamed:
+            return super().to_wire(*members, **renamed)
+        return super().to_wire(file="path", byteOffset="offset", ruleId="rule")
 
 
 def scan(objects: Mapping[str, bytes], literals: Iterable[str] = ()) -> list[Finding]:

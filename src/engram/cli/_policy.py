@@ -71,7 +71,7 @@ def policy_command(
         if as_json:
             click.echo(
                 dumps_text(
-                    {"error": e.to_wire()["error"], "problems": [p.to_wire() for p in e.problems]},
+                    {"error": e.to_wire()["error"], "problems": e.problems_wire()},
                     indent=2,
                 )
             )

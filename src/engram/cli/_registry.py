@@ -25,6 +25,8 @@ from engram.registry import (
     build_index,
     build_site,
     check_registry,
+    problem_line,
+    problem_wire,
     remix_draft,
 )
 from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
@@ -49,7 +51,7 @@ def _now() -> datetime:
 
 
 def _problem_lines(problems: list[Problem]) -> list[str]:
-    return [f"  {p}" for p in problems]
+    return [f"  {problem_line(p)}" for p in problems]
 
 
 @cli.group("registry")
@@ -84,7 +86,7 @@ def index_command(directory: Path, trust_file: Path | None, as_json: bool) -> No
     )
     value = {
         "ok": build.ok,
-        "problems": [p.to_wire() for p in build.problems],
+        "problems": [problem_wire(p) for p in build.problems],
         "generatedAt": index["generatedAt"],
     }
     emit(value, as_json, lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engram.core.context_wire import SENSITIVE_CATEGORIES
 from engram.errors import InvalidRequest, InvalidScope
 
 CATEGORIES: tuple[str, ...] = (
@@ -24,8 +25,9 @@ CATEGORIES: tuple[str, ...] = (
 )
 """Every belief category engram accepts, sorted."""
 
-SENSITIVE_CATEGORIES: frozenset[str] = frozenset({"financial", "health"})
-"""Categories excluded from every scope except ``full``."""
+# SENSITIVE_CATEGORIES (excluded from every scope except ``full``) is the wire's own set
+# (engram.core.context_wire): one declaration, so a sensitive category added there is withheld
+# by the scopes here too (issue 28).
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import TypeGuard
@@ -26,23 +25,20 @@ from jsonschema import Draft202012Validator
 from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
+from engram.core.findings import Finding, verdict
 from engram.errors import InvalidRequest
 from engram.level._credential import OB_V3, VC_V2
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One check's verdict: ``ok`` True (held), False (broken) or None (could not be checked)."""
+FINDING_MEMBERS = {"check": "rule", "ok": "ok", "path": "path", "message": "message"}
+"""A level finding in JSON: ``{check, ok, path, message}``, ``ok`` True (held), False (broken)
+or None (could not be checked); the finding is engram's one type (``engram.core.findings``)."""
 
-    check: str
-    ok: bool | None
-    path: str
-    message: str
 
-    def to_wire(self) -> JsonObject:
-        return {"check": self.check, "ok": self.ok, "path": self.path, "message": self.message}
+def finding_wire(found: Finding) -> JsonObject:
+    return found.to_wire(**FINDING_MEMBERS)
 
 
 @cache
@@ -61,7 +57,7 @@ def schema_departures(credential: Mapping[str, Json]) -> list[Finding]:
     check_shape(credential, "the credential")
     validator = Draft202012Validator(published_schema())
     errors = sorted(validator.iter_errors(credential), key=lambda e: (e.json_path, e.message))
-    return [Finding("acx-schema", False, e.json_path, e.message) for e in errors]
+    return [verdict("acx-schema", False, e.json_path, e.message) for e in errors]
 
 
 def _is_uri(value: Json) -> TypeGuard[str]:
@@ -82,10 +78,10 @@ def standard_departures(credential: Mapping[str, Json]) -> list[Finding]:
     out: list[Finding] = []
 
     def vc(path: str, message: str) -> None:
-        out.append(Finding("vc2", False, path, message))
+        out.append(verdict("vc2", False, path, message))
 
     def ob(path: str, message: str) -> None:
-        out.append(Finding("ob3", False, path, message))
+        out.append(verdict("ob3", False, path, message))
 
     context = credential.get("@context")
     if not isinstance(context, list) or not context or context[0] != VC_V2:
@@ -216,7 +212,7 @@ def standard_departures(credential: Mapping[str, Json]) -> list[Finding]:
         digest = item.get("acx:digestMultibase") if isinstance(item, Mapping) else None
         if isinstance(digest, str) and digest[:1] not in ("u", "z"):
             out.append(
-                Finding(
+                verdict(
                     "acx-schema",
                     False,
                     f"{path}['acx:digestMultibase']",
@@ -226,4 +222,11 @@ def standard_departures(credential: Mapping[str, Json]) -> list[Finding]:
     return out
 
 
-__all__ = ["Finding", "published_schema", "schema_departures", "standard_departures"]
+__all__ = [
+    "FINDING_MEMBERS",
+    "Finding",
+    "finding_wire",
+    "published_schema",
+    "schema_departures",
+    "standard_departures",
+]

@@ -34,12 +34,13 @@ from datetime import datetime
 
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import parse_instant
+from engram.core.findings import Finding, verdict
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.level._credential import SIMULATED_MEMBER
 from engram.level._errors import ProofInvalid, StatusCheckError
 from engram.level._evidence import check_evidence, envelope_file_name, ni_uri
 from engram.level._multikey import digest_from_multibase
-from engram.level._ob3 import Finding, schema_departures, standard_departures
+from engram.level._ob3 import finding_wire, schema_departures, standard_departures
 from engram.level._proof import KeyResolver, VerifiedProof, verify_proof
 from engram.level._rating import Game, Gate, career_tier, level_for, rate
 from engram.level._status import Fetch, check_status
@@ -83,7 +84,7 @@ class LevelReport:
             "trusted": self.trusted,
             "revoked": self.revoked,
             "simulated": self.simulated,
-            "findings": [f.to_wire() for f in self.findings],
+            "findings": [finding_wire(f) for f in self.findings],
         }
 
 
@@ -103,13 +104,13 @@ def verify_level(
     """Check a level credential (module docstring); never raises for a bad credential."""
     findings: list[Finding] = []
     if len(data) > MAX_CREDENTIAL_BYTES:
-        return LevelReport((Finding("json", False, "$", "credential too large"),), None, None, None)
+        return LevelReport((verdict("json", False, "$", "credential too large"),), None, None, None)
     try:
         credential = parse_strict(data)
     except CanonicalJsonError as e:
-        return LevelReport((Finding("json", False, "$", e.message),), None, None, None)
+        return LevelReport((verdict("json", False, "$", e.message),), None, None, None)
     if not isinstance(credential, dict):
-        return LevelReport((Finding("json", False, "$", "not a JSON object"),), None, None, None)
+        return LevelReport((verdict("json", False, "$", "not a JSON object"),), None, None, None)
     findings += schema_departures(credential)
     findings += standard_departures(credential)
     issuer = credential.get("issuer")
@@ -120,17 +121,17 @@ def verify_level(
     proof = _proof(credential, issuer_id, resolve, findings)
     trusted: bool | None = None
     if proof is None:
-        findings.append(Finding("issuer", None, "$.issuer", "no verified proof key to look up"))
+        findings.append(verdict("issuer", None, "$.issuer", "no verified proof key to look up"))
     elif published_issuer_keys is None:
         findings.append(
-            Finding("issuer", None, "$.issuer", "no trust registry given: issuer key not looked up")
+            verdict("issuer", None, "$.issuer", "no trust registry given: issuer key not looked up")
         )
     else:
         trusted = issuer_key_published(proof.key, published_issuer_keys)
         message = f"issuer key {proof.key.key_id} " + (
             "is published" if trusted else "is not in the trust registry"
         )
-        findings.append(Finding("issuer", trusted, "$.proof.verificationMethod", message))
+        findings.append(verdict("issuer", trusted, "$.proof.verificationMethod", message))
     subject_id = subject.get("id")
     reasons = self_issued(
         issuer_id=str(issuer_id),
@@ -139,14 +140,14 @@ def verify_level(
         publisher_id=publisher_id,
         publisher_keyids=publisher_keyids,
     )
-    findings += [Finding("self-issuance", False, "$.issuer.id", r) for r in reasons] or [
-        Finding("self-issuance", True, "$.issuer.id", "the issuer is not the subject's controller")
+    findings += [verdict("self-issuance", False, "$.issuer.id", r) for r in reasons] or [
+        verdict("self-issuance", True, "$.issuer.id", "the issuer is not the subject's controller")
     ]
     findings += _gate(result, gate)
     if rom_digest is not None:
         bound = result.get("acx:cartridgeRomDigest")
         findings.append(
-            Finding(
+            verdict(
                 "rom-binding",
                 bound == rom_digest,
                 "$.credentialSubject.result[0]['acx:cartridgeRomDigest']",
@@ -158,7 +159,7 @@ def verify_level(
     findings += _evidence(credential, result, proof, evidence)
     if result.get(SIMULATED_MEMBER) is True:
         findings.append(
-            Finding(
+            verdict(
                 "solver",
                 None,
                 f"$.credentialSubject.result[0]['{SIMULATED_MEMBER}']",
@@ -183,16 +184,16 @@ def _proof(
     try:
         proof = verify_proof(credential, resolve)
     except ProofInvalid as e:
-        findings.append(Finding("proof", False, "$.proof", e.message))
+        findings.append(verdict("proof", False, "$.proof", e.message))
         return None
     if proof.proof_purpose != "assertionMethod":
         findings.append(
-            Finding("proof", False, "$.proof.proofPurpose", "proofPurpose is not assertionMethod")
+            verdict("proof", False, "$.proof.proofPurpose", "proofPurpose is not assertionMethod")
         )
         return None
     if not isinstance(issuer_id, str) or not proof.verification_method.startswith(issuer_id + "#"):
         findings.append(
-            Finding(
+            verdict(
                 "proof",
                 False,
                 "$.proof.verificationMethod",
@@ -201,7 +202,7 @@ def _proof(
         )
         return None
     findings.append(
-        Finding(
+        verdict(
             "proof",
             True,
             "$.proof",
@@ -231,16 +232,16 @@ def _gate(result: Mapping[str, Json], gate: Gate) -> list[Finding]:
     games = result.get("acx:gamesPlayed")
     if mu is None or sigma is None or not isinstance(games, int) or isinstance(games, bool):
         return [
-            Finding(
+            verdict(
                 "gate", False, path, "no readable acx:ratingMu, acx:ratingSigma, acx:gamesPlayed"
             )
         ]
-    out = [Finding("gate", False, path, f) for f in gate.failures(sigma, games)]
+    out = [verdict("gate", False, path, f) for f in gate.failures(sigma, games)]
     level = level_for(mu - 3 * sigma)
     tier = career_tier(level)
     if result.get("acx:acxLevel") != level:
         out.append(
-            Finding(
+            verdict(
                 "gate",
                 False,
                 f"{path}['acx:acxLevel']",
@@ -249,7 +250,7 @@ def _gate(result: Mapping[str, Json], gate: Gate) -> list[Finding]:
         )
     if result.get("acx:careerTier") != tier:
         out.append(
-            Finding(
+            verdict(
                 "gate",
                 False,
                 f"{path}['acx:careerTier']",
@@ -261,7 +262,7 @@ def _gate(result: Mapping[str, Json], gate: Gate) -> list[Finding]:
         achieved == tier or achieved.endswith(f"#tier-{tier}")
     ):
         out.append(
-            Finding(
+            verdict(
                 "gate",
                 False,
                 f"{path}.achievedLevel",
@@ -269,7 +270,7 @@ def _gate(result: Mapping[str, Json], gate: Gate) -> list[Finding]:
             )
         )
     return out or [
-        Finding(
+        verdict(
             "gate",
             True,
             path,
@@ -290,7 +291,7 @@ def _status(
     entry = credential.get("credentialStatus")
     if not isinstance(entry, Mapping):
         findings.append(
-            Finding(
+            verdict(
                 "status",
                 False,
                 "$.credentialStatus",
@@ -303,7 +304,7 @@ def _status(
         # SPEC §10.1: the entry MUST be a revocation entry; one for another purpose leaves the
         # level unrevocable (found by the tamper suite: a set suspension bit read as "clear").
         findings.append(
-            Finding(
+            verdict(
                 "status",
                 False,
                 "$.credentialStatus.statusPurpose",
@@ -313,7 +314,7 @@ def _status(
         return None
     if fetch is None:
         findings.append(
-            Finding("status", None, "$.credentialStatus", "status list not dereferenced")
+            verdict("status", None, "$.credentialStatus", "status list not dereferenced")
         )
         return None
     try:
@@ -325,12 +326,12 @@ def _status(
             expected_issuer=issuer_id if isinstance(issuer_id, str) else None,
         )
     except StatusCheckError as e:
-        findings.append(Finding("status", False, "$.credentialStatus", e.message))
+        findings.append(verdict("status", False, "$.credentialStatus", e.message))
         return None
     if result.status:
         # A set bit is never "clear", whatever its purpose (revocation is the only one reached).
         findings.append(
-            Finding(
+            verdict(
                 "status",
                 False,
                 "$.credentialStatus",
@@ -339,7 +340,7 @@ def _status(
         )
         return True
     findings.append(
-        Finding(
+        verdict(
             "status", True, "$.credentialStatus", f"{result.purpose} bit {result.index} is clear"
         )
     )
@@ -357,7 +358,7 @@ def _validity(credential: Mapping[str, Json], now: datetime) -> list[Finding]:
         except InvalidRequest:
             continue  # reported as a vc2 departure
         if (later and now > moment) or (not later and now < moment):
-            out.append(Finding("validity", False, f"$.{name}", f"not valid now ({name} {value})"))
+            out.append(verdict("validity", False, f"$.{name}", f"not valid now ({name} {value})"))
     return out
 
 
@@ -405,9 +406,9 @@ def _evidence(
 ) -> list[Finding]:
     items = credential.get("evidence")
     if not isinstance(items, list) or not items:
-        return [Finding("evidence", False, "$.evidence", "no evidence linked")]
+        return [verdict("evidence", False, "$.evidence", "no evidence linked")]
     if proof is None:
-        return [Finding("evidence", None, "$.evidence", "not checked: no verified issuer key")]
+        return [verdict("evidence", None, "$.evidence", "not checked: no verified issuer key")]
     out: list[Finding] = []
     games: list[Game] = []
     unread = 0
@@ -422,7 +423,7 @@ def _evidence(
                     envelope = parse_strict(raw)
                 except CanonicalJsonError as e:
                     out.append(
-                        Finding("evidence", False, path, f"envelope is not I-JSON: {e.message}")
+                        verdict("evidence", False, path, f"envelope is not I-JSON: {e.message}")
                     )
                     continue
         if envelope is None:
@@ -430,30 +431,30 @@ def _evidence(
             continue
         if not isinstance(envelope, dict):
             out.append(
-                Finding("evidence", False, path, "evidence does not verify: not a JSON object")
+                verdict("evidence", False, path, "evidence does not verify: not a JSON object")
             )
             continue
         try:
             checked = check_evidence(envelope, proof.key)
         except (EngramError, ValueError, KeyError, TypeError) as e:
             message = e.message if isinstance(e, EngramError) else str(e)
-            out.append(Finding("evidence", False, path, f"evidence does not verify: {message}"))
+            out.append(verdict("evidence", False, path, f"evidence does not verify: {message}"))
             continue
         mismatch = _content_address_mismatch(item, link, envelope, checked.trajectory_sha256)
         if mismatch is not None:
-            out.append(Finding("evidence", False, path, mismatch))
+            out.append(verdict("evidence", False, path, mismatch))
             continue
         if checked.rom_digest != result.get(
             "acx:cartridgeRomDigest"
         ) or checked.benchmark_digest != result.get("acx:benchmarkDigest"):
             out.append(
-                Finding("evidence", False, path, "the trajectory is for another ROM or benchmark")
+                verdict("evidence", False, path, "the trajectory is for another ROM or benchmark")
             )
             continue
         games.append(Game(checked.difficulty, checked.passed))
     if unread:
         out.append(
-            Finding(
+            verdict(
                 "evidence",
                 None,
                 "$.evidence",
@@ -465,7 +466,7 @@ def _evidence(
     expected = result.get("acx:gamesPlayed")
     if len(games) != expected:
         return [
-            Finding(
+            verdict(
                 "evidence",
                 False,
                 "$.evidence",
@@ -481,7 +482,7 @@ def _evidence(
         or abs(replay.sigma - sigma) > 1e-6
     ):
         return [
-            Finding(
+            verdict(
                 "evidence",
                 False,
                 "$.evidence",
@@ -490,7 +491,7 @@ def _evidence(
             )
         ]
     return [
-        Finding(
+        verdict(
             "evidence",
             True,
             "$.evidence",

@@ -29,7 +29,8 @@ from engram.mcp._context import (
     ContextSource,
     context_document,
 )
-from engram.mcp._tools import EngramTools, tool_annotations, tool_descriptions
+from engram.mcp._declare import SeatWords, declared_tools, runner
+from engram.mcp._tools import EngramTools
 from engram.memory import check_subject
 
 if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
@@ -40,15 +41,7 @@ if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
 
 SERVER_NAME = "engram"
 SUBJECT_HEADER = "engram-subject"
-TOOL_NAMES = (
-    "engram_recall",
-    "engram_record",
-    "engram_distill",
-    "engram_complete",
-    "engram_outcome",
-    "engram_status",
-    "engram_forget",
-)
+TOOL_NAMES = tuple(declaration.name for declaration in declared_tools(EngramTools))
 INSTRUCTIONS = (
     "engram is this agent's long-term memory for one seat. Call engram_recall before working on "
     "something you may have met before; engram_record what a later session should know; "
@@ -235,15 +228,14 @@ def create_server(
         website_url="https://engramspec.org",
         log_level="WARNING",
     )
-    descriptions = tool_descriptions(engine, for_subjects=for_subjects or subject is not None)
-    annotations = tool_annotations(open_world_distill=distiller is not None)
-    for name in TOOL_NAMES:
+    seat_words = SeatWords.of(engine.spec, for_subjects=for_subjects or subject is not None)
+    for declaration in declared_tools(EngramTools):
         server.add_tool(
-            getattr(tools, name),
-            name=name,
-            title=annotations[name].title,
-            description=descriptions[name],
-            annotations=annotations[name],
+            runner(declaration, getattr(tools, declaration.name), tools.local),
+            name=declaration.name,
+            title=declaration.title,
+            description=declaration.description(seat_words),
+            annotations=declaration.annotations(distiller=distiller is not None),
             structured_output=True,
         )
     parameters = {

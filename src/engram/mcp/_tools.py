@@ -11,8 +11,10 @@ subject (``_caller``). Input limits (``docs/spec/mcp.md`` "Limits")
 are in the schemas, so a model sees them before it calls; anything the engine refuses comes back
 as a tool error ``<code>: <message>``, and the engine validates a whole call before it writes.
 
-The SDK runs synchronous tools on worker threads; the engine is safe to share between them (it
-guards its in-process retrieval index with its own lock, and writes are store transactions).
+Adding a tool is one decorated method of :class:`EngramTools` (``_declare``): nothing else in
+this package lists the tools. The SDK runs synchronous tools on worker threads; the engine is
+safe to share between them (it guards its in-process retrieval index with its own lock, and
+writes are store transactions).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from engram.core.canonical import canonicalize
 from engram.core.clock import parse_instant
 from engram.errors import CapacityError, EngramError, InvalidRequest, RemoteError
 from engram.mcp._context import CALLER
+from engram.mcp._declare import engram_tool
 from engram.mcp._models import (
     CompleteOut,
     ForgetOut,
@@ -37,7 +39,7 @@ from engram.mcp._models import (
     RecordOut,
     StatusOut,
 )
-from engram.memory import MCP_REFUSAL, SIGNALS, subject_ring_id, subject_spec
+from engram.memory import MCP_REFUSAL, SIGNALS
 
 # The engine's functions are imported inside the tools (issue 33): the server answers
 # initialize and tools/list before anything loads numpy or tantivy.
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     )
 
 LOG = logging.getLogger("engram.mcp")
-OWN = "caller"  # stands for the caller's subject in descriptions written before any call
 T = TypeVar("T")
 
 MAX_QUERY = 4_000
@@ -88,7 +89,12 @@ def model_signals() -> list[str]:
 
 
 class EngramTools:
-    """The tool functions, bound to one seat's engine (see the module docstring)."""
+    """The tool functions, bound to one seat's engine (see the module docstring).
+
+    Each tool is declared once, here: the ``engram_tool`` decorator gives its title, hints and
+    description; its signature gives the input schema and its return annotation the output
+    schema. ``tools/list`` lists them in the order they are written below.
+    """
 
     def __init__(
         self,
@@ -102,6 +108,16 @@ class EngramTools:
         self.seat = seat
         self.distiller = distiller
         self.subject = subject
+        retrieval = engine.spec.retrieval  # the manifest: a deferred engine stays unopened
+        self._local = not (retrieval.dense_enabled or retrieval.reranker.enabled)
+        self._opened = False  # set by the first call that returns: the engine is open
+
+    def local(self) -> bool:
+        """Whether a read may run on the event loop (``_declare.runner``): every retrieval
+        stage runs in this process (the manifest asks for no remote embedder or reranker; the
+        bundled MiniLM model is local), so it never waits on the network, and the engine is
+        open (a deferred engine opens, loading numpy and the index, on a worker thread)."""
+        return self._local and self._opened
 
     def _caller(self) -> tuple[MemoryEngine, str]:
         """The engine acting for this call's subject, and who is acting (for history).
@@ -125,14 +141,26 @@ class EngramTools:
     def _call(self, tool: str, fn: Callable[[], T]) -> T:
         """Run one engine call; engram errors become tool errors."""
         try:
-            return fn()
+            result = fn()
         except EngramError as e:
             if e.http_status >= 500 and not isinstance(e, RemoteError | CapacityError):
                 # Store and key failures stay in the server log; the model gets the code only.
                 LOG.error("%s failed: %s: %s", tool, type(e).__name__, e.message)
                 raise ToolError(f"{e.code}: internal error (see the engram server log)") from e
             raise ToolError(f"{e.code}: {e.message}") from e
+        self._opened = True
+        return result
 
+    @engram_tool(
+        title="Recall memories",
+        read_only=True,
+        inline=True,
+        describe=lambda seat: (
+            f"Recall memories for seat {seat.seat_id}: hybrid lexical (BM25) + vector retrieval "
+            f"with MMR diversity, cut to the seat's token budget. Mounted rings: {seat.mounted}. "
+            "Use it before acting on a codebase or process you may have met before."
+        ),
+    )
     def engram_recall(
         self,
         query: Annotated[
@@ -174,6 +202,14 @@ class EngramTools:
         result = self._call("engram_recall", call)
         return RecallOut.model_validate(result.to_wire())
 
+    @engram_tool(
+        title="Record a memory",
+        describe=lambda seat: (
+            f"Record a memory for seat {seat.seat_id}. kind must be one of: {seat.kinds}. "
+            f"Writable rings: {seat.writable}. The id is a content address, so recording the "
+            "same text twice is harmless."
+        ),
+    )
     def engram_record(
         self,
         text: Annotated[
@@ -232,6 +268,14 @@ class EngramTools:
 
         return RecordOut.model_validate(self._call("engram_record", call).to_wire())
 
+    @engram_tool(
+        title="Distill episodes into a memory",
+        llm_distiller=True,
+        describe=lambda seat: (
+            "Distill raw debugging episodes into one reusable memory (known_process or "
+            f"invariant) and record it. Writable rings: {seat.writable}."
+        ),
+    )
     def engram_distill(
         self,
         episodes: Annotated[
@@ -261,6 +305,16 @@ class EngramTools:
         )
         return RecordOut.model_validate(result.to_wire())
 
+    @engram_tool(
+        title="Apply the graduation rule",
+        destructive=True,  # rewrites statuses, promoting or demoting; the rule twice decides alike
+        describe=(
+            "Apply the graduation rule: a memory becomes complete (graduated) only when both "
+            "its full Beta posterior and its attested evidence (sealed tests, human review) meet "
+            "graduation_lcb_threshold and graduation_min_samples. Model-judged evidence alone "
+            "never graduates."
+        ),
+    )
     def engram_complete(
         self,
         memory_id: Annotated[
@@ -283,6 +337,15 @@ class EngramTools:
         )
         return CompleteOut.model_validate(result.to_wire())
 
+    @engram_tool(
+        title="Record an outcome for a memory",
+        describe=(
+            "Record evidence about a recalled memory after using it (did the tests pass, did "
+            "the reviewer accept it). Model-judged signals move the posterior by at most 0.30. "
+            "Attested evidence (a sealed test run, a person's review) is not taken here: it is "
+            "recorded only by `engram outcome --attestation <ssh-signature>`."
+        ),
+    )
     def engram_outcome(
         self,
         memory_id: MemoryId,
@@ -328,6 +391,33 @@ class EngramTools:
         )
         return OutcomeOut.model_validate(result.to_wire())
 
+    @engram_tool(
+        title="Seat status",
+        read_only=True,
+        inline=True,
+        describe=lambda seat: (
+            f"Report seat {seat.seat_id}: which manifest is in use and why, memories and "
+            "graduations per ring, vector coverage, graduation state, attestation anchor, "
+            "oracle split."
+        ),
+    )
+    def engram_status(self) -> StatusOut:
+        """Report the seat: rings, graduation state, attestation anchor, oracle split."""
+        from engram.memory import status
+
+        report = self._call("engram_status", lambda: status(self._engine()))
+        return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
+
+    @engram_tool(
+        title="Forget or erase a memory",
+        destructive=True,  # forgetting twice is forgetting once; erasing twice says it already was
+        describe=lambda seat: (
+            'Forget a memory when the user asks you to ("forget that"), or when it is wrong: '
+            "it leaves recall, counts and exports, and can be restored. With erase = true it "
+            "is deleted for good (personal data the user wants gone). Only memories in a "
+            f"writable ring can be forgotten: {seat.writable}."
+        ),
+    )
     def engram_forget(
         self,
         memory_id: MemoryId,
@@ -362,106 +452,9 @@ class EngramTools:
 
         return ForgetOut.model_validate(self._call("engram_forget", call).to_wire())
 
-    def engram_status(self) -> StatusOut:
-        """Report the seat: rings, graduation state, attestation anchor, oracle split."""
-        from engram.memory import status
-
-        report = self._call("engram_status", lambda: status(self._engine()))
-        return StatusOut.model_validate({"seat": self.seat.to_wire(), **report.to_wire()})
-
-
-def tool_annotations(*, open_world_distill: bool = False) -> dict[str, ToolAnnotations]:
-    """What each tool does to the world, as MCP's hints say it (docs/spec/mcp.md, "Tools").
-
-    Only ``engram_recall`` and ``engram_status`` read without writing. ``engram_record`` and
-    ``engram_outcome`` only add (a memory is content-addressed, an outcome is one event per
-    decision_id, so repeating a call changes nothing more: idempotent). ``engram_complete``
-    rewrites statuses, promoting or demoting: destructive, and idempotent (the rule applied
-    twice decides the same). ``engram_distill`` adds a memory; with an LLM distiller its text
-    may differ per call (not idempotent) and it calls the LLM endpoint (open world).
-    """
-
-    def hints(title: str, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-        return ToolAnnotations(
-            title=title,
-            read_only_hint=read_only,
-            destructive_hint=destructive,
-            idempotent_hint=idempotent,
-            open_world_hint=False,
-        )
-
-    distill = hints("Distill episodes into a memory", False, False, not open_world_distill)
-    return {
-        "engram_recall": hints("Recall memories", True, False, True),
-        "engram_record": hints("Record a memory", False, False, True),
-        "engram_distill": distill.model_copy(update={"open_world_hint": open_world_distill}),
-        "engram_complete": hints("Apply the graduation rule", False, True, True),
-        "engram_outcome": hints("Record an outcome for a memory", False, False, True),
-        "engram_status": hints("Seat status", True, False, True),
-        # Forgetting twice is forgetting once; erasing twice says it already was: idempotent.
-        "engram_forget": hints("Forget or erase a memory", False, True, True),
-    }
-
-
-def tool_descriptions(engine: MemoryEngine, *, for_subjects: bool = False) -> dict[str, str]:
-    """Each tool's description, naming this seat's kinds and rings so a model can act on it;
-    ``for_subjects``: as a caller acting for a subject mounts them (``/mcp``: the token's)."""
-    # The seat's manifest is all a description needs (a deferred engine is not opened here).
-    spec = subject_spec(engine.spec, OWN) if for_subjects else engine.spec
-
-    def name(ring_id: str) -> str:
-        return "the user's own ring" if ring_id == subject_ring_id(OWN) else ring_id
-
-    kinds = ", ".join(spec.ontology.allowed_kinds)
-    writable = (
-        ", ".join(f"{m.ring} ({name(m.ring_id)})" for m in spec.mounts if m.writable) or "none"
-    )
-    mounted = ", ".join(f"{m.ring} ({name(m.ring_id)})" for m in spec.mounts)
-    seat = spec.seat.seat_id
-    return {
-        "engram_recall": (
-            f"Recall memories for seat {seat}: hybrid lexical (BM25) + vector retrieval with "
-            f"MMR diversity, cut to the seat's token budget. Mounted rings: {mounted}. Use it "
-            "before acting on a codebase or process you may have met before."
-        ),
-        "engram_record": (
-            f"Record a memory for seat {seat}. kind must be one of: {kinds}. Writable rings: "
-            f"{writable}. The id is a content address, so recording the same text twice is "
-            "harmless."
-        ),
-        "engram_distill": (
-            "Distill raw debugging episodes into one reusable memory (known_process or "
-            f"invariant) and record it. Writable rings: {writable}."
-        ),
-        "engram_complete": (
-            "Apply the graduation rule: a memory becomes complete (graduated) only when both its "
-            "full Beta posterior and its attested evidence (sealed tests, human review) meet "
-            "graduation_lcb_threshold and graduation_min_samples. Model-judged evidence alone "
-            "never graduates."
-        ),
-        "engram_outcome": (
-            "Record evidence about a recalled memory after using it (did the tests pass, did "
-            "the reviewer accept it). Model-judged signals move the posterior by at most 0.30. "
-            "Attested evidence (a sealed test run, a person's review) is not taken here: it is "
-            "recorded only by `engram outcome --attestation <ssh-signature>`."
-        ),
-        "engram_forget": (
-            'Forget a memory when the user asks you to ("forget that"), or when it is wrong: '
-            "it leaves recall, counts and exports, and can be restored. With erase = true it "
-            "is deleted for good (personal data the user wants gone). Only memories in a "
-            f"writable ring can be forgotten: {writable}."
-        ),
-        "engram_status": (
-            f"Report seat {seat}: which manifest is in use and why, memories and graduations "
-            "per ring, vector coverage, graduation state, attestation anchor, oracle split."
-        ),
-    }
-
 
 __all__ = [
     "ATTESTED_REFUSAL",
     "EngramTools",
     "model_signals",
-    "tool_annotations",
-    "tool_descriptions",
 ]

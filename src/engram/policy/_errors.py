@@ -9,24 +9,17 @@ JSON path into the document. docs/spec/acx-policy.md §2.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from engram.core.canonical import JsonObject
+from engram.core.findings import Finding
 from engram.errors import InputError
 
+Problem = Finding
+"""One broken rule: the requirement id, a JSON path (``$.loop.cycle``) and a sentence; engram's
+one finding type (:class:`engram.core.findings.Finding`) under the name policy errors use."""
 
-@dataclass(frozen=True)
-class Problem:
-    """One broken rule: the requirement id, a JSON path (``$.loop.cycle``) and a sentence."""
-
-    rule: str
-    path: str
-    message: str
-
-    def to_wire(self) -> dict[str, str]:
-        return {"rule": self.rule, "path": self.path, "message": self.message}
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message} [{self.rule}]"
+PROBLEM_MEMBERS = ("rule", "path", "message")
+"""What a policy problem shows in JSON (no severity: every policy problem is an error)."""
 
 
 class PolicyError(InputError):
@@ -39,6 +32,10 @@ class PolicyError(InputError):
         shown = "; ".join(str(p) for p in self.problems[:5])
         more = f" (+{len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
         super().__init__(f"{what}: {shown}{more}")
+
+    def problems_wire(self) -> list[JsonObject]:
+        """Every problem as ``{rule, path, message}``."""
+        return [p.to_wire(*PROBLEM_MEMBERS) for p in self.problems]
 
 
 class HostLimitsError(InputError):

@@ -9,8 +9,9 @@ runs on a pull request (history included); :func:`share` places a verified artif
 coordinate; :func:`build_site` writes the static Exchange.
 """
 
-from engram.registry._artifacts import LevelResolver, ResolvedLevel, lineage_problems
+from engram.registry._artifacts import LevelResolver, ResolvedLevel
 from engram.registry._check import check_registry
+from engram.registry._documents import lineage_problems
 from engram.registry._history import history_problems
 from engram.registry._index import SCHEMA_VERSION, IndexBuild, build_index, index_bytes
 from engram.registry._layout import (
@@ -24,7 +25,7 @@ from engram.registry._layout import (
     semver_key,
 )
 from engram.registry._policy import policy_problems
-from engram.registry._problems import Problem, RegistryRefused
+from engram.registry._problems import Problem, RegistryRefused, problem_line, problem_wire
 from engram.registry._remix import RELATIONS, remix_draft
 from engram.registry._share import share
 from engram.registry._site import build_site
@@ -54,6 +55,8 @@ __all__ = [
     "lineage_problems",
     "load_ledger",
     "policy_problems",
+    "problem_line",
+    "problem_wire",
     "remix_draft",
     "semver_key",
     "share",

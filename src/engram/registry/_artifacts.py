@@ -1,4 +1,6 @@
-"""Each live artifact, verified from its bytes, then turned into its index entry.
+"""Each live artifact, verified from its bytes, then turned into its index entry: cartridges and
+templates here, signed workflows and Agent Graphs in ``_documents`` (one shared verification
+step, one summariser per kind).
 
 Spec: lboel/acx@85f1358 SPEC.md §17.1 (current-byte validation, path binding, ROM-bound
 cartridge identity), §17.3 (signed lineage), §17.6 item 3 (what "verified" covers for each kind),
@@ -22,30 +24,15 @@ from typing import Any
 from engram.cartridge import Cartridge, spec_report, verify_rom
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
-from engram.graph import check_graph
 from engram.registry._layout import (
     AGENT,
-    AGENT_GRAPH,
     ARTIFACT_ID,
-    ARTIFACT_TYPES,
-    DIGEST,
-    SEMVER,
-    WORKFLOW,
     Coordinate,
     canonical_path,
-    https_url,
     identity_problem,
 )
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem
 from engram.trust import TrustRegistry, TrustState
-from engram.workflow import (
-    MAX_DOCUMENT_BYTES,
-    PUBLISHER_ID,
-    ArtifactCheck,
-    Verification,
-    check_workflow,
-    load_document,
-)
 
 LevelResolver = Callable[[bytes, str], "ResolvedLevel | None"]
 """(credential bytes, ROM digest) -> a proven level, or None when it cannot be resolved here."""
@@ -201,7 +188,7 @@ def summarize_cartridge(
     problems: list[Problem] = []
 
     def refuse(rule: str, message: str) -> Summary:
-        return Summary(None, {"path": shown}, [*problems, Problem(shown, rule, message)])
+        return Summary(None, {"path": shown}, [*problems, problem(shown, rule, message)])
 
     try:
         with Cartridge.open(path) as cartridge:
@@ -284,311 +271,6 @@ def summarize_cartridge(
     return Summary(coordinate, entry, problems, meta.get("acx.created_at"))
 
 
-# -- workflows and Agent Graphs --------------------------------------------------------------
-
-
-def lineage_problems(
-    document: dict[str, Any], own: Coordinate | None, relative: str
-) -> list[Problem]:
-    """§17.3 over the signed ``lineage`` block, with the child's full coordinate known."""
-    lineage = document.get("lineage")
-    if lineage is None:
-        return []
-    rule = "registry.lineage"
-    if not isinstance(lineage, dict) or set(lineage) - {"parents", "note"}:
-        return [Problem(relative, rule, "lineage holds only parents and an optional note")]
-    parents = lineage.get("parents")
-    if not isinstance(parents, list) or not 1 <= len(parents) <= 8:
-        return [Problem(relative, rule, "lineage.parents must list one to eight parents")]
-    found: list[Problem] = []
-    seen: set[tuple[Any, ...]] = set()
-    for index, parent in enumerate(parents):
-        where = f"lineage.parents[{index}]"
-        if not isinstance(parent, dict):
-            found.append(Problem(relative, rule, f"{where} is not an object"))
-            continue
-        unknown = set(parent) - {
-            "artifactType",
-            "publisherId",
-            "id",
-            "version",
-            "digest",
-            "relation",
-            "source",
-        }
-        if unknown:
-            found.append(Problem(relative, rule, f"{where} has unknown members {sorted(unknown)}"))
-        if parent.get("artifactType") not in ARTIFACT_TYPES:
-            found.append(
-                Problem(
-                    relative, rule, f"{where}.artifactType must be agent, workflow or agent-graph"
-                )
-            )
-        if not isinstance(parent.get("publisherId"), str) or not PUBLISHER_ID.fullmatch(
-            parent["publisherId"]
-        ):
-            found.append(Problem(relative, rule, f"{where}.publisherId is not reverse-DNS"))
-        if not isinstance(parent.get("id"), str) or not ARTIFACT_ID.fullmatch(parent["id"]):
-            found.append(Problem(relative, rule, f"{where}.id is invalid"))
-        if "version" in parent and not (
-            isinstance(parent["version"], str) and SEMVER.fullmatch(parent["version"])
-        ):
-            found.append(Problem(relative, rule, f"{where}.version is not SemVer"))
-        if not isinstance(parent.get("digest"), str) or not DIGEST.fullmatch(parent["digest"]):
-            found.append(Problem(relative, rule, f"{where}.digest must pin sha256"))
-        if parent.get("relation") not in ("fork", "remix", "derived-from", "supersedes"):
-            found.append(
-                Problem(
-                    relative,
-                    rule,
-                    f"{where}.relation must be fork, remix, derived-from or supersedes",
-                )
-            )
-        if "source" in parent and not https_url(parent["source"]):
-            found.append(
-                Problem(
-                    relative,
-                    rule,
-                    f"{where}.source must be an absolute https URL without credentials",
-                )
-            )
-        identity = tuple(
-            parent.get(k) for k in ("artifactType", "publisherId", "id", "version", "digest")
-        )
-        if identity in seen:
-            found.append(Problem(relative, rule, f"{where} repeats another parent"))
-        seen.add(identity)
-        if (
-            own is not None
-            and parent.get("artifactType") == own.artifact_type
-            and parent.get("publisherId") == own.publisher_id
-            and parent.get("id") == own.id
-            and parent.get("version") in (None, own.version)
-        ):
-            found.append(Problem(relative, rule, f"{where} is this artifact's own coordinate"))
-    return found
-
-
-def lineage_entries(document: dict[str, Any]) -> list[JsonObject]:
-    lineage = document.get("lineage")
-    parents = lineage.get("parents") if isinstance(lineage, dict) else None
-    return [
-        {
-            k: p.get(k)
-            for k in (
-                "artifactType",
-                "publisherId",
-                "id",
-                "version",
-                "digest",
-                "relation",
-                "source",
-            )
-        }
-        for p in parents or []
-        if isinstance(p, dict)
-    ]
-
-
-def _document(path: Path, shown: str) -> tuple[dict[str, Any] | None, Problem | None]:
-    try:
-        # Read one byte past the document limit, never the whole file: a huge file in the
-        # registry is a finding, not a MemoryError (issue 15).
-        with path.open("rb") as handle:
-            data = handle.read(MAX_DOCUMENT_BYTES + 1)
-        return load_document(data, what=shown), None
-    except (EngramError, OSError) as e:
-        return None, Problem(shown, "registry.live-verify", getattr(e, "message", str(e)))
-
-
-def _signed(check: ArtifactCheck, relative: str) -> list[Problem]:
-    verification = check.verification
-    problems: list[Problem] = []
-    if verification.state is None:
-        problems.append(
-            Problem(
-                relative, "registry.live-verify", "unsigned: only signed documents are published"
-            )
-        )
-    elif verification.tampered:
-        problems.append(
-            Problem(relative, "registry.live-verify", f"tampered: {verification.reason}")
-        )
-    for issue in check.lint.errors[:10]:
-        problems.append(Problem(relative, "registry.live-verify", f"not publishable: {issue}"))
-    return problems
-
-
-def _identity(
-    kind: str, document: dict[str, Any], verification: Verification, relative: str | None
-) -> tuple[Coordinate | None, list[Problem]]:
-    wrong = identity_problem(
-        kind, verification.publisher_id, document.get("id"), document.get("version")
-    )
-    if wrong:
-        shown = relative or str(document.get("id"))
-        return None, [Problem(shown, "registry.path-binding", f"signed identity: {wrong}")]
-    assert verification.publisher_id is not None
-    expected = canonical_path(kind, verification.publisher_id, document["id"], document["version"])
-    if relative is not None and relative != expected:
-        return None, [
-            Problem(relative, "registry.path-binding", f"the verified {kind} belongs at {expected}")
-        ]
-    return Coordinate(
-        kind, verification.publisher_id, document["id"], document["version"], verification.digest
-    ), []
-
-
-def _common(document: dict[str, Any], verification: Verification, relative: str) -> dict[str, Any]:
-    assert verification.state is not None
-    return {
-        "path": relative,
-        "id": document["id"],
-        "version": document["version"],
-        "name": document.get("name") or document["id"],
-        "description": document.get("description") or "",
-        "license": document.get("license") or None,
-        "tags": list(document.get("tags") or []),
-        "publisher": verification.publisher_id,
-        "trust": verification.verdict,
-        "trustStatus": trust_status(verification.state, verification.warnings),
-        "digest": verification.digest,
-    }
-
-
-@dataclass(frozen=True)
-class _Verified:
-    document: dict[str, Any]
-    check: ArtifactCheck
-    coordinate: Coordinate | None
-    relative: str
-    problems: list[Problem]
-
-
-def _verified(
-    kind: str,
-    checker: Callable[..., ArtifactCheck],
-    root: Path,
-    relative: str | None,
-    source: Path | None,
-    trust: TrustRegistry | None,
-    now: datetime,
-) -> _Verified | Summary:
-    shown = relative or (source.name if source is not None else "?")
-    document, problem = _document(source if source is not None else root / shown, shown)
-    if document is None:
-        return Summary(None, {"path": shown}, [problem] if problem else [])
-    check = checker(document, registry=trust, now=now)
-    problems = _signed(check, shown)
-    if problems:
-        return Summary(None, {"path": shown}, problems)
-    coordinate, problems = _identity(kind, document, check.verification, relative)
-    if coordinate is not None:
-        shown = coordinate.path
-    problems += lineage_problems(document, coordinate, shown)
-    return _Verified(document, check, coordinate, shown, problems)
-
-
-def summarize_workflow(
-    root: Path,
-    relative: str | None,
-    *,
-    trust: TrustRegistry | None,
-    now: datetime,
-    source: Path | None = None,
-) -> Summary:
-    ready = _verified(WORKFLOW, check_workflow, root, relative, source, trust, now)
-    if isinstance(ready, Summary):
-        return ready
-    document, check, coordinate, relative, problems = (
-        ready.document,
-        ready.check,
-        ready.coordinate,
-        ready.relative,
-        ready.problems,
-    )
-    tasks = [n for n in document.get("nodes", []) if isinstance(n, dict)]
-    entry = {
-        **_common(document, check.verification, relative),
-        "participants": [
-            {
-                "alias": p.get("alias"),
-                "bind": p.get("bind"),
-                "role": (p.get("slot") or {}).get("role"),
-                "romDigest": p.get("romDigest"),
-            }
-            for p in document.get("participants", [])
-        ],
-        "participantCount": len(document.get("participants", [])),
-        "nodeCount": len(document.get("nodes", [])),
-        "capabilities": sorted(
-            {c for t in tasks for c in (t.get("requires") or {}).get("capabilities", [])}
-        ),
-        "lineage": lineage_entries(document),
-        "publishable": True,
-        "signed": True,
-    }
-    return Summary(coordinate, entry, problems, check.verification.signed_at, document)
-
-
-def summarize_graph(
-    root: Path,
-    relative: str | None,
-    *,
-    trust: TrustRegistry | None,
-    now: datetime,
-    source: Path | None = None,
-) -> Summary:
-    ready = _verified(AGENT_GRAPH, check_graph, root, relative, source, trust, now)
-    if isinstance(ready, Summary):
-        return ready
-    document, check, coordinate, relative, problems = (
-        ready.document,
-        ready.check,
-        ready.coordinate,
-        ready.relative,
-        ready.problems,
-    )
-    routes = [r for r in document.get("routes", []) if isinstance(r, dict)]
-    entry = {
-        **_common(document, check.verification, relative),
-        "actorCount": len(document.get("actors", [])),
-        "knowledgeCount": len(document.get("knowledge", [])),
-        "routeCount": len(routes),
-        "loopCount": len(document.get("loops", [])),
-        "convergenceCount": len(document.get("convergence", [])),
-        "intents": sorted({str(r["intent"]) for r in routes if r.get("intent")}),
-        "actors": [
-            {"id": a.get("id"), "name": a.get("name") or a.get("id"), "kind": a.get("kind")}
-            for a in document.get("actors", [])
-        ],
-        "knowledge": [
-            {
-                "id": k.get("id"),
-                "name": k.get("name") or k.get("id"),
-                "kind": k.get("kind"),
-                "stewards": list(k.get("stewards") or []),
-            }
-            for k in document.get("knowledge", [])
-        ],
-        "loops": [
-            {
-                "id": loop.get("id"),
-                "kind": loop.get("kind"),
-                "workflowPublisherId": (loop.get("workflowRef") or {}).get("publisherId"),
-                "workflowId": (loop.get("workflowRef") or {}).get("id"),
-                "workflowVersion": (loop.get("workflowRef") or {}).get("version"),
-                "digest": (loop.get("workflowRef") or {}).get("digest"),
-            }
-            for loop in document.get("loops", [])
-        ],
-        "lineage": lineage_entries(document),
-        "publishable": True,
-        "signed": True,
-    }
-    return Summary(coordinate, entry, problems, check.verification.signed_at, document)
-
-
 # -- templates -----------------------------------------------------------------------------
 
 TEMPLATE_DESCRIPTION = (
@@ -607,11 +289,11 @@ def summarize_template(root: Path, folder: str, files: list[str]) -> Summary:
         return Summary(
             None,
             {"path": relative},
-            [Problem(relative, "registry.templates", f"manifest.json: {e}")],
+            [problem(relative, "registry.templates", f"manifest.json: {e}")],
         )
     if not isinstance(manifest, dict) or not ARTIFACT_ID.fullmatch(template_id):
         return Summary(
-            None, {"path": relative}, [Problem(relative, "registry.templates", "not a template")]
+            None, {"path": relative}, [problem(relative, "registry.templates", "not a template")]
         )
     listed = manifest.get("name")
     name = listed if isinstance(listed, str) else None
@@ -647,11 +329,7 @@ __all__ = [
     "LevelResolver",
     "ResolvedLevel",
     "Summary",
-    "lineage_entries",
-    "lineage_problems",
     "summarize_cartridge",
-    "summarize_graph",
     "summarize_template",
-    "summarize_workflow",
     "trust_status",
 ]

@@ -21,7 +21,7 @@ from engram.registry._artifacts import LevelResolver
 from engram.registry._history import history_problems
 from engram.registry._index import IndexBuild, build_index
 from engram.registry._layout import INDEX_FILE
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem, problem_order, problem_wire
 from engram.trust import TrustRegistry
 
 
@@ -45,7 +45,7 @@ class CheckReport:
                 "agentGraphs": index["agentGraphCount"],
                 "templates": index["templateCount"],
             },
-            "problems": [p.to_wire() for p in self.problems],
+            "problems": [problem_wire(p) for p in self.problems],
             "notes": list(self.notes),
         }
 
@@ -72,7 +72,7 @@ def check_registry(
     committed = root / INDEX_FILE
     if not committed.is_file():
         problems.append(
-            Problem(
+            problem(
                 INDEX_FILE,
                 "registry.pr-gate",
                 "no index.json: run `engram registry index` and commit it",
@@ -80,14 +80,14 @@ def check_registry(
         )
     elif committed.read_bytes() != build.to_bytes():
         problems.append(
-            Problem(
+            problem(
                 INDEX_FILE,
                 "registry.pr-gate",
                 "index.json is not the fresh build of these bytes: "
                 "run `engram registry index` and commit it",
             )
         )
-    return CheckReport(build, sorted(set(problems)), notes)
+    return CheckReport(build, sorted(set(problems), key=problem_order), notes)
 
 
 __all__ = ["CheckReport", "check_registry"]

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from engram.errors import InvalidRequest
 from engram.registry._layout import CALS, CARTRIDGES, GRAPHS
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem, problem_order
 
 COLLECTIONS = (CARTRIDGES, CALS, GRAPHS)
 ARTIFACT_SUFFIXES = (".acx", ".cal.json", ".agent-graph.json")
@@ -131,7 +131,7 @@ def history_problems(registry: Path, *, since: str | None = None) -> list[Proble
         )
         if ancestor.returncode != 0:
             return [
-                Problem(
+                problem(
                     ".",
                     RULE,
                     f"{since} ({base[:12]}) is not an ancestor of HEAD: "
@@ -153,7 +153,7 @@ def history_problems(registry: Path, *, since: str | None = None) -> list[Proble
             if _is_artifact(path, prefix) and status[:1] != "A":
                 what = _STATUS.get(status[:1], status)
                 problems.append(
-                    Problem(
+                    problem(
                         show(path),
                         RULE,
                         f"an accepted artifact path was {what}; publish a new SemVer instead",
@@ -169,7 +169,7 @@ def history_problems(registry: Path, *, since: str | None = None) -> list[Proble
         if since is None and event.status in ("M", "T", "D"):
             what = _STATUS[event.status]
             problems.append(
-                Problem(
+                problem(
                     show(event.path),
                     RULE,
                     f"{what} in commit {event.commit[:12]} after it was accepted in "
@@ -178,7 +178,7 @@ def history_problems(registry: Path, *, since: str | None = None) -> list[Proble
             )
         if event.status == "A" and event.blob != earliest.blob:
             problems.append(
-                Problem(
+                problem(
                     show(event.path),
                     REPLACED,
                     f"re-added in commit {event.commit[:12]} with other bytes than first "
@@ -189,13 +189,13 @@ def history_problems(registry: Path, *, since: str | None = None) -> list[Proble
         now = _current_blob(top, path)
         if now is not None and now != event.blob:
             problems.append(
-                Problem(
+                problem(
                     show(path),
                     REPLACED,
                     f"holds other bytes than first accepted in commit {event.commit[:12]}",
                 )
             )
-    return sorted(set(problems))
+    return sorted(set(problems), key=problem_order)
 
 
 __all__ = ["history_problems"]

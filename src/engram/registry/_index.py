@@ -32,10 +32,9 @@ from engram.registry._artifacts import (
     LevelResolver,
     Summary,
     summarize_cartridge,
-    summarize_graph,
     summarize_template,
-    summarize_workflow,
 )
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._layout import (
     CALS,
     CARTRIDGES,
@@ -49,7 +48,7 @@ from engram.registry._layout import (
     walk,
 )
 from engram.registry._policy import policy_problems
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem, problem_order
 from engram.registry._status import EPOCH, Ledger, load_ledger
 from engram.trust import TrustRegistry, load_trust_registry
 from engram.workflow import packaged_schema
@@ -102,7 +101,7 @@ def load_registry_trust(
         return load_trust_registry(path.read_bytes()), []
     except EngramError as e:
         return None, [
-            Problem(
+            problem(
                 TRUST_FILE, "registry.namespace-trust", f"unreadable trust registry: {e.message}"
             )
         ]
@@ -123,7 +122,7 @@ def _stray_files(root: Path) -> list[Problem]:
                 and found.path.name not in ALLOWED_BESIDE
             ):
                 problems.append(
-                    Problem(
+                    problem(
                         found.relative,
                         "registry.canonical-paths",
                         f"not a {suffix} artifact and not allowed under {collection}/",
@@ -138,13 +137,13 @@ def _collect(
     out = []
     for found in walk(root, collection, suffix):
         if found.unsafe:
-            problems.append(Problem(found.relative, "registry.site-paths", found.unsafe))
+            problems.append(problem(found.relative, "registry.site-paths", found.unsafe))
             continue
         summary = summarize(found.relative)
         if summary.problems or summary.coordinate is None:
             problems.extend(
                 summary.problems
-                or [Problem(found.relative, "registry.live-verify", "not accepted")]
+                or [problem(found.relative, "registry.live-verify", "not accepted")]
             )
             continue
         out.append(summary)
@@ -164,7 +163,7 @@ def _unique(summaries: list[Summary], problems: list[Problem]) -> list[Summary]:
         )
         if key in seen:
             problems.append(
-                Problem(
+                problem(
                     s.entry["path"],
                     "registry.coordinate",
                     f"duplicate coordinate, also at {seen[key]}",
@@ -221,7 +220,7 @@ def _dependencies(
             if status != "resolved":
                 failed = True
                 problems.append(
-                    Problem(
+                    problem(
                         graph.entry["path"],
                         "registry.pinned-dependencies",
                         f"loop {loop['id']!r}: workflow {key[0]}/{key[1]}@{key[2]} is {status}",
@@ -251,7 +250,7 @@ def _dependencies(
             for issue in resolve_pins(graph.document, offered, now=now):
                 failed = True
                 problems.append(
-                    Problem(graph.entry["path"], "registry.pinned-dependencies", str(issue))
+                    problem(graph.entry["path"], "registry.pinned-dependencies", str(issue))
                 )
         if failed:
             continue
@@ -391,11 +390,11 @@ def build_index(
         _index_validator().iter_errors(index), key=lambda e: list(map(str, e.absolute_path))
     )[:20]:
         where = "/".join(str(p) for p in error.absolute_path)
-        problems.append(Problem(INDEX_FILE, "registry.index-content", f"{where}: {error.message}"))
+        problems.append(problem(INDEX_FILE, "registry.index-content", f"{where}: {error.message}"))
     documents = {
         s.entry["path"]: s.document for s in (*workflows, *graphs) if s.document is not None
     }
-    return IndexBuild(index, sorted(set(problems)), accepted, documents)
+    return IndexBuild(index, sorted(set(problems), key=problem_order), accepted, documents)
 
 
 class _Descending:

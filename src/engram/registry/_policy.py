@@ -13,7 +13,7 @@ import re
 import stat
 from pathlib import Path
 
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem, problem_order
 
 SECRET_NAME = re.compile(
     r"(?:^|/)\.env(?:\.|$)|\.key\.pem$|(?:^|/)id_(?:rsa|dsa|ecdsa|ed25519)$|(?:private|secret)[^/]*\.pem$",
@@ -46,7 +46,7 @@ def policy_problems(root: Path) -> list[Problem]:
     problems: list[Problem] = []
     if root.is_symlink():
         return [
-            Problem(".", "registry.site-paths", "the registry folder must not be a symbolic link")
+            problem(".", "registry.site-paths", "the registry folder must not be a symbolic link")
         ]
     for folder, dirs, files in os.walk(root, followlinks=False):
         base = Path(folder)
@@ -54,7 +54,7 @@ def policy_problems(root: Path) -> list[Problem]:
             path = base / name
             if path.is_symlink():
                 problems.append(
-                    Problem(
+                    problem(
                         path.relative_to(root).as_posix(),
                         "registry.site-paths",
                         "symbolic links are forbidden in the registry",
@@ -67,7 +67,7 @@ def policy_problems(root: Path) -> list[Problem]:
             info = path.lstat()
             if stat.S_ISLNK(info.st_mode):
                 problems.append(
-                    Problem(
+                    problem(
                         relative,
                         "registry.site-paths",
                         "symbolic links are forbidden in the registry",
@@ -76,16 +76,16 @@ def policy_problems(root: Path) -> list[Problem]:
                 continue
             if not stat.S_ISREG(info.st_mode):
                 problems.append(
-                    Problem(
+                    problem(
                         relative, "registry.site-paths", "only regular files belong in the registry"
                     )
                 )
                 continue
             if SECRET_NAME.search(relative):
-                problems.append(Problem(relative, RULE, "a secret-bearing file name is forbidden"))
+                problems.append(problem(relative, RULE, "a secret-bearing file name is forbidden"))
             if _holds_private_key(path):
-                problems.append(Problem(relative, RULE, "private key material is forbidden"))
-    return sorted(set(problems))
+                problems.append(problem(relative, RULE, "private key material is forbidden"))
+    return sorted(set(problems), key=problem_order)
 
 
 __all__ = ["PRIVATE_KEY_MARKERS", "SECRET_NAME", "policy_problems"]

@@ -23,14 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.canonical import JsonObject
-from engram.registry._artifacts import (
-    Summary,
-    summarize_cartridge,
-    summarize_graph,
-    summarize_workflow,
-)
+from engram.registry._artifacts import Summary, summarize_cartridge
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path, inside
-from engram.registry._problems import Problem, RegistryRefused
+from engram.registry._problems import Problem, RegistryRefused, problem, problem_line
 from engram.trust import TrustRegistry
 from engram.workflow import load_document, verify_workflow
 
@@ -82,7 +78,7 @@ def _pins(summary: Summary, root: Path, now: datetime) -> list[Problem]:
         key = (loop["workflowPublisherId"], loop["workflowId"], loop["workflowVersion"])
         if None in key or loop["digest"] is None:
             problems.append(
-                Problem(
+                problem(
                     summary.entry["path"], "registry.pinned-dependencies", f"{where} is not pinned"
                 )
             )
@@ -90,7 +86,7 @@ def _pins(summary: Summary, root: Path, now: datetime) -> list[Problem]:
         path = root / canonical_path(WORKFLOW, *key)
         if not path.is_file() or path.is_symlink():
             problems.append(
-                Problem(
+                problem(
                     summary.entry["path"],
                     "registry.pinned-dependencies",
                     f"{where}: {canonical_path(WORKFLOW, *key)} is not in the registry",
@@ -100,7 +96,7 @@ def _pins(summary: Summary, root: Path, now: datetime) -> list[Problem]:
         verification = verify_workflow(load_document(path.read_bytes(), what=str(path)), now=now)
         if not verification.signed or verification.digest != loop["digest"]:
             problems.append(
-                Problem(
+                problem(
                     summary.entry["path"],
                     "registry.pinned-dependencies",
                     f"{where}: the registry's workflow has digest {verification.digest}, "
@@ -133,7 +129,7 @@ def share(
         summary = summarize_graph(registry, None, trust=trust, now=now, source=file)
     problems = list(summary.problems)
     if summary.coordinate is None and not problems:
-        problems.append(Problem(file.name, "registry.live-verify", "not shareable"))
+        problems.append(problem(file.name, "registry.live-verify", "not shareable"))
     if summary.coordinate is not None and artifact_type == AGENT_GRAPH:
         problems += _pins(summary, registry, now)
     if (
@@ -142,7 +138,7 @@ def share(
         and publisher_id != summary.coordinate.publisher_id
     ):
         problems.append(
-            Problem(
+            problem(
                 file.name,
                 "registry.path-binding",
                 f"--publisher {publisher_id} is not the signed publisher "
@@ -150,7 +146,7 @@ def share(
             )
         )
     if problems:
-        raise RegistryRefused("share refused: " + "; ".join(str(p) for p in problems[:5]))
+        raise RegistryRefused("share refused: " + "; ".join(problem_line(p) for p in problems[:5]))
     assert summary.coordinate is not None
     relative = summary.coordinate.path
     destination = _inside(registry, relative)

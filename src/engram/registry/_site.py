@@ -36,7 +36,8 @@ import jinja2
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
-from engram.registry._artifacts import summarize_cartridge, summarize_graph, summarize_workflow
+from engram.registry._artifacts import summarize_cartridge
+from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._index import IndexBuild, build_index, index_bytes
 from engram.registry._layout import (
     AGENT,
@@ -48,7 +49,7 @@ from engram.registry._layout import (
     canonical_path,
     inside,
 )
-from engram.registry._problems import RegistryRefused
+from engram.registry._problems import RegistryRefused, problem_line
 from engram.trust import TrustRegistry
 
 EXCHANGE_VERSION = "acx.static-exchange/1"
@@ -119,7 +120,7 @@ class _Site:
 def _allowlist(registry: Path, now: datetime, trust: TrustRegistry | None) -> IndexBuild:
     build = build_index(registry, now=now, trust=trust)
     if not build.ok:
-        shown = "; ".join(str(p) for p in build.problems[:5])
+        shown = "; ".join(problem_line(p) for p in build.problems[:5])
         raise RegistryRefused(f"the registry does not pass its gate, so no site is built: {shown}")
     committed = registry / INDEX_FILE
     if committed.is_file() and committed.read_bytes() != build.to_bytes():
@@ -149,7 +150,7 @@ def _reverify(
         or summary.coordinate is None
         or summary.coordinate.digest != entry["digest"]
     ):
-        reason = "; ".join(str(p) for p in summary.problems[:3]) or "another digest"
+        reason = "; ".join(problem_line(p) for p in summary.problems[:3]) or "another digest"
         raise RegistryRefused(f"{relative} did not verify again when it was copied: {reason}")
     if summary.coordinate.path != relative:
         raise RegistryRefused(f"{relative} is not the canonical path of the artifact it holds")

@@ -24,7 +24,7 @@ from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.registry._layout import STATUS_FILE, Coordinate, https_url
-from engram.registry._problems import Problem
+from engram.registry._problems import Problem, problem
 from engram.workflow import packaged_schema
 
 SCHEMA_VERSION = "acx.registry-status/1"
@@ -79,7 +79,7 @@ class Ledger:
             target = coordinate_of(entry["artifact"])
             if target not in accepted:
                 problems.append(
-                    Problem(
+                    problem(
                         STATUS_FILE,
                         RULE,
                         f"entries[{index}] targets {_show(target)}, which "
@@ -89,7 +89,7 @@ class Ledger:
             successor = entry.get("successor")
             if isinstance(successor, Mapping) and coordinate_of(successor) not in accepted:
                 problems.append(
-                    Problem(
+                    problem(
                         STATUS_FILE,
                         RULE,
                         f"entries[{index}].successor "
@@ -126,10 +126,10 @@ def load_ledger(data: bytes | None) -> Ledger:
         # Any: status.json is read member by member only after its schema holds (below).
         document: Any = parse_strict(data)
     except CanonicalJsonError as e:
-        return Ledger(EPOCH, (), (Problem(STATUS_FILE, RULE, f"not strict JSON: {e.message}"),))
+        return Ledger(EPOCH, (), (problem(STATUS_FILE, RULE, f"not strict JSON: {e.message}"),))
     check_shape(document, STATUS_FILE)
     problems = [
-        Problem(
+        problem(
             STATUS_FILE, RULE, f"{'/'.join(str(p) for p in e.absolute_path) or '$'}: {e.message}"
         )
         for e in sorted(
@@ -137,9 +137,9 @@ def load_ledger(data: bytes | None) -> Ledger:
         )
     ][:50]
     if problems or not isinstance(document, dict):
-        return Ledger(EPOCH, (), tuple(problems) or (Problem(STATUS_FILE, RULE, "not an object"),))
+        return Ledger(EPOCH, (), tuple(problems) or (problem(STATUS_FILE, RULE, "not an object"),))
     if not _instant(document["updatedAt"]):
-        problems.append(Problem(STATUS_FILE, RULE, "updatedAt is not an RFC 3339 date-time"))
+        problems.append(problem(STATUS_FILE, RULE, "updatedAt is not an RFC 3339 date-time"))
     seen: set[Coordinate] = set()
     entries: list[dict[str, Any]] = []
     for index, entry in enumerate(document["entries"]):
@@ -147,22 +147,22 @@ def load_ledger(data: bytes | None) -> Ledger:
         target = coordinate_of(entry["artifact"])
         if target in seen:
             problems.append(
-                Problem(STATUS_FILE, RULE, f"{where}.artifact repeats an earlier status identity")
+                problem(STATUS_FILE, RULE, f"{where}.artifact repeats an earlier status identity")
             )
         seen.add(target)
         if len(entry["reason"].strip()) < 10:
             problems.append(
-                Problem(
+                problem(
                     STATUS_FILE, RULE, f"{where}.reason says too little (10 characters at least)"
                 )
             )
         if not _instant(entry["recordedAt"]):
             problems.append(
-                Problem(STATUS_FILE, RULE, f"{where}.recordedAt is not an RFC 3339 date-time")
+                problem(STATUS_FILE, RULE, f"{where}.recordedAt is not an RFC 3339 date-time")
             )
         if "advisory" in entry and not https_url(entry["advisory"]):
             problems.append(
-                Problem(
+                problem(
                     STATUS_FILE,
                     RULE,
                     f"{where}.advisory must be an absolute https URL without credentials",
@@ -173,7 +173,7 @@ def load_ledger(data: bytes | None) -> Ledger:
             after = coordinate_of(successor)
             if after.artifact_type != target.artifact_type:
                 problems.append(
-                    Problem(STATUS_FILE, RULE, f"{where}.successor is of another artifact type")
+                    problem(STATUS_FILE, RULE, f"{where}.successor is of another artifact type")
                 )
             if (after.publisher_id, after.id, after.version) == (
                 target.publisher_id,
@@ -181,7 +181,7 @@ def load_ledger(data: bytes | None) -> Ledger:
                 target.version,
             ):
                 problems.append(
-                    Problem(STATUS_FILE, RULE, f"{where}.successor must be another coordinate")
+                    problem(STATUS_FILE, RULE, f"{where}.successor must be another coordinate")
                 )
         entries.append(entry)
     return Ledger(document["updatedAt"], tuple(entries), tuple(problems))

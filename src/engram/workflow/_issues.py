@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 from engram.core.canonical import JsonObject
-
-Severity = Literal["error", "warning"]
+from engram.core.findings import Finding, Severity
 
 Accepted: TypeAlias = dict[str, Any]
 """A workflow document (or a part of one) that its JSON Schema has accepted. Any on purpose: the
@@ -24,25 +23,9 @@ and restating the schema as isinstance checks would only add noise. Unchecked JS
 :data:`Json` until it gets here."""
 
 
-@dataclass(frozen=True)
-class Issue:
-    """One broken rule (or one warning) at one place in a document."""
-
-    rule: str
-    path: str
-    message: str
-    severity: Severity = "error"
-
-    def to_wire(self) -> JsonObject:
-        return {
-            "rule": self.rule,
-            "path": self.path,
-            "message": self.message,
-            "severity": self.severity,
-        }
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message} [{self.rule}]"
+Issue = Finding
+"""One broken rule (or one warning) at one place in a document: engram's one finding type
+(:class:`engram.core.findings.Finding`), under the name lint reports have always used."""
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from engram.cartridge import scan as pattern_scan
 from engram.core.canonical import Json, JsonObject
+from engram.core.findings import Finding
 from engram.workflow._issues import member_path
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -39,20 +39,14 @@ _CREDENTIAL_KEY = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class SecretFinding:
-    path: str
-    rule: str
-
-
-def scan_document(document: JsonObject, *, pinned: Callable[[str], bool]) -> list[SecretFinding]:
+def scan_document(document: JsonObject, *, pinned: Callable[[str], bool]) -> list[Finding]:
     """Findings in every member name and string of ``document`` except ``integrity``.
 
     ``pinned(path)`` says whether the string at ``path`` is a pinned digest (an identifier the
     scan skips when it has the exact ``sha256:<64 hex>`` form).
     """
     texts: dict[str, bytes] = {}
-    findings: list[SecretFinding] = []
+    findings: list[Finding] = []
     for path, text in _strings(document):
         if _DIGEST.fullmatch(text):
             if pinned(path):
@@ -61,13 +55,13 @@ def scan_document(document: JsonObject, *, pinned: Callable[[str], bool]) -> lis
         texts[path] = text.encode("utf-8", "surrogatepass")
         rule = _random_token(text)
         if rule is not None:
-            findings.append(SecretFinding(path, rule))
+            findings.append(Finding(rule, path))
     # One pass over everything joined first: any match inside one string is a match in the
     # join, so a clean document (the usual case) is cleared in one scan instead of hundreds;
     # only when the join matches are the strings scanned one by one to say where.
     joined = b"\n".join([*(p.encode("utf-8", "surrogatepass") for p in texts), *texts.values()])
     if pattern_scan({"$": joined}):
-        findings.extend(SecretFinding(f.path, f.rule) for f in pattern_scan(texts))
+        findings.extend(Finding(f.rule, f.path) for f in pattern_scan(texts))
     return sorted(set(findings), key=lambda f: (f.path, f.rule))
 
 
@@ -130,4 +124,4 @@ def _entropy(token: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
-__all__ = ["SecretFinding", "is_private_key_name", "private_keys", "scan_document"]
+__all__ = ["is_private_key_name", "private_keys", "scan_document"]
