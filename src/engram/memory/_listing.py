@@ -40,7 +40,7 @@ class ListedMemory:
 
     def to_wire(self) -> JsonObject:
         wire = self.memory.to_wire()
-        assert isinstance(wire, dict)  # noqa: S101 - Memory.to_wire is an object
+        assert isinstance(wire, dict)
         return {**wire, "state": self.state, "withdrawn_at": self.withdrawn_at}
 
 

@@ -23,9 +23,9 @@ A manifest cannot mount a ``subject:`` ring (every mount's id must carry its rin
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from engram.errors import InvalidRequest
+from engram.errors import EngramError, Forbidden, InvalidRequest
 from engram.memory._manifest import Mount, OteSpec
 
 SUBJECT_RING_PREFIX = "subject:"
@@ -44,6 +44,37 @@ def check_subject(subject_id: str) -> str:
             f"got {str(subject_id)[:80]!r}"
         )
     return subject_id
+
+
+SUBJECT_HEADER = "Engram-Subject"
+"""The HTTP header an ``admin`` token names the subject it acts for with (/mcp, the REST API)."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Whom an HTTP request acts for, and who acts (written into a memory's history)."""
+
+    subject: str
+    actor: str
+
+
+def http_caller(token_subject: str, token_id: str, *, admin: bool, named: str | None) -> Caller:
+    """The one rule for whom an HTTP request with a token acts for (``/mcp`` and the memory REST
+    API; docs/spec/memory-ownership.md "Who is the caller"): the token's own subject, or, for an
+    ``admin`` token only, the subject ``named`` in the ``Engram-Subject`` header. Anyone else
+    naming another subject is ``forbidden``; a named id that cannot be a subject's is
+    ``invalid_request``. The actor names the token by its id, never the token."""
+    if named is None or named == token_subject:
+        return Caller(token_subject, f"token:{token_id}")
+    if not admin:
+        raise Forbidden(
+            f"only an admin token may act for another subject ({SUBJECT_HEADER.lower()})"
+        )
+    try:
+        subject = check_subject(named)
+    except EngramError as e:
+        raise InvalidRequest(f"{SUBJECT_HEADER.lower()}: {e.message}") from e
+    return Caller(subject, f"admin token:{token_id} for {subject}")
 
 
 def subject_ring_id(subject_id: str) -> str:
@@ -73,9 +104,12 @@ def subject_spec(spec: OteSpec, subject_id: str) -> OteSpec:
 
 
 __all__ = [
+    "SUBJECT_HEADER",
     "SUBJECT_LEVEL",
     "SUBJECT_RING_PREFIX",
+    "Caller",
     "check_subject",
+    "http_caller",
     "owner_of",
     "subject_ring_id",
     "subject_spec",

@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -40,6 +40,9 @@ from engram.provider._wire import JSON, error_body, error_response
 from engram.provider.review import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
+
+if TYPE_CHECKING:  # the memory engine (numpy, tantivy) loads only when one is served
+    from engram.memory import MemoryEngine
 
 LOG = logging.getLogger("engram.provider")
 
@@ -155,6 +158,7 @@ def create_app(
     protected: Sequence[Protected] = (),
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None,
     tracer_provider: Any = None,
+    memory: MemoryEngine | None = None,
 ) -> Starlette:
     """The provider app over ``store`` (migrated here: it is a composition root); ``clock``
     defaults to the wall clock.
@@ -164,7 +168,9 @@ def create_app(
     ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
     authenticate themselves; all share the middleware (request id, limits, access log) and the
     error handlers. ``tracer_provider`` (an OpenTelemetry ``TracerProvider``) replaces the one
-    built from the ``OTEL_*`` variables when ``config.otel`` is on.
+    built from the ``OTEL_*`` variables when ``config.otel`` is on. ``memory`` (the seat's
+    engine, ``engram serve`` passes the one ``/mcp`` serves) mounts the memory REST API at
+    ``/v1/memories`` (docs/spec/memory-rest.md) and adds it to ``/openapi.json``.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -189,7 +195,7 @@ def create_app(
         endpoint = AuthGuard(MetricsEndpoint(services.metrics), Permission.METRICS)
         metrics_routes.append(("GET", "/metrics", endpoint))
     # The document is fixed for the app's life: encode it once, not per request.
-    spec = canonicalize(openapi_document(config))
+    spec = canonicalize(openapi_document(config, memory=memory is not None))
 
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)
@@ -219,6 +225,10 @@ def create_app(
         ("GET", "/v1/beliefs/{bid}/history", _guarded(write.belief_history_route, read)),
         *metrics_routes,
     ]
+    if memory is not None:
+        from engram.provider._routes_memory import MemoryRoutes
+
+        table += MemoryRoutes(memory).table()
     tracing: list[Middleware] = []
     if config.otel:
         # Imported only here: without tracing OpenTelemetry is never loaded.

@@ -304,6 +304,7 @@ def _op(
     permission: Permission | None = None,
     params: list[Json] | None = None,
     body: str | None = None,
+    examples: JsonObject | None = None,
 ) -> JsonObject:
     auth = permission is not None
     responses = _errors(*errors, *((401, 403, 404) if auth else ()))
@@ -334,7 +335,12 @@ def _op(
         op["requestBody"] = {
             "required": True,
             "description": _BODY_NOTE,
-            "content": {"application/json": {"schema": _ref(body), "examples": _EXAMPLES[body]}},
+            "content": {
+                "application/json": {
+                    "schema": _ref(body),
+                    "examples": _EXAMPLES[body] if examples is None else examples,
+                }
+            },
         }
     if parameters:
         op["parameters"] = parameters
@@ -376,9 +382,33 @@ def _idempotency_header() -> Json:
     }
 
 
-def openapi_document(config: ProviderConfig | None = None) -> JsonObject:
-    """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``)."""
+def openapi_document(config: ProviderConfig | None = None, *, memory: bool = True) -> JsonObject:
+    """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``);
+    ``memory``: with the memory REST API (served when the provider has a memory engine)."""
     base = (config or ProviderConfig()).base_url
+    schemas, paths = _schemas(), _paths()
+    if memory:
+        from engram.provider._openapi_memory import memory_paths, memory_schemas
+
+        schemas.update(memory_schemas())
+        paths.update(memory_paths())
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "engram context provider",
+            "version": ENGRAM_VERSION,
+            "description": "Engram v0.1 provider (Tier 3): signed, expiring context exports.",
+        },
+        "servers": [{"url": base}],
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "paths": paths,
+    }
+
+
+def _paths() -> JsonObject:
     scope = _query("scope", {"type": "string", "enum": [*sorted(SCOPES)]})
     corrections_status = _query(
         "status", {"type": "string", "enum": [s.value for s in CorrectionStatus]}
@@ -390,108 +420,95 @@ def openapi_document(config: ProviderConfig | None = None) -> JsonObject:
         Permission.ADMIN,
     )
     return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "engram context provider",
-            "version": ENGRAM_VERSION,
-            "description": "Engram v0.1 provider (Tier 3): signed, expiring context exports.",
+        "/healthz": {"get": _op("liveness", (200, "Health"), ())},
+        "/.well-known/engram": {"get": _op("discovery document", (200, "Discovery"), ())},
+        "/.well-known/engram-keys": {"get": _op("published signing keys", (200, "Keys"), ())},
+        "/v1/context": {
+            "get": _op(
+                "signed context export", (200, "Export"), (), permission=read, params=[scope]
+            )
         },
-        "servers": [{"url": base}],
-        "components": {
-            "schemas": _schemas(),
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "/v1/context/diff": {
+            "get": _op(
+                "signed changes since an instant",
+                (200, "Diff"),
+                (),
+                permission=read,
+                params=[_query("since", _INSTANT, required=True), scope],
+            )
         },
-        "paths": {
-            "/healthz": {"get": _op("liveness", (200, "Health"), ())},
-            "/.well-known/engram": {"get": _op("discovery document", (200, "Discovery"), ())},
-            "/.well-known/engram-keys": {"get": _op("published signing keys", (200, "Keys"), ())},
-            "/v1/context": {
-                "get": _op(
-                    "signed context export", (200, "Export"), (), permission=read, params=[scope]
-                )
-            },
-            "/v1/context/diff": {
-                "get": _op(
-                    "signed changes since an instant",
-                    (200, "Diff"),
-                    (),
-                    permission=read,
-                    params=[_query("since", _INSTANT, required=True), scope],
-                )
-            },
-            "/v1/context/correct": {
-                "post": _op(
-                    "propose a correction (pending until the subject confirms)",
-                    (202, "Correction"),
-                    (409, 422),
-                    permission=correct,
-                    body="CorrectionRequest",
-                )
-            },
-            "/v1/corrections": {
-                "get": _op(
-                    "the subject's corrections",
-                    (200, "CorrectionList"),
-                    (),
-                    permission=confirm,
-                    params=[corrections_status],
-                )
-            },
-            "/v1/corrections/{cid}": {
-                "get": _op(
-                    "one correction",
-                    (200, "Correction"),
-                    (),
-                    permission=confirm,
-                    params=[_path("cid")],
-                )
-            },
-            "/v1/corrections/{cid}/confirm": {
-                "post": _op(
-                    "the subject confirms a pending correction",
-                    (200, "Correction"),
-                    (409, 422),
-                    permission=confirm,
-                    params=[_path("cid"), _idempotency_header()],
-                )
-            },
-            "/v1/corrections/{cid}/reject": {
-                "post": _op(
-                    "the subject rejects a pending correction",
-                    (200, "Correction"),
-                    (409, 422),
-                    permission=confirm,
-                    params=[_path("cid"), _idempotency_header()],
-                )
-            },
-            "/v1/beliefs": {
-                "get": _op("the subject's live beliefs", (200, "BeliefList"), (), permission=read),
-                "post": _op(
-                    "add a belief (admin)",
-                    (201, "Belief"),
-                    (409, 422),
-                    permission=admin,
-                    body="BeliefRequest",
-                ),
-            },
-            "/v1/beliefs/{bid}": {
-                "delete": _op(
-                    "tombstone a belief (admin)",
-                    (200, "Tombstone"),
-                    (),
-                    permission=admin,
-                    params=[_path("bid")],
-                )
-            },
-            "/v1/beliefs/{bid}/history": {
-                "get": _op(
-                    "a belief's evolution history",
-                    (200, "BeliefHistory"),
-                    (),
-                    permission=read,
-                    params=[_path("bid")],
-                )
-            },
+        "/v1/context/correct": {
+            "post": _op(
+                "propose a correction (pending until the subject confirms)",
+                (202, "Correction"),
+                (409, 422),
+                permission=correct,
+                body="CorrectionRequest",
+            )
+        },
+        "/v1/corrections": {
+            "get": _op(
+                "the subject's corrections",
+                (200, "CorrectionList"),
+                (),
+                permission=confirm,
+                params=[corrections_status],
+            )
+        },
+        "/v1/corrections/{cid}": {
+            "get": _op(
+                "one correction",
+                (200, "Correction"),
+                (),
+                permission=confirm,
+                params=[_path("cid")],
+            )
+        },
+        "/v1/corrections/{cid}/confirm": {
+            "post": _op(
+                "the subject confirms a pending correction",
+                (200, "Correction"),
+                (409, 422),
+                permission=confirm,
+                params=[_path("cid"), _idempotency_header()],
+            )
+        },
+        "/v1/corrections/{cid}/reject": {
+            "post": _op(
+                "the subject rejects a pending correction",
+                (200, "Correction"),
+                (409, 422),
+                permission=confirm,
+                params=[_path("cid"), _idempotency_header()],
+            )
+        },
+        "/v1/beliefs": {
+            "get": _op("the subject's live beliefs", (200, "BeliefList"), (), permission=read),
+            "post": _op(
+                "add a belief (admin)",
+                (201, "Belief"),
+                (409, 422),
+                permission=admin,
+                body="BeliefRequest",
+            ),
+        },
+        "/v1/beliefs/{bid}": {
+            "delete": _op(
+                "tombstone a belief (admin)",
+                (200, "Tombstone"),
+                (),
+                permission=admin,
+                params=[_path("bid")],
+            )
+        },
+        "/v1/beliefs/{bid}/history": {
+            "get": _op(
+                "a belief's evolution history",
+                (200, "BeliefHistory"),
+                (),
+                permission=read,
+                params=[_path("bid")],
+            )
         },
     }
 

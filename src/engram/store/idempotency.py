@@ -33,7 +33,7 @@ retention period (default 24 h) from their creation: after it a key may be reuse
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -47,6 +47,7 @@ from engram.errors import (
     ResourceNotFound,
 )
 from engram.store._base import Component, Dialect, Migration, Store, Tx
+from engram.store._migrate import is_migrated
 
 DEFAULT_RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -251,6 +252,44 @@ class IdempotencyStore:
         return self.purge(now - self._retention)
 
 
+_SEAL_CHUNK = 100  # names searched for in one pass over the stored answers
+
+
+def seal_answers_naming(
+    tx: Tx, names: Sequence[str], answer: Callable[[str], tuple[int, bytes]]
+) -> int:
+    """Replace every stored answer whose bytes contain one of ``names`` with ``answer(name)``.
+
+    An erase calls it (``engram.transfer.erase_memories``) with the erased memories' ids: a
+    stored answer that holds a memory's words also names its id, and a retry with its key must
+    neither replay the words nor record them again, so the key keeps an answer that says the
+    memory was erased. ``names`` are ASCII (memory ids); returns how many answers changed."""
+    if not names or not is_migrated(tx, COMPONENT):
+        return 0
+    # SQLite's instr() and PostgreSQL's position() both search BLOB/BYTEA bytes for bytes.
+    contains = "instr(body, ?) > 0" if tx.dialect.is_sqlite else "position(? in body) > 0"
+    changed = 0
+    for start in range(0, len(names), _SEAL_CHUNK):
+        chunk = [n.encode("utf-8") for n in names[start : start + _SEAL_CHUNK]]
+        where = " OR ".join(contains for _ in chunk)
+        rows = tx.execute(
+            "SELECT scope, idem_key, body FROM engram_idempotency"  # noqa: S608 - placeholders
+            f" WHERE status IS NOT NULL AND ({where})",
+            chunk,
+        )
+        for row in rows:
+            body = bytes(row["body"] or b"")
+            name = next(n for n in chunk if n in body).decode("utf-8")
+            status, sealed = answer(name)
+            tx.execute(
+                "UPDATE engram_idempotency SET status = ?, body = ?"
+                " WHERE scope = ? AND idem_key = ?",
+                (status, sealed, row["scope"], row["idem_key"]),
+            )
+            changed += 1
+    return changed
+
+
 __all__ = [
     "COMPONENT",
     "DEFAULT_RETENTION",
@@ -258,4 +297,5 @@ __all__ = [
     "IdempotencyStore",
     "Outcome",
     "StoredResponse",
+    "seal_answers_naming",
 ]
