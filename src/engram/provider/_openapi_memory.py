@@ -326,17 +326,21 @@ def memory_paths() -> JsonObject:
             },
         ),
     ]
+    record = _memory_op(
+        "record a memory (201; 200 when the same words were already recorded)",
+        (201, "MemoryRecorded"),
+        (409, 422),
+        body="MemoryRequest",
+    )
+    responses = record["responses"]
+    assert isinstance(responses, dict)  # noqa: S101 - _op built it
+    responses["200"] = doc._json("MemoryRecorded", "the same words were already recorded")
     return {
         "/v1/memories": {
             "get": _memory_op(
                 "the subject's memories, newest first", (200, "MemoryPage"), params=page
             ),
-            "post": _memory_op(
-                "record a memory (201; 200 when the same words were already recorded)",
-                (201, "MemoryRecorded"),
-                (409, 422),
-                body="MemoryRequest",
-            ),
+            "post": record,
         },
         "/v1/memories/search": {
             "get": _memory_op(
