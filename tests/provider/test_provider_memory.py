@@ -122,7 +122,7 @@ def test_a_changed_fact_supersedes_the_old_one_and_as_of_answers_from_then(
     new = _record(p, token, MOVED_AGAIN, supersedes=old)
     assert (new["supersedes"], new["changed"]) == (old, True)
 
-    query = {"q": "where does Maya live studio", "k": 5}
+    query: dict[str, str | int] = {"q": "where does Maya live studio", "k": 5}
     now_ids = [
         hit["memory"]["id"]
         for hit in p.client.get("/v1/memories/search", params=query, headers=h).json()["hits"]

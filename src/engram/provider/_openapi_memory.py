@@ -333,7 +333,7 @@ def memory_paths() -> JsonObject:
         body="MemoryRequest",
     )
     responses = record["responses"]
-    assert isinstance(responses, dict)  # noqa: S101 - _op built it
+    assert isinstance(responses, dict)
     responses["200"] = doc._json("MemoryRecorded", "the same words were already recorded")
     return {
         "/v1/memories": {
