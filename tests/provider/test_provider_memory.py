@@ -315,6 +315,8 @@ def test_bounded_sizes_and_query_parameters_are_refused_in_one_line(
         ("/v1/memories/search?q=a&k=101", "k:"),
         ("/v1/memories/search?q=a&as_of=yesterday", "as_of"),
         ("/v1/memories/search?q=" + "a" * 4001, "q:"),
+        ("/v1/memories/search?q=a%0A", "q:"),  # a trailing line break is a control too
+        ("/v1/memories?limit=5%0A", "limit"),
     ):
         assert words in _error(p.client.get(query, headers=h), 400, "invalid_request"), query
     _error(p.client.get("/v1/memories/%20", headers=h), 400, "invalid_request")
@@ -332,3 +334,38 @@ def test_without_a_memory_engine_the_routes_are_absent_and_undocumented(
         paths = p.client.get("/openapi.json").json()["paths"]
     assert not [path for path in paths if path.startswith("/v1/memories")]
     assert "/v1/beliefs" in paths
+
+
+@pytest.mark.req("engram.memory.rest.openapi")
+def test_each_memory_body_example_is_valid_and_accepted(memory_rest: Provider) -> None:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    p = memory_rest
+    _, token = _subject(p, "Maya")
+    document = p.client.get("/openapi.json").json()
+    registry: Registry[Any] = Registry().with_resource(
+        "urn:doc", Resource.from_contents(document, default_specification=DRAFT202012)
+    )
+    paths = document["paths"]
+    record = paths["/v1/memories"]["post"]["requestBody"]["content"]["application/json"]
+    forget = paths["/v1/memories/{mid}/forget"]["post"]["requestBody"]["content"]
+    examples = [("MemoryRequest", e["value"]) for e in record["examples"].values()] + [
+        ("ForgetRequest", e["value"]) for e in forget["application/json"]["examples"].values()
+    ]
+    assert len(examples) == 3
+    examples.sort(key=lambda e: (e[0] == "ForgetRequest", "supersedes" in e[1]))  # record first
+    first = ""
+    for schema, value in examples:
+        ref = {"$ref": f"urn:doc#/components/schemas/{schema}"}
+        assert Draft202012Validator(ref, registry=registry).is_valid(value), value
+        if schema == "ForgetRequest":
+            answer = p.client.post(
+                f"/v1/memories/{first}/forget", json=value, headers=p.headers(token)
+            )
+        else:
+            body = {**value, "supersedes": first} if "supersedes" in value else value
+            answer = p.client.post("/v1/memories", json=body, headers=p.headers(token))
+            first = first or answer.json()["memory"]["id"]
+        assert answer.status_code in (200, 201), answer.text

@@ -80,6 +80,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._outcomes import complete, outcome
     from engram.memory._owner import (
         SUBJECT_HEADER,
+        SUBJECT_ID_PATTERN,
         SUBJECT_RING_PREFIX,
         Caller,
         check_subject,
@@ -192,6 +193,7 @@ _LAZY: dict[str, str] = {
     "check_subject": "engram.memory._owner",
     "Caller": "engram.memory._owner",
     "SUBJECT_HEADER": "engram.memory._owner",
+    "SUBJECT_ID_PATTERN": "engram.memory._owner",
     "http_caller": "engram.memory._owner",
     "subject_ring_id": "engram.memory._owner",
     "subject_spec": "engram.memory._owner",
@@ -218,6 +220,7 @@ __all__ = [
     "MODEL_CAP",
     "SIGNALS",
     "SUBJECT_HEADER",
+    "SUBJECT_ID_PATTERN",
     "SUBJECT_RING_PREFIX",
     "WITHDRAWN_COMPONENT",
     "Anchor",

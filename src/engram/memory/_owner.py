@@ -32,13 +32,14 @@ SUBJECT_RING_PREFIX = "subject:"
 SUBJECT_LEVEL = "M4"
 # Subject ids are the context protocol's (uuid4 text); any id a token can carry is accepted,
 # bounded and without separators that could make two subjects' ring ids meet.
-_SUBJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SUBJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_SUBJECT = re.compile(SUBJECT_ID_PATTERN)
 SHARED_LEVELS = frozenset({"M0", "M1", "M2", "M3"})
 
 
 def check_subject(subject_id: str) -> str:
     """``subject_id`` if it can name a subject's ring, else ``invalid_request``."""
-    if not isinstance(subject_id, str) or not _SUBJECT.match(subject_id):
+    if not isinstance(subject_id, str) or not _SUBJECT.fullmatch(subject_id):
         raise InvalidRequest(
             f"subject: expected a subject id (letters, digits, '.', '_', '-'; at most 128), "
             f"got {str(subject_id)[:80]!r}"
@@ -105,6 +106,7 @@ def subject_spec(spec: OteSpec, subject_id: str) -> OteSpec:
 
 __all__ = [
     "SUBJECT_HEADER",
+    "SUBJECT_ID_PATTERN",
     "SUBJECT_LEVEL",
     "SUBJECT_RING_PREFIX",
     "Caller",

@@ -195,7 +195,8 @@ def create_app(
         endpoint = AuthGuard(MetricsEndpoint(services.metrics), Permission.METRICS)
         metrics_routes.append(("GET", "/metrics", endpoint))
     # The document is fixed for the app's life: encode it once, not per request.
-    spec = canonicalize(openapi_document(config, memory=memory is not None))
+    kinds = None if memory is None else memory.spec.ontology.allowed_kinds
+    spec = canonicalize(openapi_document(config, memory=memory is not None, memory_kinds=kinds))
 
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)

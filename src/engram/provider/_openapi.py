@@ -15,6 +15,8 @@ permission each operation needs. Request-body examples show both POSTs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus, Permission
 from engram.core.canonical import Json, JsonObject
 from engram.provider._config import ProviderConfig
@@ -377,20 +379,30 @@ def _idempotency_header() -> Json:
             "type": "string",
             "minLength": 1,
             "maxLength": 255,
-            "pattern": "^[\\u0020-\\u007e\\u00a0-\\uffff]+$",
+            # What the server accepts (engram.store.idempotency: str.isprintable() of the value
+            # as Starlette decodes header bytes, ISO-8859-1): visible ASCII and space, and
+            # Latin-1 but for C1 controls, NO-BREAK SPACE and SOFT HYPHEN (issue 31: schemathesis
+            # sent U+00A0, which the old range U+00A0-U+FFFF allowed and the server refused).
+            "pattern": "^[\\u0020-\\u007e\\u00a1-\\u00ac\\u00ae-\\u00ff]+$",
         },
     }
 
 
-def openapi_document(config: ProviderConfig | None = None, *, memory: bool = True) -> JsonObject:
+def openapi_document(
+    config: ProviderConfig | None = None,
+    *,
+    memory: bool = True,
+    memory_kinds: Sequence[str] | None = None,
+) -> JsonObject:
     """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``);
-    ``memory``: with the memory REST API (served when the provider has a memory engine)."""
+    ``memory``: with the memory REST API (served when the provider has a memory engine), whose
+    ``kind`` lists ``memory_kinds`` (the served seat's) when given."""
     base = (config or ProviderConfig()).base_url
     schemas, paths = _schemas(), _paths()
     if memory:
         from engram.provider._openapi_memory import memory_paths, memory_schemas
 
-        schemas.update(memory_schemas())
+        schemas.update(memory_schemas(memory_kinds))
         paths.update(memory_paths())
     return {
         "openapi": "3.1.0",

@@ -9,8 +9,11 @@ tools' (4,000 characters of query, 16 KiB of provenance).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engram.context import ENGRAM_VERSION, Permission
 from engram.core.canonical import Json, JsonObject
+from engram.memory import SUBJECT_ID_PATTERN
 from engram.provider import _openapi as doc
 
 MAX_MEMORY_BODY_BYTES = 512 * 1024
@@ -64,8 +67,26 @@ def _memory_properties() -> JsonObject:
     }
 
 
-def memory_schemas() -> JsonObject:
-    """The component schemas of the memory routes' bodies and answers."""
+def _kind(kinds: Sequence[str] | None) -> JsonObject:
+    if kinds is not None:  # the served seat's own list
+        return {
+            "type": "string",
+            "enum": list(kinds),
+            "description": "One of this seat's allowed_kinds.",
+        }
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_KIND,
+        "description": "One of the seat's allowed_kinds (a provider lists its seat's here; the "
+        "default seat: invariant, architecture, decision, known_process, procedure, incident, "
+        "episode, fact); another is 400 invalid_request.",
+    }
+
+
+def memory_schemas(kinds: Sequence[str] | None = None) -> JsonObject:
+    """The component schemas of the memory routes' bodies and answers; ``kinds``: the served
+    seat's allowed_kinds (None: any kind name, as the checked-in document says)."""
     memory = _memory_properties()
     listed: JsonObject = {
         **memory,
@@ -160,14 +181,7 @@ def memory_schemas() -> JsonObject:
                         "procedure. Not blank; tab and line breaks allowed, no other control "
                         "characters; kept as sent.",
                     },
-                    "kind": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": MAX_KIND,
-                        "description": "One of the seat's allowed_kinds (the default seat: "
-                        "invariant, architecture, decision, known_process, procedure, incident, "
-                        "…); another is 400 invalid_request.",
-                    },
+                    "kind": _kind(kinds),
                     "thread": {
                         "type": "string",
                         "maxLength": MAX_ID,
@@ -246,7 +260,7 @@ def _subject_header() -> Json:
         "required": False,
         "description": "An admin token acts for this subject; any other token naming a subject "
         "not its own is 403 forbidden.",
-        "schema": {"type": "string", "minLength": 1, "maxLength": 128},
+        "schema": {"type": "string", "pattern": SUBJECT_ID_PATTERN},
     }
 
 

@@ -136,7 +136,7 @@ def _checked_body(body: JsonObject, schema: str) -> JsonObject:
 
 def _memory_id(request: Request) -> str:
     value: str = request.path_params["mid"]
-    if len(value) > MAX_ID or not _NOT_BLANK.match(value):
+    if len(value) > MAX_ID or not _NOT_BLANK.fullmatch(value):
         raise InvalidRequest(f"memory id: expected an id such as mem:…, got {value[:80]!r}")
     return value
 
@@ -145,7 +145,7 @@ def _integer(request: Request, name: str, default: int, highest: int) -> int:
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not _INTEGER.match(text) or not 1 <= int(text) <= highest:
+    if not _INTEGER.fullmatch(text) or not 1 <= int(text) <= highest:
         raise InvalidRequest(f"{name}: expected an integer from 1 to {highest}")
     return int(text)
 
@@ -154,7 +154,7 @@ def _text_param(request: Request, name: str, limit: int) -> str:
     text = request.query_params.get(name)
     if text is None:
         raise InvalidRequest(f"the {name} query parameter is required")
-    if len(text) > limit or not _NOT_BLANK.match(text):
+    if len(text) > limit or not _NOT_BLANK.fullmatch(text):
         raise InvalidRequest(
             f"{name}: at most {limit} characters, not blank, no control characters"
         )
