@@ -7,13 +7,17 @@ rule, the body contract, idempotency and what an erase leaves in the idempotency
 
 from __future__ import annotations
 
+import json
+import logging
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from provider_harness import Provider, make_provider
 
 from engram.context import create_subject, issue_token
+from engram.provider import ProviderConfig
 from engram.store import Store
 
 MOVED = "Maya lives in Harrowgate and takes the 7:40 tram to the studio"
@@ -369,3 +373,35 @@ def test_each_memory_body_example_is_valid_and_accepted(memory_rest: Provider) -
             answer = p.client.post("/v1/memories", json=body, headers=p.headers(token))
             first = first or answer.json()["memory"]["id"]
         assert answer.status_code in (200, 201), answer.text
+
+
+@pytest.mark.req("engram.memory.rest.production")
+def test_memory_routes_are_rate_limited_and_logged_like_every_route(
+    memory_store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = ProviderConfig(rate_limit_per_minute=60, rate_limit_burst=3)
+    p = make_provider(memory_store, config, memory_folder=tmp_path)
+    caplog.set_level(logging.INFO, logger="engram.provider.access")
+    with p.client:
+        _, token = _subject(p, "Maya")
+        h = p.headers(token, **{"X-Request-Id": "mem-1"})
+        served = [
+            p.client.post("/v1/memories", json={"text": ALLERGY, "kind": "decision"}, headers=h),
+            p.client.get("/v1/memories/search", params={"q": "hazelnuts"}, headers=h),
+            p.client.get("/v1/memories", headers=h),
+        ]
+        limited = p.client.get("/v1/memories", headers=h)
+    assert [r.status_code for r in served] == [201, 200, 200]
+    assert _error(limited, 429, "rate_limited") == "too many requests; slow down"
+    assert limited.headers["retry-after"] == "1"
+    lines = [r.getMessage() for r in caplog.records if r.name == "engram.provider.access"]
+    entries = [json.loads(line) for line in lines if '"/v1/memories' in line]
+    assert [(e["method"], e["path"], e["status"]) for e in entries] == [
+        ("POST", "/v1/memories", 201),
+        ("GET", "/v1/memories/search", 200),
+        ("GET", "/v1/memories", 200),
+        ("GET", "/v1/memories", 429),
+    ]
+    assert {e["request_id"] for e in entries} == {"mem-1"}
+    assert token not in caplog.text
+    assert "hazelnuts" not in caplog.text  # neither the memory nor the query is logged
