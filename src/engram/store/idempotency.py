@@ -33,6 +33,7 @@ retention period (default 24 h) from their creation: after it a key may be reuse
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -46,7 +47,7 @@ from engram.errors import (
     InvalidRequest,
     ResourceNotFound,
 )
-from engram.store._base import Component, Dialect, Migration, Store, Tx
+from engram.store._base import Component, Dialect, Migration, Row, Store, Tx
 from engram.store._migrate import is_migrated
 
 DEFAULT_RETENTION = timedelta(hours=24)
@@ -252,41 +253,72 @@ class IdempotencyStore:
         return self.purge(now - self._retention)
 
 
-_SEAL_CHUNK = 100  # names searched for in one pass over the stored answers
+_SEAL_BY_SQL = 20  # up to this many names: the database searches the bytes, one pass
+_SEAL_PAGE = 1_000  # answers read at a time when engram searches them itself
 
 
 def seal_answers_naming(
-    tx: Tx, names: Sequence[str], answer: Callable[[str], tuple[int, bytes]]
+    tx: Tx,
+    names: Sequence[str],
+    answer: Callable[[str], tuple[int, bytes]],
+    *,
+    token: re.Pattern[bytes],
 ) -> int:
     """Replace every stored answer whose bytes contain one of ``names`` with ``answer(name)``.
 
     An erase calls it (``engram.transfer.erase_memories``) with the erased memories' ids: a
     stored answer that holds a memory's words also names its id, and a retry with its key must
     neither replay the words nor record them again, so the key keeps an answer that says the
-    memory was erased. ``names`` are ASCII (memory ids); returns how many answers changed."""
+    memory was erased. ``names`` are ASCII and each is matched by ``token``, the pattern of such
+    names. A few names are searched for by the database (SQLite's ``instr``, PostgreSQL's
+    ``position``); many (a subject's deletion erases thousands at once) in one pass over the
+    answers, a page at a time, by the names ``token`` finds in each, so the cost is one read of
+    the table whatever the number of names. Returns how many answers changed."""
     if not names or not is_migrated(tx, COMPONENT):
         return 0
-    # SQLite's instr() and PostgreSQL's position() both search BLOB/BYTEA bytes for bytes.
-    contains = "instr(body, ?) > 0" if tx.dialect.is_sqlite else "position(? in body) > 0"
-    changed = 0
-    for start in range(0, len(names), _SEAL_CHUNK):
-        chunk = [n.encode("utf-8") for n in names[start : start + _SEAL_CHUNK]]
-        where = " OR ".join(contains for _ in chunk)
+    wanted = {n.encode("ascii") for n in names}
+    if len(wanted) <= _SEAL_BY_SQL:
+        contains = "instr(body, ?) > 0" if tx.dialect.is_sqlite else "position(? in body) > 0"
         rows = tx.execute(
             "SELECT scope, idem_key, body FROM engram_idempotency"  # noqa: S608 - placeholders
-            f" WHERE status IS NOT NULL AND ({where})",
-            chunk,
+            f" WHERE status IS NOT NULL AND ({' OR '.join(contains for _ in wanted)})",
+            sorted(wanted),
         )
-        for row in rows:
-            body = bytes(row["body"] or b"")
-            name = next(n for n in chunk if n in body).decode("utf-8")
-            status, sealed = answer(name)
-            tx.execute(
-                "UPDATE engram_idempotency SET status = ?, body = ?"
-                " WHERE scope = ? AND idem_key = ?",
-                (status, sealed, row["scope"], row["idem_key"]),
-            )
-            changed += 1
+        return _seal(tx, rows, wanted, token, answer)
+    changed, after = 0, ("", "")
+    while True:
+        rows = tx.execute(
+            "SELECT scope, idem_key, body FROM engram_idempotency"
+            # A row value walks the primary key on both backends (an OR of the two made
+            # PostgreSQL sort the table for every page).
+            " WHERE (scope, idem_key) > (?, ?) AND status IS NOT NULL"
+            " ORDER BY scope, idem_key LIMIT ?",
+            (after[0], after[1], _SEAL_PAGE),
+        )
+        changed += _seal(tx, rows, wanted, token, answer)
+        if len(rows) < _SEAL_PAGE:
+            return changed
+        after = (str(rows[-1]["scope"]), str(rows[-1]["idem_key"]))
+
+
+def _seal(
+    tx: Tx,
+    rows: Sequence[Row],
+    wanted: set[bytes],
+    token: re.Pattern[bytes],
+    answer: Callable[[str], tuple[int, bytes]],
+) -> int:
+    changed = 0
+    for row in rows:
+        named = sorted(wanted.intersection(token.findall(bytes(row["body"] or b""))))
+        if not named:
+            continue
+        status, sealed = answer(named[0].decode("ascii"))
+        tx.execute(
+            "UPDATE engram_idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ?",
+            (status, sealed, row["scope"], row["idem_key"]),
+        )
+        changed += 1
     return changed
 
 

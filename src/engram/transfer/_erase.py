@@ -13,6 +13,7 @@ erases through these functions, never ``engram.memory.erase`` alone
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from engram.core.canonical import canonicalize
@@ -38,8 +39,11 @@ def _erased_answer(memory_id: str) -> tuple[int, bytes]:
     return gone.http_status, canonicalize(gone.to_wire())
 
 
+_MEMORY_ID = re.compile(rb"mem:[0-9a-f]{64}")  # engram.memory.memory_id's form
+
+
 def _seal_idempotent_answers(tx: Tx, memory_ids: Sequence[str]) -> None:
-    seal_answers_naming(tx, memory_ids, _erased_answer)
+    seal_answers_naming(tx, memory_ids, _erased_answer, token=_MEMORY_ID)
 
 
 ERASE_DEPENDENTS = (_drop_pam_objects, _seal_idempotent_answers)
