@@ -405,3 +405,27 @@ def test_memory_routes_are_rate_limited_and_logged_like_every_route(
     assert {e["request_id"] for e in entries} == {"mem-1"}
     assert token not in caplog.text
     assert "hazelnuts" not in caplog.text  # neither the memory nor the query is logged
+
+
+@pytest.mark.req("engram.memory.rest.idempotency")
+def test_a_claim_left_by_a_killed_worker_is_taken_over_after_the_in_flight_limit(
+    memory_rest: Provider,
+) -> None:
+    from engram.core.canonical import digest_hex
+
+    p = memory_rest
+    subject, token = _subject(p, "Maya")
+    body = {"text": ALLERGY, "kind": "decision"}
+    h = p.headers(token, **{"Idempotency-Key": "died"})
+    # What a worker killed between the claim and the answer leaves behind.
+    records = p.app.state.services.idempotency
+    claimed = records.begin(f"POST /v1/memories {subject}", "died", digest_hex(body), p.clock.now())
+    assert claimed is None
+
+    _error(p.client.post("/v1/memories", json=body, headers=h), 409, "conflict")
+    p.clock.advance(timedelta(minutes=11))
+    taken = p.client.post("/v1/memories", json=body, headers=h)
+    assert taken.status_code == 201, taken.text
+    replay = p.client.post("/v1/memories", json=body, headers=h)
+    assert replay.content == taken.content
+    assert replay.headers["idempotent-replayed"] == "true"

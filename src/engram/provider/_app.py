@@ -12,6 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # the memory engine (numpy, tantivy) loads only when one is s
 
 LOG = logging.getLogger("engram.provider")
 
+IN_FLIGHT_LIMIT = timedelta(minutes=10)  # far above a request (a remote call: 120 s at most)
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "invalid_request"}
 
 
@@ -179,7 +181,11 @@ def create_app(
         clock=clock,
         config=config,
         signer=ExportSigner(store, clock, config),
-        idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
+        # The memory routes answer keys in three steps (Services.idempotent_apart): a claim left
+        # by a killed worker is taken over after IN_FLIGHT_LIMIT instead of the whole retention.
+        idempotency=IdempotencyStore(
+            store, retention=config.idempotency_retention, in_flight_limit=IN_FLIGHT_LIMIT
+        ),
         token_limiter=_limiter(config, clock),
         cache=ContextCache(store, bound=config.change_bound.total_seconds()),
     )

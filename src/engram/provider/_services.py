@@ -139,7 +139,8 @@ class Services:
         scoped to the subject acted for, so an admin acting for a subject and the subject's own
         token share it, and an erase can seal what it answered
         (``engram.store.idempotency.seal_answers_naming``). A process killed between the claim
-        and the answer leaves the key answering ``409 conflict`` until the retention ends."""
+        and the answer leaves the key answering ``409 conflict`` until the store's in-flight
+        limit, when the next request with the key takes the claim over."""
         key = request.headers.get("idempotency-key")
         if key is None:
             status, value = handle()

@@ -102,11 +102,22 @@ def _check(scope: str, key: str) -> None:
 class IdempotencyStore:
     """Idempotency records of one engram database (component ``idempotency``)."""
 
-    def __init__(self, store: Store, *, retention: timedelta = DEFAULT_RETENTION) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        retention: timedelta = DEFAULT_RETENTION,
+        in_flight_limit: timedelta | None = None,
+    ) -> None:
+        """``in_flight_limit``: a claim of the three-step protocol still unanswered after this
+        long was left by a process that died mid-request; the next request with its key and
+        body takes it over instead of being told, until the retention ends, that it is still
+        being processed (None: never). :meth:`run_once` leaves no such claim."""
         if retention <= timedelta(0):
             raise InvalidRequest("idempotency retention must be positive")
         self._store = store
         self._retention = retention
+        self._in_flight_limit = in_flight_limit
         store.migrate(COMPONENT)
 
     @property
@@ -158,6 +169,8 @@ class IdempotencyStore:
                 "this Idempotency-Key was already used with a different request body"
             )
         if row["status"] is None:
+            if self._abandoned(tx, scope, key, str(row["created_at"]), now):
+                return None
             raise ConflictError(
                 "a request with this Idempotency-Key is still being processed; retry later"
             )
@@ -166,6 +179,20 @@ class IdempotencyStore:
             body=bytes(row["body"] or b""),
             created_at=parse_instant(str(row["created_at"])),
         )
+
+    def _abandoned(self, tx: Tx, scope: str, key: str, claimed_at: str, now: datetime) -> bool:
+        """Take over an unanswered claim older than the in-flight limit (its request died);
+        of two takers only the one whose update finds the old claim proceeds."""
+        limit = self._in_flight_limit
+        if limit is None or parse_instant(claimed_at) > now - limit:
+            return False
+        taken = tx.execute(
+            "UPDATE engram_idempotency SET created_at = ?"
+            " WHERE scope = ? AND idem_key = ? AND status IS NULL AND created_at = ?"
+            " RETURNING scope",
+            (format_instant_precise(now), scope, key, claimed_at),
+        )
+        return bool(taken)
 
     def run_once(
         self,
