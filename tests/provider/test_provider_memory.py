@@ -338,6 +338,13 @@ def test_without_a_memory_engine_the_routes_are_absent_and_undocumented(
         paths = p.client.get("/openapi.json").json()["paths"]
     assert not [path for path in paths if path.startswith("/v1/memories")]
     assert "/v1/beliefs" in paths
+    assert "memories" not in p.client.get("/.well-known/engram").json()["endpoints"]
+
+
+@pytest.mark.req("engram.memory.rest.mounted")
+def test_discovery_names_the_memory_endpoint_when_it_is_served(memory_rest: Provider) -> None:
+    endpoints = memory_rest.client.get("/.well-known/engram").json()["endpoints"]
+    assert endpoints["memories"] == "https://provider.test/v1/memories"
 
 
 @pytest.mark.req("engram.memory.rest.openapi")

@@ -188,6 +188,7 @@ def create_app(
         ),
         token_limiter=_limiter(config, clock),
         cache=ContextCache(store, bound=config.change_bound.total_seconds()),
+        memories=memory is not None,
     )
     gate = ConcurrencyGate(config.max_concurrent)
     metrics_routes: list[tuple[str, str, ASGIApp]] = []

@@ -57,6 +57,8 @@ class Services:
     cache: ContextCache
     # GET /metrics and what it counts; None (nothing recorded) unless config.metrics.
     metrics: ProviderMetrics | None = None
+    # Whether the memory REST API is mounted (create_app was given a memory engine).
+    memories: bool = False
 
     def authorize_now(
         self, raw: str, permission: Permission, state: dict[str, Any]
