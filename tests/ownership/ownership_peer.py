@@ -134,6 +134,35 @@ class Agent:
         return message
 
 
+@dataclass
+class RestClient:
+    """One client of the memory REST API (``/v1/memories``) with one bearer token."""
+
+    base: str
+    token: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def request(
+        self, method: str, path: str, *, extra: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.token}", **self.headers, **(extra or {})}
+        return httpx.request(method, f"{self.base}{path}", headers=headers, timeout=60, **kwargs)
+
+    def ok(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.request(method, path, **kwargs)
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    def error(self, method: str, path: str, **kwargs: Any) -> tuple[int, str, str]:
+        """(status, error code, message) of a refused request, in the spec's error shape."""
+        response = self.request(method, path, **kwargs)
+        assert response.status_code >= 400, response.text
+        error = response.json()["error"]
+        assert set(error) == {"code", "message", "status"}, response.text
+        assert error["status"] == response.status_code
+        return response.status_code, error["code"], error["message"]
+
+
 def files_containing(folder: Path, needle: bytes) -> list[str]:
     """Every file under ``folder`` whose bytes contain ``needle`` (the erase check)."""
     hits = []
@@ -149,6 +178,7 @@ def bytes_searched(folder: Path) -> int:
 
 __all__ = [
     "Agent",
+    "RestClient",
     "bytes_searched",
     "cli",
     "files_containing",

@@ -6,12 +6,14 @@ Requests go through Starlette's TestClient: the real app in process, no sockets.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from engram.context import DemoSubject, seed_demo
 from engram.core.clock import FixedClock
+from engram.memory import MemoryEngine, default_manifest_text, open_engine, parse_manifest
 from engram.provider import ProviderConfig, create_app
 from engram.store import Store
 
@@ -29,13 +31,28 @@ class Provider:
         return {"Authorization": f"Bearer {token or self.demo.token}", **extra}
 
 
-def make_provider(store: Store, config: ProviderConfig | None = None) -> Provider:
+def seat_engine(store: Store, clock: FixedClock, folder: Path) -> MemoryEngine:
+    """The default seat's engine on ``store``, pinned to the model-free local-hash-128
+    embedder (tests not about the bundled model need not pay its cost)."""
+    text = default_manifest_text().replace(
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
+    )
+    spec = parse_manifest(text, str(folder / "ote.toml"), folder)
+    return open_engine(store, spec, clock, index_folder=folder / "index")
+
+
+def make_provider(
+    store: Store, config: ProviderConfig | None = None, *, memory_folder: Path | None = None
+) -> Provider:
+    """A provider over ``store``; with ``memory_folder`` it serves the memory REST API over the
+    default seat's engine (index in that folder)."""
     clock = FixedClock()
     config = config or ProviderConfig(public_url="https://provider.test")
-    app = create_app(config, store, clock)
+    engine = None if memory_folder is None else seat_engine(store, clock, memory_folder)
+    app = create_app(config, store, clock, memory=engine)
     demo = seed_demo(store, clock)
     client = TestClient(app, base_url="https://provider.test", raise_server_exceptions=False)
     return Provider(store, clock, app, client, demo, config)
 
 
-__all__ = ["Provider", "make_provider"]
+__all__ = ["Provider", "make_provider", "seat_engine"]

@@ -28,24 +28,36 @@ CHECKS = [
 
 
 @pytest.mark.req("engram.provider.openapi-current")
-def test_the_checked_in_openapi_json_is_what_the_app_serves(memory_provider: Provider) -> None:
+def test_the_checked_in_openapi_json_is_what_the_app_serves(
+    memory_provider: Provider, tmp_path: Path
+) -> None:
     checked_in = parse_strict((REPO / "openapi.json").read_bytes())
-    default = make_provider(memory_provider.store, ProviderConfig())
+    # engram serve with a seat: the memory REST API is served and described.
+    default = make_provider(memory_provider.store, ProviderConfig(), memory_folder=tmp_path)
 
     served = default.client.get("/openapi.json")
 
     assert served.status_code == 200
     assert checked_in == openapi_document(), "regenerate: engram serve --print-openapi"
-    assert served.json() == checked_in
+    # What it serves names its seat's allowed kinds where the checked-in document says "any".
+    kinds = ["invariant", "architecture", "decision", "known_process", "procedure", "incident"]
+    document: Any = served.json()
+    expected: Any = checked_in
+    kind = document["components"]["schemas"]["MemoryRequest"]["properties"].pop("kind")
+    assert kind["enum"][: len(kinds)] == kinds
+    expected["components"]["schemas"]["MemoryRequest"]["properties"].pop("kind")
+    assert document == expected
 
 
-@pytest.mark.req("engram.provider.openapi-current")
-def test_every_route_is_described_with_its_methods(memory_provider: Provider) -> None:
+@pytest.mark.req("engram.provider.openapi-current", "engram.memory.rest.openapi")
+def test_every_route_is_described_with_its_methods(memory_store: Store, tmp_path: Path) -> None:
     paths = openapi_document()["paths"]
     assert isinstance(paths, dict)
     api = ("/v1/", "/.well-known/", "/healthz")
+    served = make_provider(memory_store, memory_folder=tmp_path)
+    assert [r for r in served.app.routes if getattr(r, "path", "").startswith("/v1/memories")]
     # Other adapters mounted beside the API (the review page, /mcp) describe themselves.
-    for route in memory_provider.app.routes:
+    for route in served.app.routes:
         if not isinstance(route, Route) or not route.path.startswith(api):
             continue
         assert route.path in paths, route.path
@@ -55,19 +67,19 @@ def test_every_route_is_described_with_its_methods(memory_provider: Provider) ->
         assert {m.lower() for m in methods} <= set(described), route.path
 
 
-@pytest.mark.req("engram.provider.openapi-conformance")
+@pytest.mark.req("engram.provider.openapi-conformance", "engram.memory.rest.openapi")
 @pytest.mark.slow
 def test_generated_requests_find_no_server_error_and_no_schema_breach(
-    memory_store: Store,
+    memory_store: Store, tmp_path: Path
 ) -> None:
     config = ProviderConfig(rate_limit_per_minute=1_000_000, rate_limit_burst=1_000_000)
-    provider = make_provider(memory_store, config)
+    provider = make_provider(memory_store, config, memory_folder=tmp_path)
     schema = schemathesis.openapi.from_asgi("/openapi.json", provider.app)
     operations = []
     for result in schema.get_all_operations():
         assert isinstance(result, Ok), result
         operations.append(result.ok())
-    assert len(operations) == 14
+    assert len(operations) == 14 + 8  # the context provider's and the memory REST API's
     modes = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
     cases = st.one_of(
         *(op.as_strategy(generation_mode=mode) for op in operations for mode in modes)

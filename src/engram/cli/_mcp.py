@@ -110,7 +110,8 @@ def provider_app_with_mcp(
     *,
     tracer_provider: Any = None,  # an OpenTelemetry TracerProvider (optional dependency)
 ) -> Starlette:
-    """The provider app, with the MCP endpoint at ``/mcp`` when there is a seat to serve.
+    """The provider app, with the MCP endpoint at ``/mcp`` and the memory REST API at
+    ``/v1/memories`` when there is a seat to serve.
 
     The context resources ask this very app (in process, with the caller's own token), so the
     context an MCP client reads is the one a runtime would fetch, verified the same way.
@@ -148,7 +149,7 @@ def provider_app_with_mcp(
         protected=[endpoint.protected],
         lifespan=endpoint.lifespan,
         tracer_provider=tracer_provider,
-        memory=engine,
+        memory=engine,  # the memory REST API at /v1/memories, over the engine /mcp serves
     )
     apps.append(app)
     return app
@@ -192,11 +193,12 @@ def mcp_banner(base_url: str, seat: SeatSource | None) -> str:
     if seat is None:
         return (
             f"mcp: not served (no seat manifest: pass --ote, set ENGRAM_OTE or run "
-            f"`engram init`; {MCP_PATH} answers 404)"
+            f"`engram init`; {MCP_PATH} and /v1/memories answer 404)"
         )
     return (
         f"mcp: {base_url}{MCP_PATH} (Streamable HTTP, seat manifest {seat.path} from "
-        f"{seat.origin}; needs a token with the memory permission)"
+        f"{seat.origin}; needs a token with the memory permission)\n"
+        f"memories: {base_url}/v1/memories (REST, same token; docs/memory-rest.md)"
     )
 
 

@@ -31,7 +31,7 @@ from engram.mcp._context import (
 )
 from engram.mcp._declare import SeatWords, declared_tools, runner
 from engram.mcp._tools import EngramTools
-from engram.memory import check_subject
+from engram.memory import SUBJECT_HEADER, http_caller
 
 if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
     import jsonschema
@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
     from engram.memory import Distiller, MemoryEngine, SeatSource
 
 SERVER_NAME = "engram"
-SUBJECT_HEADER = "engram-subject"
 TOOL_NAMES = tuple(declaration.name for declaration in declared_tools(EngramTools))
 INSTRUCTIONS = (
     "engram is this agent's long-term memory for one seat. Call engram_recall before working on "
@@ -72,19 +71,16 @@ def _caller_of(request: Any) -> tuple[tuple[str, str] | None, str | None]:
     grant = state.get("grant") if isinstance(state, Mapping) else None
     if not isinstance(grant, TokenGrant):
         return None, "Error executing tool: unauthorized: no token grant for this request"
-    named = request.headers.get(SUBJECT_HEADER)
-    if named is None or named == grant.subject_id:
-        return (grant.subject_id, f"token:{grant.token_id}"), None
-    if not grant.allows(Permission.ADMIN):
-        return None, (
-            f"Error executing tool: forbidden: only an admin token may act for another subject "
-            f"({SUBJECT_HEADER})"
-        )
     try:
-        subject = check_subject(named)
+        caller = http_caller(
+            grant.subject_id,
+            grant.token_id,
+            admin=grant.allows(Permission.ADMIN),
+            named=request.headers.get(SUBJECT_HEADER),
+        )
     except EngramError as e:
-        return None, f"Error executing tool: {e.code}: {SUBJECT_HEADER}: {e.message}"
-    return (subject, f"admin token:{grant.token_id} for {subject}"), None
+        return None, f"Error executing tool: {e.code}: {e.message}"
+    return (caller.subject, caller.actor), None
 
 
 class _Guard:

@@ -23,27 +23,59 @@ A manifest cannot mount a ``subject:`` ring (every mount's id must carry its rin
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from engram.errors import InvalidRequest
+from engram.errors import EngramError, Forbidden, InvalidRequest
 from engram.memory._manifest import Mount, OteSpec
 
 SUBJECT_RING_PREFIX = "subject:"
 SUBJECT_LEVEL = "M4"
 # Subject ids are the context protocol's (uuid4 text); any id a token can carry is accepted,
 # bounded and without separators that could make two subjects' ring ids meet.
-_SUBJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SUBJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_SUBJECT = re.compile(SUBJECT_ID_PATTERN)
 SHARED_LEVELS = frozenset({"M0", "M1", "M2", "M3"})
 
 
 def check_subject(subject_id: str) -> str:
     """``subject_id`` if it can name a subject's ring, else ``invalid_request``."""
-    if not isinstance(subject_id, str) or not _SUBJECT.match(subject_id):
+    if not isinstance(subject_id, str) or not _SUBJECT.fullmatch(subject_id):
         raise InvalidRequest(
             f"subject: expected a subject id (letters, digits, '.', '_', '-'; at most 128), "
             f"got {str(subject_id)[:80]!r}"
         )
     return subject_id
+
+
+SUBJECT_HEADER = "Engram-Subject"
+"""The HTTP header an ``admin`` token names the subject it acts for with (/mcp, the REST API)."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Whom an HTTP request acts for, and who acts (written into a memory's history)."""
+
+    subject: str
+    actor: str
+
+
+def http_caller(token_subject: str, token_id: str, *, admin: bool, named: str | None) -> Caller:
+    """The one rule for whom an HTTP request with a token acts for (``/mcp`` and the memory REST
+    API; docs/spec/memory-ownership.md "Who is the caller"): the token's own subject, or, for an
+    ``admin`` token only, the subject ``named`` in the ``Engram-Subject`` header. Anyone else
+    naming another subject is ``forbidden``; a named id that cannot be a subject's is
+    ``invalid_request``. The actor names the token by its id, never the token."""
+    if named is None or named == token_subject:
+        return Caller(token_subject, f"token:{token_id}")
+    if not admin:
+        raise Forbidden(
+            f"only an admin token may act for another subject ({SUBJECT_HEADER.lower()})"
+        )
+    try:
+        subject = check_subject(named)
+    except EngramError as e:
+        raise InvalidRequest(f"{SUBJECT_HEADER.lower()}: {e.message}") from e
+    return Caller(subject, f"admin token:{token_id} for {subject}")
 
 
 def subject_ring_id(subject_id: str) -> str:
@@ -73,9 +105,13 @@ def subject_spec(spec: OteSpec, subject_id: str) -> OteSpec:
 
 
 __all__ = [
+    "SUBJECT_HEADER",
+    "SUBJECT_ID_PATTERN",
     "SUBJECT_LEVEL",
     "SUBJECT_RING_PREFIX",
+    "Caller",
     "check_subject",
+    "http_caller",
     "owner_of",
     "subject_ring_id",
     "subject_spec",

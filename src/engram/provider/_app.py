@@ -12,6 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -41,11 +42,12 @@ from engram.provider.review import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the memory engine (numpy, tantivy) loads only when one is served
     from engram.memory import MemoryEngine
 
 LOG = logging.getLogger("engram.provider")
 
+IN_FLIGHT_LIMIT = timedelta(minutes=10)  # far above a request (a remote call: 120 s at most)
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "invalid_request"}
 
 
@@ -168,8 +170,10 @@ def create_app(
     ``/mcp``, needing ``memory``) sit behind the same AuthGuard as the provider's, ``routes``
     authenticate themselves; all share the middleware (request id, limits, access log) and the
     error handlers. ``tracer_provider`` (an OpenTelemetry ``TracerProvider``) replaces the one
-    built from the ``OTEL_*`` variables when ``config.otel`` is on. ``memory`` (the engine
-    ``engram serve`` opens for ``/mcp``) adds the ``/memories`` page beside ``/review``.
+    built from the ``OTEL_*`` variables when ``config.otel`` is on. ``memory`` (the seat's
+    engine, ``engram serve`` passes the one ``/mcp`` serves) mounts the memory REST API at
+    ``/v1/memories`` (docs/spec/memory-rest.md), adds it to ``/openapi.json``, and adds the
+    ``/memories`` page beside ``/review``.
     """
     clock = clock or SystemClock()
     ensure_schema(store)
@@ -178,9 +182,14 @@ def create_app(
         clock=clock,
         config=config,
         signer=ExportSigner(store, clock, config),
-        idempotency=IdempotencyStore(store, retention=config.idempotency_retention),
+        # The memory routes answer keys in three steps (Services.idempotent_apart): a claim left
+        # by a killed worker is taken over after IN_FLIGHT_LIMIT instead of the whole retention.
+        idempotency=IdempotencyStore(
+            store, retention=config.idempotency_retention, in_flight_limit=IN_FLIGHT_LIMIT
+        ),
         token_limiter=_limiter(config, clock),
         cache=ContextCache(store, bound=config.change_bound.total_seconds()),
+        memories=memory is not None,
     )
     gate = ConcurrencyGate(config.max_concurrent)
     metrics_routes: list[tuple[str, str, ASGIApp]] = []
@@ -194,7 +203,8 @@ def create_app(
         endpoint = AuthGuard(MetricsEndpoint(services.metrics), Permission.METRICS)
         metrics_routes.append(("GET", "/metrics", endpoint))
     # The document is fixed for the app's life: encode it once, not per request.
-    spec = canonicalize(openapi_document(config))
+    kinds = None if memory is None else memory.spec.ontology.allowed_kinds
+    spec = canonicalize(openapi_document(config, memory=memory is not None, memory_kinds=kinds))
 
     async def openapi(_: Request) -> Response:
         return Response(spec, media_type=JSON)
@@ -224,6 +234,10 @@ def create_app(
         ("GET", "/v1/beliefs/{bid}/history", _guarded(write.belief_history_route, read)),
         *metrics_routes,
     ]
+    if memory is not None:
+        from engram.provider._routes_memory import MemoryRoutes
+
+        table += MemoryRoutes(memory).table()
     tracing: list[Middleware] = []
     if config.otel:
         # Imported only here: without tracing OpenTelemetry is never loaded.

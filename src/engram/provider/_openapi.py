@@ -15,6 +15,8 @@ permission each operation needs. Request-body examples show both POSTs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus, Permission
 from engram.core.canonical import Json, JsonObject
 from engram.provider._config import ProviderConfig
@@ -304,6 +306,7 @@ def _op(
     permission: Permission | None = None,
     params: list[Json] | None = None,
     body: str | None = None,
+    examples: JsonObject | None = None,
 ) -> JsonObject:
     auth = permission is not None
     responses = _errors(*errors, *((401, 403, 404) if auth else ()))
@@ -334,7 +337,12 @@ def _op(
         op["requestBody"] = {
             "required": True,
             "description": _BODY_NOTE,
-            "content": {"application/json": {"schema": _ref(body), "examples": _EXAMPLES[body]}},
+            "content": {
+                "application/json": {
+                    "schema": _ref(body),
+                    "examples": _EXAMPLES[body] if examples is None else examples,
+                }
+            },
         }
     if parameters:
         op["parameters"] = parameters
@@ -371,14 +379,48 @@ def _idempotency_header() -> Json:
             "type": "string",
             "minLength": 1,
             "maxLength": 255,
-            "pattern": "^[\\u0020-\\u007e\\u00a0-\\uffff]+$",
+            # What the server accepts (engram.store.idempotency: str.isprintable() of the value
+            # as Starlette decodes header bytes, ISO-8859-1): visible ASCII and space, and
+            # Latin-1 but for C1 controls, NO-BREAK SPACE and SOFT HYPHEN (issue 31: schemathesis
+            # sent U+00A0, which the old range U+00A0-U+FFFF allowed and the server refused).
+            "pattern": "^[\\u0020-\\u007e\\u00a1-\\u00ac\\u00ae-\\u00ff]+$",
         },
     }
 
 
-def openapi_document(config: ProviderConfig | None = None) -> JsonObject:
-    """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``)."""
+def openapi_document(
+    config: ProviderConfig | None = None,
+    *,
+    memory: bool = True,
+    memory_kinds: Sequence[str] | None = None,
+) -> JsonObject:
+    """The OpenAPI document for a provider with ``config`` (its URL goes into ``servers``);
+    ``memory``: with the memory REST API (served when the provider has a memory engine), whose
+    ``kind`` lists ``memory_kinds`` (the served seat's) when given."""
     base = (config or ProviderConfig()).base_url
+    schemas, paths = _schemas(), _paths()
+    if memory:
+        from engram.provider._openapi_memory import memory_paths, memory_schemas
+
+        schemas.update(memory_schemas(memory_kinds))
+        paths.update(memory_paths())
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "engram context provider",
+            "version": ENGRAM_VERSION,
+            "description": "Engram v0.1 provider (Tier 3): signed, expiring context exports.",
+        },
+        "servers": [{"url": base}],
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "paths": paths,
+    }
+
+
+def _paths() -> JsonObject:
     scope = _query("scope", {"type": "string", "enum": [*sorted(SCOPES)]})
     corrections_status = _query(
         "status", {"type": "string", "enum": [s.value for s in CorrectionStatus]}
@@ -390,108 +432,95 @@ def openapi_document(config: ProviderConfig | None = None) -> JsonObject:
         Permission.ADMIN,
     )
     return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "engram context provider",
-            "version": ENGRAM_VERSION,
-            "description": "Engram v0.1 provider (Tier 3): signed, expiring context exports.",
+        "/healthz": {"get": _op("liveness", (200, "Health"), ())},
+        "/.well-known/engram": {"get": _op("discovery document", (200, "Discovery"), ())},
+        "/.well-known/engram-keys": {"get": _op("published signing keys", (200, "Keys"), ())},
+        "/v1/context": {
+            "get": _op(
+                "signed context export", (200, "Export"), (), permission=read, params=[scope]
+            )
         },
-        "servers": [{"url": base}],
-        "components": {
-            "schemas": _schemas(),
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "/v1/context/diff": {
+            "get": _op(
+                "signed changes since an instant",
+                (200, "Diff"),
+                (),
+                permission=read,
+                params=[_query("since", _INSTANT, required=True), scope],
+            )
         },
-        "paths": {
-            "/healthz": {"get": _op("liveness", (200, "Health"), ())},
-            "/.well-known/engram": {"get": _op("discovery document", (200, "Discovery"), ())},
-            "/.well-known/engram-keys": {"get": _op("published signing keys", (200, "Keys"), ())},
-            "/v1/context": {
-                "get": _op(
-                    "signed context export", (200, "Export"), (), permission=read, params=[scope]
-                )
-            },
-            "/v1/context/diff": {
-                "get": _op(
-                    "signed changes since an instant",
-                    (200, "Diff"),
-                    (),
-                    permission=read,
-                    params=[_query("since", _INSTANT, required=True), scope],
-                )
-            },
-            "/v1/context/correct": {
-                "post": _op(
-                    "propose a correction (pending until the subject confirms)",
-                    (202, "Correction"),
-                    (409, 422),
-                    permission=correct,
-                    body="CorrectionRequest",
-                )
-            },
-            "/v1/corrections": {
-                "get": _op(
-                    "the subject's corrections",
-                    (200, "CorrectionList"),
-                    (),
-                    permission=confirm,
-                    params=[corrections_status],
-                )
-            },
-            "/v1/corrections/{cid}": {
-                "get": _op(
-                    "one correction",
-                    (200, "Correction"),
-                    (),
-                    permission=confirm,
-                    params=[_path("cid")],
-                )
-            },
-            "/v1/corrections/{cid}/confirm": {
-                "post": _op(
-                    "the subject confirms a pending correction",
-                    (200, "Correction"),
-                    (409, 422),
-                    permission=confirm,
-                    params=[_path("cid"), _idempotency_header()],
-                )
-            },
-            "/v1/corrections/{cid}/reject": {
-                "post": _op(
-                    "the subject rejects a pending correction",
-                    (200, "Correction"),
-                    (409, 422),
-                    permission=confirm,
-                    params=[_path("cid"), _idempotency_header()],
-                )
-            },
-            "/v1/beliefs": {
-                "get": _op("the subject's live beliefs", (200, "BeliefList"), (), permission=read),
-                "post": _op(
-                    "add a belief (admin)",
-                    (201, "Belief"),
-                    (409, 422),
-                    permission=admin,
-                    body="BeliefRequest",
-                ),
-            },
-            "/v1/beliefs/{bid}": {
-                "delete": _op(
-                    "tombstone a belief (admin)",
-                    (200, "Tombstone"),
-                    (),
-                    permission=admin,
-                    params=[_path("bid")],
-                )
-            },
-            "/v1/beliefs/{bid}/history": {
-                "get": _op(
-                    "a belief's evolution history",
-                    (200, "BeliefHistory"),
-                    (),
-                    permission=read,
-                    params=[_path("bid")],
-                )
-            },
+        "/v1/context/correct": {
+            "post": _op(
+                "propose a correction (pending until the subject confirms)",
+                (202, "Correction"),
+                (409, 422),
+                permission=correct,
+                body="CorrectionRequest",
+            )
+        },
+        "/v1/corrections": {
+            "get": _op(
+                "the subject's corrections",
+                (200, "CorrectionList"),
+                (),
+                permission=confirm,
+                params=[corrections_status],
+            )
+        },
+        "/v1/corrections/{cid}": {
+            "get": _op(
+                "one correction",
+                (200, "Correction"),
+                (),
+                permission=confirm,
+                params=[_path("cid")],
+            )
+        },
+        "/v1/corrections/{cid}/confirm": {
+            "post": _op(
+                "the subject confirms a pending correction",
+                (200, "Correction"),
+                (409, 422),
+                permission=confirm,
+                params=[_path("cid"), _idempotency_header()],
+            )
+        },
+        "/v1/corrections/{cid}/reject": {
+            "post": _op(
+                "the subject rejects a pending correction",
+                (200, "Correction"),
+                (409, 422),
+                permission=confirm,
+                params=[_path("cid"), _idempotency_header()],
+            )
+        },
+        "/v1/beliefs": {
+            "get": _op("the subject's live beliefs", (200, "BeliefList"), (), permission=read),
+            "post": _op(
+                "add a belief (admin)",
+                (201, "Belief"),
+                (409, 422),
+                permission=admin,
+                body="BeliefRequest",
+            ),
+        },
+        "/v1/beliefs/{bid}": {
+            "delete": _op(
+                "tombstone a belief (admin)",
+                (200, "Tombstone"),
+                (),
+                permission=admin,
+                params=[_path("bid")],
+            )
+        },
+        "/v1/beliefs/{bid}/history": {
+            "get": _op(
+                "a belief's evolution history",
+                (200, "BeliefHistory"),
+                (),
+                permission=read,
+                params=[_path("bid")],
+            )
         },
     }
 

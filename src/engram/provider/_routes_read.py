@@ -66,6 +66,8 @@ def discovery_document(services: Services) -> JsonObject:
             "beliefs": f"{base}/v1/beliefs",
             "keys": f"{base}/.well-known/engram-keys",
             "openapi": f"{base}/openapi.json",
+            # The memory REST API, when this provider serves one (docs/spec/memory-rest.md).
+            **({"memories": f"{base}/v1/memories"} if services.memories else {}),
         },
         "keys_url": f"{base}/.well-known/engram-keys",
         "scopes_supported": [*sorted(SCOPES)],

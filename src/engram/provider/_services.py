@@ -28,7 +28,7 @@ from engram.context import (
 )
 from engram.core.canonical import Json, canonicalize, digest_hex
 from engram.core.clock import Clock
-from engram.errors import RateLimited
+from engram.errors import EngramError, RateLimited
 from engram.provider._config import ProviderConfig
 from engram.provider._limits import RateLimiter
 from engram.provider._signer import ExportSigner
@@ -57,6 +57,8 @@ class Services:
     cache: ContextCache
     # GET /metrics and what it counts; None (nothing recorded) unless config.metrics.
     metrics: ProviderMetrics | None = None
+    # Whether the memory REST API is mounted (create_app was given a memory engine).
+    memories: bool = False
 
     def authorize_now(
         self, raw: str, permission: Permission, state: dict[str, Any]
@@ -123,6 +125,52 @@ class Services:
         outcome = self.idempotency.run_once(scope, key, digest_hex(body), self.clock.now(), encoded)
         headers = {REPLAY_HEADER: "true"} if outcome.replayed else None
         return Response(outcome.body, status_code=outcome.status, media_type=JSON, headers=headers)
+
+    def idempotent_apart(
+        self,
+        request: Request,
+        subject_id: str,
+        body: Json,
+        handle: Callable[[], tuple[int, Json]],
+    ) -> Response:
+        """:meth:`idempotent` for a ``handle`` that opens its own transactions (the memory
+        engine's writes, which embed, supersede in two steps and rebuild an index after an
+        erase): the store's three-step protocol (claim, act, answer). A retry with the same key
+        and body gets the first answer, another body is ``422 idempotency_conflict``; a refusal
+        is stored as the answer; a failure (5xx) drops the claim so a retry runs. The key is
+        scoped to the subject acted for, so an admin acting for a subject and the subject's own
+        token share it, and an erase can seal what it answered
+        (``engram.store.idempotency.seal_answers_naming``). A process killed between the claim
+        and the answer leaves the key answering ``409 conflict`` until the store's in-flight
+        limit, when the next request with the key takes the claim over."""
+        key = request.headers.get("idempotency-key")
+        if key is None:
+            status, value = handle()
+            return Response(canonicalize(value), status_code=status, media_type=JSON)
+        scope = f"{request.method} {request.url.path} {subject_id}"
+        records = self.idempotency
+        stored = records.begin(scope, key, digest_hex(body), self.clock.now())
+        if stored is not None:
+            return Response(
+                stored.body,
+                status_code=stored.status,
+                media_type=JSON,
+                headers={REPLAY_HEADER: "true"},
+            )
+        try:
+            status, value = handle()
+        except EngramError as e:
+            if e.http_status >= 500:
+                records.abandon(scope, key)
+            else:
+                records.complete(scope, key, e.http_status, canonicalize(e.to_wire()))
+            raise
+        except BaseException:
+            records.abandon(scope, key)
+            raise
+        encoded = canonicalize(value)
+        records.complete(scope, key, status, encoded)
+        return Response(encoded, status_code=status, media_type=JSON)
 
 
 def grant_of(request: Request) -> TokenGrant:

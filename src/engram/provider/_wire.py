@@ -93,8 +93,11 @@ def check_version_value(asked: str | None) -> None:
         raise UnsupportedVersion(f"engram_version {asked.strip()!r} not supported; use 0.1")
 
 
-async def json_object(request: Request, max_bytes: int) -> JsonObject:
-    """The request body as a JSON object (strict I-JSON), or InvalidRequest."""
+async def json_object(
+    request: Request, max_bytes: int, *, empty_is_object: bool = False
+) -> JsonObject:
+    """The request body as a JSON object (strict I-JSON), or InvalidRequest; with
+    ``empty_is_object`` no body at all reads as ``{}`` (a body whose members are optional)."""
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() not in ("application/json", ""):
         raise InvalidRequest("request body must be application/json")
@@ -103,6 +106,8 @@ async def json_object(request: Request, max_bytes: int) -> JsonObject:
         body.extend(chunk)
         if len(body) > max_bytes:
             raise InvalidRequest(f"request body larger than {max_bytes} bytes")
+    if empty_is_object and not body:
+        return {}
     return parse_object(bytes(body), what="request body", error=InvalidRequest)
 
 

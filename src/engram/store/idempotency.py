@@ -33,7 +33,8 @@ retention period (default 24 h) from their creation: after it a key may be reuse
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -46,7 +47,8 @@ from engram.errors import (
     InvalidRequest,
     ResourceNotFound,
 )
-from engram.store._base import Component, Dialect, Migration, Store, Tx
+from engram.store._base import Component, Dialect, Migration, Row, Store, Tx
+from engram.store._migrate import is_migrated
 
 DEFAULT_RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -100,11 +102,22 @@ def _check(scope: str, key: str) -> None:
 class IdempotencyStore:
     """Idempotency records of one engram database (component ``idempotency``)."""
 
-    def __init__(self, store: Store, *, retention: timedelta = DEFAULT_RETENTION) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        retention: timedelta = DEFAULT_RETENTION,
+        in_flight_limit: timedelta | None = None,
+    ) -> None:
+        """``in_flight_limit``: a claim of the three-step protocol still unanswered after this
+        long was left by a process that died mid-request; the next request with its key and
+        body takes it over instead of being told, until the retention ends, that it is still
+        being processed (None: never). :meth:`run_once` leaves no such claim."""
         if retention <= timedelta(0):
             raise InvalidRequest("idempotency retention must be positive")
         self._store = store
         self._retention = retention
+        self._in_flight_limit = in_flight_limit
         store.migrate(COMPONENT)
 
     @property
@@ -156,6 +169,8 @@ class IdempotencyStore:
                 "this Idempotency-Key was already used with a different request body"
             )
         if row["status"] is None:
+            if self._abandoned(tx, scope, key, str(row["created_at"]), now):
+                return None
             raise ConflictError(
                 "a request with this Idempotency-Key is still being processed; retry later"
             )
@@ -164,6 +179,20 @@ class IdempotencyStore:
             body=bytes(row["body"] or b""),
             created_at=parse_instant(str(row["created_at"])),
         )
+
+    def _abandoned(self, tx: Tx, scope: str, key: str, claimed_at: str, now: datetime) -> bool:
+        """Take over an unanswered claim older than the in-flight limit (its request died);
+        of two takers only the one whose update finds the old claim proceeds."""
+        limit = self._in_flight_limit
+        if limit is None or parse_instant(claimed_at) > now - limit:
+            return False
+        taken = tx.execute(
+            "UPDATE engram_idempotency SET created_at = ?"
+            " WHERE scope = ? AND idem_key = ? AND status IS NULL AND created_at = ?"
+            " RETURNING scope",
+            (format_instant_precise(now), scope, key, claimed_at),
+        )
+        return bool(taken)
 
     def run_once(
         self,
@@ -251,6 +280,75 @@ class IdempotencyStore:
         return self.purge(now - self._retention)
 
 
+_SEAL_BY_SQL = 20  # up to this many names: the database searches the bytes, one pass
+_SEAL_PAGE = 1_000  # answers read at a time when engram searches them itself
+
+
+def seal_answers_naming(
+    tx: Tx,
+    names: Sequence[str],
+    answer: Callable[[str], tuple[int, bytes]],
+    *,
+    token: re.Pattern[bytes],
+) -> int:
+    """Replace every stored answer whose bytes contain one of ``names`` with ``answer(name)``.
+
+    An erase calls it (``engram.transfer.erase_memories``) with the erased memories' ids: a
+    stored answer that holds a memory's words also names its id, and a retry with its key must
+    neither replay the words nor record them again, so the key keeps an answer that says the
+    memory was erased. ``names`` are ASCII and each is matched by ``token``, the pattern of such
+    names. A few names are searched for by the database (SQLite's ``instr``, PostgreSQL's
+    ``position``); many (a subject's deletion erases thousands at once) in one pass over the
+    answers, a page at a time, by the names ``token`` finds in each, so the cost is one read of
+    the table whatever the number of names. Returns how many answers changed."""
+    if not names or not is_migrated(tx, COMPONENT):
+        return 0
+    wanted = {n.encode("ascii") for n in names}
+    if len(wanted) <= _SEAL_BY_SQL:
+        contains = "instr(body, ?) > 0" if tx.dialect.is_sqlite else "position(? in body) > 0"
+        rows = tx.execute(
+            "SELECT scope, idem_key, body FROM engram_idempotency"  # noqa: S608 - placeholders
+            f" WHERE status IS NOT NULL AND ({' OR '.join(contains for _ in wanted)})",
+            sorted(wanted),
+        )
+        return _seal(tx, rows, wanted, token, answer)
+    changed, after = 0, ("", "")
+    while True:
+        rows = tx.execute(
+            "SELECT scope, idem_key, body FROM engram_idempotency"
+            # A row value walks the primary key on both backends (an OR of the two made
+            # PostgreSQL sort the table for every page).
+            " WHERE (scope, idem_key) > (?, ?) AND status IS NOT NULL"
+            " ORDER BY scope, idem_key LIMIT ?",
+            (after[0], after[1], _SEAL_PAGE),
+        )
+        changed += _seal(tx, rows, wanted, token, answer)
+        if len(rows) < _SEAL_PAGE:
+            return changed
+        after = (str(rows[-1]["scope"]), str(rows[-1]["idem_key"]))
+
+
+def _seal(
+    tx: Tx,
+    rows: Sequence[Row],
+    wanted: set[bytes],
+    token: re.Pattern[bytes],
+    answer: Callable[[str], tuple[int, bytes]],
+) -> int:
+    changed = 0
+    for row in rows:
+        named = sorted(wanted.intersection(token.findall(bytes(row["body"] or b""))))
+        if not named:
+            continue
+        status, sealed = answer(named[0].decode("ascii"))
+        tx.execute(
+            "UPDATE engram_idempotency SET status = ?, body = ? WHERE scope = ? AND idem_key = ?",
+            (status, sealed, row["scope"], row["idem_key"]),
+        )
+        changed += 1
+    return changed
+
+
 __all__ = [
     "COMPONENT",
     "DEFAULT_RETENTION",
@@ -258,4 +356,5 @@ __all__ = [
     "IdempotencyStore",
     "Outcome",
     "StoredResponse",
+    "seal_answers_naming",
 ]

@@ -1,8 +1,10 @@
 """Erasure across the memory engine and what this package keeps beside it.
 
 A PAM import keeps each PAM memory object (its content among its fields) in ``pam_memories``
-next to the engine memory that serves it (``_pam_tables``). Erasing that memory must take the
-object too, in the same transaction, or the words would survive the erase; so every adapter
+next to the engine memory that serves it (``_pam_tables``); the provider keeps the answers of
+``Idempotency-Key`` requests (``engram_idempotency``), and the memory REST API's answer to a
+record holds the memory's words. Erasing a memory must take both too, in the same transaction,
+or the words would survive the erase (or a retried request would replay them); so every adapter
 erases through these functions, never ``engram.memory.erase`` alone
 (docs/spec/memory-ownership.md "Erase").
 """
@@ -11,10 +13,14 @@ erases through these functions, never ``engram.memory.erase`` alone
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from engram.core.canonical import canonicalize
+from engram.errors import ResourceNotFound
 from engram.memory import LifecycleResult, MemoryEngine, erase, erase_rings, subject_ring_id
 from engram.store import Tx, is_migrated
+from engram.store.idempotency import seal_answers_naming
 from engram.transfer._pam_tables import PAM_COMPONENT
 
 
@@ -27,7 +33,20 @@ def _drop_pam_objects(tx: Tx, memory_ids: Sequence[str]) -> None:
         tx.execute(f"DELETE FROM pam_memories WHERE memory_id IN ({marks})", chunk)
 
 
-ERASE_DEPENDENTS = (_drop_pam_objects,)
+def _erased_answer(memory_id: str) -> tuple[int, bytes]:
+    """What a retry of a request whose stored answer named an erased memory gets instead."""
+    gone = ResourceNotFound(f"memory {memory_id!r} was erased")
+    return gone.http_status, canonicalize(gone.to_wire())
+
+
+_MEMORY_ID = re.compile(rb"mem:[0-9a-f]{64}")  # engram.memory.memory_id's form
+
+
+def _seal_idempotent_answers(tx: Tx, memory_ids: Sequence[str]) -> None:
+    seal_answers_naming(tx, memory_ids, _erased_answer, token=_MEMORY_ID)
+
+
+ERASE_DEPENDENTS = (_drop_pam_objects, _seal_idempotent_answers)
 
 
 def erase_memories(
