@@ -125,7 +125,7 @@ def test_an_oversize_conversation_file_is_one_line_and_records_nothing(
     many = tmp_path / "many.jsonl"
     with many.open("w") as f:
         for i in range(100_000):
-            f.write('{"role": "user", "content": "note %d"}\n' % i)
+            f.write(f'{{"role": "user", "content": "note {i}"}}\n')
     refused = seat.run("record", "--from", str(many), ok=False)
     assert isinstance(refused.exception, InvalidRequest)  # exit 2, one line (engram main)
     assert "100,000 messages is more than 20,000" in str(refused.exception)
