@@ -193,6 +193,7 @@ def test_a_turn_without_a_time_is_dated_when_it_was_recorded(engine: MemoryEngin
         ({"role": "user", "content": 42}, "messages[1].content"),
         ({"role": "user", "content": "x", "name": 7}, "messages[1].name"),
         ("just text", "messages[1]: expected a message"),
+        ({"role": "user", "content": "x" * 100_001}, "messages[1]: text is longer than 100000"),
     ],
 )
 def test_a_bad_message_refuses_the_conversation_and_writes_nothing(

@@ -62,11 +62,21 @@ class Skipped:
     reason: str
 
 
+# ASCII punctuation and symbols (Unicode categories P* and S*) become spaces in one translate:
+# most turns are ASCII, and the per-character category lookup was a sixth of recording them.
+_ASCII_MARKS = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if unicodedata.category(c)[0] in "PS"}
+)
+
+
 def normalised(text: str) -> str:
     """The near-duplicate form of a text: NFKC, case-folded, punctuation and symbols dropped,
     whitespace collapsed; the stripped text itself when nothing else is left (an emoji)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    kept = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in folded)
+    if folded.isascii():
+        kept = folded.translate(_ASCII_MARKS)
+    else:
+        kept = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in folded)
     out = _SPACE.sub(" ", kept).strip()
     return out or _SPACE.sub(" ", folded).strip()
 
