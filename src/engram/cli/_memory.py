@@ -210,8 +210,9 @@ def record_command(
     database: str | None,
     subject: str | None,
 ) -> None:
-    """Record one memory (TEXT --kind K), many (--from FILE.jsonl) or a conversation (--from
-    CHAT.json / MESSAGES.jsonl: one memory per turn)."""
+    """Record one memory (TEXT --kind K), many (--from FILE.jsonl) or a chat (--from CHAT.json).
+
+    A chat (OpenAI messages, a JSON array or JSON lines) becomes one memory per turn."""
     from engram.memory import RecordInput, record_many
 
     if (text is None) == (source is None):
