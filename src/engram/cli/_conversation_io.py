@@ -29,6 +29,10 @@ FORMATS = ("auto", "records", "messages", "chat")
 # A conversation file is read whole: its text is at most 8 MiB (MAX_CONVERSATION_BYTES), and
 # JSON escapes and the members around it may take up to four times that many bytes.
 MAX_CONVERSATION_FILE = 32 * 1024 * 1024
+# Values a conversation file may hold, counted before parsing as its "," "[" and "{" bytes (an
+# over-count: those inside strings count too). 32 MiB of "[],[],..." parsed into 11 million
+# lists peaked at 900 MB; a real conversation of 20,000 messages holds about 100,000 values.
+MAX_CONVERSATION_VALUES = 1_000_000
 _SNIFF = 1 << 20
 
 
@@ -91,6 +95,12 @@ def read_conversation(source: Path, shown: Path, fmt: str) -> list[Json]:
     """The messages of a ``chat`` document or a ``messages`` JSON-lines file."""
     with source.open("rb") as f:
         data = _read_capped(f, shown)
+    values = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if values > MAX_CONVERSATION_VALUES:
+        raise InvalidRequest(
+            f"{shown}: more than {MAX_CONVERSATION_VALUES:,} JSON values in a conversation file; "
+            "nothing was recorded (split it into several conversations)"
+        )
     if fmt == "chat":
         try:
             value = parse_strict(data)
@@ -201,6 +211,7 @@ class RecordedChat:
 __all__ = [
     "FORMATS",
     "MAX_CONVERSATION_FILE",
+    "MAX_CONVERSATION_VALUES",
     "RecordedChat",
     "conversation_options",
     "read_conversation",
