@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner, Result
@@ -149,3 +151,50 @@ def test_llm_model_needs_an_endpoint_and_a_conversation(seat: Seat, tmp_path: Pa
     text = seat.run("record", "a note", "--kind", "fact", "--llm-model", "m", ok=False)
     assert "--llm-model goes with --from a conversation" in str(text.exception)
     assert seat.memories() == 0
+
+
+class _Facts(BaseHTTPRequestHandler):
+    """A chat model on loopback that lists one fact per turn naming the shed key."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][0]["content"]
+        self.seen.append(prompt)
+        facts = ["Noor keeps the shed key under the blue pot."] if "shed key" in prompt else []
+        content = json.dumps({"facts": facts})  # noqa: TID251 - the fake's wire body
+        raw = json.dumps({"choices": [{"message": {"content": content}}]}).encode()  # noqa: TID251
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+@pytest.mark.req("engram.memory.conversation.cli", "engram.memory.conversation.facts")
+def test_llm_model_records_the_facts_a_model_on_loopback_lists(seat: Seat, tmp_path: Path) -> None:
+    _Facts.seen.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Facts)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        seat.env["THALAMUS_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
+        export = tmp_path / "chat.json"
+        export.write_text(json.dumps(CHAT))  # noqa: TID251 - a user's file
+        out: Any = parse_strict(
+            seat.run("record", "--from", str(export), "--llm-model", "toy", "--json").stdout
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out["extraction"] == "ok:llm:toy"
+    assert [f["memory"]["text"] for f in out["facts"]] == [
+        "Noor keeps the shed key under the blue pot."
+    ]
+    assert out["facts"][0]["memory"]["provenance"]["turns"] == [
+        m["memory_id"] for m in out["messages"] if m["status"] == "recorded"
+    ]
+    assert len(_Facts.seen) == 1
+    assert "Noor: The shed key is under the blue pot." in _Facts.seen[0]
