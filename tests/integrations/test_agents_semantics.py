@@ -184,3 +184,26 @@ def test_a_subjects_session_records_into_that_subjects_ring(
     assert session.memory is not None
     [hit] = recall(session.memory, "bees roof", 5).hits
     assert hit.memory.ring_id.startswith("subject:")
+
+
+@pytest.mark.req("engram.integrations.agents-sdk-semantics")
+def test_limits_zero_negative_and_past_the_end_read_as_sqlitesession_reads_them(
+    make: Maker,
+) -> None:
+    session = make()
+
+    async def run() -> list[list[str]]:
+        await session.add_items([{"role": "user", "content": str(i)} for i in range(4)])
+        got = []
+        for limit in (None, 0, -1, 2, 10):
+            items: list[Any] = await session.get_items(limit=limit)
+            got.append([i["content"] for i in items])
+        return got
+
+    assert asyncio.run(run()) == [
+        ["0", "1", "2", "3"],
+        [],
+        ["0", "1", "2", "3"],
+        ["2", "3"],
+        ["0", "1", "2", "3"],
+    ]
