@@ -6,11 +6,12 @@ The conversations here are made up for these tests (a house move, a bike repair)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
-from engram.errors import InvalidRequest
+from engram.errors import EngramError, InvalidRequest
 from engram.memory import (
     MemoryEngine,
     get_memory,
@@ -239,3 +240,23 @@ def test_agents_sdk_items_keep_their_messages_and_skip_tool_activity(
     assert reply is not None
     assert reply.provenance["message_id"] == "msg_1"
     assert reply.text == "assistant: Lima is the capital."
+
+
+@pytest.mark.req("engram.memory.conversation.refusals")
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"thread": 7}, "thread: expected a string"),
+        ({"thread": "t" * 201}, "thread: expected a string of at most 200"),
+        ({"ring": ["M4"]}, "ring: expected a string"),
+        ({"kind": None}, "kind: expected a string"),
+        ({"kind": "gossip"}, "kind 'gossip' is not in this seat's allowed_kinds"),
+        ({"ring": "M0"}, "read-only"),
+    ],
+)
+def test_bad_options_from_a_caller_are_one_line_and_write_nothing(
+    engine: MemoryEngine, options: dict[str, Any], fragment: str
+) -> None:
+    with pytest.raises(EngramError, match=re.escape(fragment)):
+        record_conversation(engine, [{"role": "user", "content": "hi"}], **options)
+    assert _memories(engine) == 0

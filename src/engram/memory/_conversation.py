@@ -199,6 +199,9 @@ def record_conversation(
     derived from the first turn, docs/spec/memory-conversations.md), plus the facts
     ``extractor`` finds in the turns not stored before. Nothing is written when any message is
     refused, or when the model fails and the seat's ``fail_open`` is false."""
+    for name, value in (("ring", ring), ("kind", kind), ("fact_kind", fact_kind)):
+        if not isinstance(value, str):  # plain data from a route: checked before any work
+            raise InvalidRequest(f"{name}: expected a string")
     turns, skipped = read_turns(messages)
     if thread is None:
         thread = default_thread(turns)
