@@ -180,7 +180,8 @@ def test_a_put_of_messages_records_each_turn_with_its_speaker_and_time(
 @pytest.mark.req("engram.integrations.langgraph-conversations")
 def test_messages_that_are_not_a_chat_are_indexed_as_any_value(lg_store: EngramStore) -> None:
     lg_store.put(("n",), "k", {"messages": ["just", "strings"]})
+    lg_store.put(("n",), "sys", {"messages": [{"role": "system", "content": "only a prompt"}]})
     lg_store.put(("n",), "off", {"messages": [{"role": "user", "content": "hi"}]}, index=False)
     with lg_store.store.read() as tx:
         paths = [r["path"] for r in tx.execute("SELECT path FROM langgraph_texts ORDER BY key")]
-    assert paths == ["$"]  # the first indexed whole; the second not at all
+    assert paths == ["$", "$"]  # indexed whole, as any value; the index=False one not at all

@@ -260,3 +260,18 @@ def test_bad_options_from_a_caller_are_one_line_and_write_nothing(
     with pytest.raises(EngramError, match=re.escape(fragment)):
         record_conversation(engine, [{"role": "user", "content": "hi"}], **options)
     assert _memories(engine) == 0
+
+
+@pytest.mark.req("engram.memory.conversation.turns")
+def test_langchain_message_dicts_name_their_role_in_type(engine: MemoryEngine) -> None:
+    dumped = [
+        {"type": "system", "content": "Be kind."},
+        {"type": "human", "content": "My cat is called Miso.", "name": "Ada", "id": "h1"},
+        {"type": "ai", "content": "Miso is a lovely name.", "tool_calls": []},
+    ]
+    result = record_conversation(engine, dumped, thread="cats")
+    assert [m.status for m in result.messages] == ["skipped", "recorded", "recorded"]
+    ada = get_memory(engine, str(result.messages[1].memory_id))
+    assert ada is not None
+    assert ada.text == "Ada: My cat is called Miso."
+    assert ada.provenance["role"] == "user"

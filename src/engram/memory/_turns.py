@@ -27,6 +27,15 @@ MAX_SPEAKER = 200
 TURN_ROLES = frozenset({"user", "assistant"})
 SKIPPED_ROLES = frozenset({"system", "developer", "tool", "function"})
 TIME_KEYS = ("timestamp", "created_at", "create_time")
+# LangChain's message dicts (``model_dump()`` of HumanMessage, AIMessage, ...) name the role in
+# ``type``; LangGraph apps often keep them so.
+LANGCHAIN_ROLES = {
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "function",
+}
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 _MILLISECONDS_FROM = 100_000_000_000  # an epoch number above this is milliseconds (year 5138+)
 _MAX_EPOCH_SECONDS = 253_402_300_799  # 9999-12-31T23:59:59Z
@@ -155,6 +164,8 @@ def read_turns(
             raise InvalidRequest(f"{at}: expected a message (an object with role and content)")
         kind = message.get("type")
         role = message.get("role")
+        if role is None and kind in LANGCHAIN_ROLES:  # a LangChain message's model_dump()
+            role, kind = LANGCHAIN_ROLES[str(kind)], None
         if kind is not None and kind != "message":
             # Responses-API items (function_call, function_call_output, reasoning, ...) are
             # tool activity, not something a person or the assistant said.

@@ -66,7 +66,10 @@ def conversation_of(value: Mapping[str, object], paths: Sequence[str]) -> list[o
         return None
     if not isinstance(messages, list) or not messages:
         return None
-    if all(isinstance(m, dict) and ("role" in m or "type" in m) for m in messages):
+    if not all(isinstance(m, dict) and ("role" in m or "type" in m) for m in messages):
+        return None
+    said = {"user", "assistant", "human", "ai"}  # a chat with nobody speaking is just a value
+    if any(m.get("role") in said or m.get("type") in said for m in messages):
         return list(messages)
     return None
 
