@@ -198,3 +198,21 @@ def test_llm_model_records_the_facts_a_model_on_loopback_lists(seat: Seat, tmp_p
     ]
     assert len(_Facts.seen) == 1
     assert "Noor: The shed key is under the blue pot." in _Facts.seen[0]
+
+
+@pytest.mark.req("engram.memory.conversation.cli")
+@pytest.mark.parametrize(
+    ("fmt", "stdin"),
+    [
+        ("messages", '{"role": "user", "content": "The gate code is 4711."}\n'),
+        ("chat", '[{"role": "user", "content": "The gate code is 4711."}]'),
+        ("auto", '{"messages": [{"role": "user", "content": "The gate code is 4711."}]}'),
+    ],
+)
+def test_stdin_takes_every_format(seat: Seat, fmt: str, stdin: str) -> None:
+    done = seat.run("record", "--from", "-", "--format", fmt, stdin=stdin)
+    assert "recorded 1 new of 1 messages" in done.output
+    oversize = seat.run(
+        "record", "--from", "-", "--format", "chat", ok=False, stdin="[" + " " * (33 << 20)
+    )
+    assert "a conversation file is at most 33,554,432 bytes" in str(oversize.exception)

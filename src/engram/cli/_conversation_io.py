@@ -37,17 +37,31 @@ _SNIFF = 1 << 20
 
 
 @contextlib.contextmanager
-def readable(source: Path) -> Iterator[Path]:
+def readable(source: Path, cap: int | None = None) -> Iterator[Path]:
     """``source``, or for ``-`` stdin spooled to an unlinked temporary file (read twice in
-    bounded memory: once to tell its format, once to record)."""
+    bounded memory: once to tell its format, once to record), at most ``cap`` bytes of it."""
     if str(source) != "-":
         yield source
         return
     with tempfile.TemporaryFile() as spool:
-        shutil.copyfileobj(sys.stdin.buffer, spool)
+        if cap is None:
+            shutil.copyfileobj(sys.stdin.buffer, spool)
+        else:
+            spool.write(_read_capped(sys.stdin.buffer, source))  # no further than the cap
         spool.flush()
         spool.seek(0)
         yield Path(f"/dev/fd/{spool.fileno()}")
+
+
+def told_apart(stack: contextlib.ExitStack, source: Path, fmt: str) -> tuple[Path, str]:
+    """The file to read and its format (``--format``, or for ``auto`` its first line). stdin is
+    spooled here unless it is memory lines (``record --from`` spools those itself), within
+    MAX_CONVERSATION_FILE when it is named a conversation."""
+    if fmt == "records":
+        return source, fmt
+    cap = MAX_CONVERSATION_FILE if fmt != "auto" else None
+    path = stack.enter_context(readable(source, cap))
+    return path, sniff(path, source) if fmt == "auto" else fmt
 
 
 def sniff(source: Path, shown: Path) -> str:
@@ -217,4 +231,5 @@ __all__ = [
     "read_conversation",
     "readable",
     "sniff",
+    "told_apart",
 ]

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._app import cli
-from engram.cli._conversation_io import RecordedChat, conversation_options, readable, sniff
+from engram.cli._conversation_io import RecordedChat, conversation_options, told_apart
 from engram.cli._db import database_option
 from engram.cli._seat import (
     ote_option,
@@ -231,9 +231,7 @@ def record_command(
         ]
     with contextlib.ExitStack() as spooled:
         if source is not None:
-            # stdin is spooled once when its format must be told from its first line.
-            path = spooled.enter_context(readable(source)) if fmt == "auto" else source
-            fmt = sniff(path, source) if fmt == "auto" else fmt
+            path, fmt = told_apart(spooled, source, fmt)
             if fmt != "records":
                 conversation = RecordedChat(path, source, fmt, thread, ring, kind)
                 conversation.run(ote, database, subject, llm_model, llm_endpoint, as_json)
