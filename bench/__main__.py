@@ -8,6 +8,7 @@ import sys
 
 BENCHMARKS = {
     "canonical": "bench.canonical",
+    "conversation": "bench.bench_conversation",
     "erase": "bench.bench_erase",
     "provider": "bench.bench_provider",
     "cartridge": "bench.bench_cartridge",

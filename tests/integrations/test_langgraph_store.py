@@ -76,14 +76,20 @@ def test_a_query_search_ranks_only_the_namespaces_searched(lg_store: EngramStore
     lg_store.put(("users", "ada"), "tea", {"text": "Ada once tried tea"})
     lg_store.put(("users", "ada"), "job", {"text": "Ada writes compilers"})
     hits = lg_store.search(("users", "ada"), query="green tea", limit=5)
-    assert [(h.namespace, h.key) for h in hits] == [(("users", "ada"), "tea")]
+    # The match first; then, as LangGraph's stores answer, the namespace's other items.
+    assert [(h.namespace, h.key) for h in hits] == [
+        (("users", "ada"), "tea"),
+        (("users", "ada"), "job"),
+    ]
     assert hits[0].score is not None
     assert hits[0].score > 0
+    assert hits[1].score == 0.0  # indexed, not ranked by recall
     # Over the whole prefix the 60 better matches come first, Ada's weaker one after them.
     wide = lg_store.search(("users",), query="green tea", limit=100)
-    assert len(wide) == 61
+    assert len(wide) == 62
     assert {h.namespace[1] for h in wide[:60]} == {f"u{i}" for i in range(60)}
     assert (wide[60].namespace, wide[60].key) == (("users", "ada"), "tea")
+    assert (wide[61].namespace, wide[61].key, wide[61].score) == (("users", "ada"), "job", 0.0)
     assert ring_id_for("users.ada", 0) != ring_id_for("users.bob", 0)
 
 
@@ -104,8 +110,9 @@ def test_query_scores_are_engrams_recall_scores(lg_store: EngramStore) -> None:
     assert direct.stages["lexical"] == "ok"
     assert direct.stages["local_vector"] == "ok"
     assert hits, "stemming finds 'deploy' and 'migrations' for 'deploying migrations'"
+    assert len(hits) == 3  # the top `limit` items under the prefix, as LangGraph's stores answer
     for hit in hits:
-        assert hit.score == pytest.approx(by_text[texts[hit.key]])
+        assert hit.score == pytest.approx(by_text.get(texts[hit.key], 0.0))
     assert [h.score for h in hits] == sorted((h.score or 0.0 for h in hits), reverse=True)
     assert hits[0].key == "deploy"
 
@@ -181,8 +188,11 @@ def test_index_false_and_field_paths_decide_what_a_query_finds(lg_store: EngramS
         index=["ctx[*].content"],
     )
     lg_store.put(("i",), "whole", {"nested": {"deep": "volcano monitoring"}})  # default "$"
-    found = {h.key for h in lg_store.search(("i",), query="volcano")}
-    assert found == {"many", "whole"}
+    found = lg_store.search(("i",), query="volcano")
+    assert {h.key for h in found[:2]} == {"many", "whole"}
+    # Then what recall did not rank: indexed (score 0.0), then put with index=False (None).
+    assert [(h.key, h.score) for h in found[2:]] == [("title", 0.0), ("hidden", None)]
+    assert {h.key for h in lg_store.search(("i",), query="volcano", limit=2)} == {"many", "whole"}
     assert {h.key for h in lg_store.search(("i",))} == {"hidden", "title", "many", "whole"}
 
 

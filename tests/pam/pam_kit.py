@@ -6,8 +6,11 @@ bundled schema, and the spec's Appendix D signature check written here without e
   and, separately, the SDK's bundled JSON Schema;
 - :func:`reference_verify` is the spec's Appendix D ``verify_export``: the payload
   ``{checksum, export_id, export_date, owner_id}`` through the ``rfc8785`` package, the value
-  through ``base64.urlsafe_b64decode``, the Multikey through ``base58``, the check through
+  through ``base64.urlsafe_b64decode`` (its padding restored: the spec's examples and its
+  repository validator write it unpadded), the Multikey through ``base58``, the check through
   ``cryptography``;
+- :func:`repository_base64url` is the spec repository validator's check of ``signature.value``
+  (``scripts/validate_pam.py``: only the RFC 4648 §5 alphabet, no ``=``);
 - :func:`sdk_document` builds a rich memory store with the SDK's own models and checksum.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -95,7 +99,8 @@ def reference_verify(document: dict[str, Any]) -> bool:
         "export_date": document["export_date"],
         "owner_id": document["owner"]["id"],
     }
-    signature = base64.urlsafe_b64decode(document["signature"]["value"])
+    value = document["signature"]["value"]
+    signature = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
     key = Ed25519PublicKey.from_public_bytes(
         multikey_public_bytes(document["signature"]["public_key"])
     )
@@ -104,6 +109,11 @@ def reference_verify(document: dict[str, Any]) -> bool:
     except InvalidSignature:
         return False
     return True
+
+
+def repository_base64url(value: str) -> bool:
+    """The PAM repository validator's rule for ``signature.value``: base64url characters only."""
+    return re.fullmatch(r"[A-Za-z0-9_-]+", value) is not None
 
 
 def reference_checksum(memories: list[dict[str, Any]]) -> str:

@@ -348,3 +348,43 @@ def test_another_owners_document_may_not_reuse_a_pam_id(
     with pytest.raises(ConflictError, match="owner"):
         import_pam(engine, other)
     assert _recalled(engine, "concise answers code examples")  # nothing changed
+
+
+# The placeholder the spec's examples/example-memory-store.json carries as its signature value
+# (portable-ai-memory/portable-ai-memory, examples/, LICENSE-SPEC): base64url characters that
+# decode to no Ed25519 signature.
+SPEC_PLACEHOLDER = "eyJhbGciOiJFZERTQSJ9_EXAMPLE_SIGNATURE_Rk9SIERFTU9OU1RSQVRJT04gT05MWQ"
+
+
+@pytest.mark.req("engram.pam.signature")
+@pytest.mark.parametrize("value", [SPEC_PLACEHOLDER, "not a signature!", "AAAA"])
+def test_a_placeholder_signature_says_how_to_import_unsigned(
+    memory_store: Store, value: str
+) -> None:
+    source = engine_on(_fresh_store())
+    record(source, "The allotment key hangs by the back door", "fact")
+    document = loose(export_pam(source, sign_key=PrivateKey.generate()).document)
+    document["signature"]["value"] = value
+    engine = engine_on(memory_store)
+    with pytest.raises(SignatureInvalid, match='remove the document\'s "signature" member'):
+        import_pam(engine, document)
+    assert recall(engine, "allotment key", 3).hits == ()
+    del document["signature"]
+    assert import_pam(engine, document).signature == "unsigned"
+    assert recall(engine, "allotment key", 3).hits != ()
+
+
+@pytest.mark.req("engram.pam.type-registry")
+def test_the_type_registry_of_an_imported_document_is_exported_again(
+    memory_store: Store,
+) -> None:
+    source = engine_on(_fresh_store())
+    record(source, "Prefers tea to coffee", "fact")
+    document = loose(export_pam(source).document)
+    assert "type_registry" not in document  # engram names none of its own
+    document["type_registry"] = "https://portable-ai-memory.org/types/"
+    engine = engine_on(memory_store)
+    import_pam(engine, document)
+    again = loose(export_pam(engine).document)
+    assert again["type_registry"] == "https://portable-ai-memory.org/types/"
+    sdk_check(again)

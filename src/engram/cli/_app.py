@@ -109,7 +109,8 @@ COMMAND_HELP: dict[str, str] = {
     "ote": "Seat manifests (engram.ote.v1).",
     "outcome": "Apply an outcome SIGNAL to MEMORY_ID's Beta posterior.",
     "recall": "Recall the best memories for QUERY within the seat's token budget.",
-    "record": "Record one memory (TEXT --kind K) or many (--from FILE.jsonl).",
+    "record": "Record one memory (TEXT --kind K), many (--from FILE.jsonl) or a chat (--from "
+    "CHAT.json).",
     "registry": "The ACX git registry: rebuild its index, run its PR gate, build its static "
     "Exchange.",
     "restore": "Bring forgotten memories back into recall.",

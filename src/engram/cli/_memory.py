@@ -21,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._app import cli
+from engram.cli._conversation_io import RecordedChat, conversation_options, told_apart
 from engram.cli._db import database_option
 from engram.cli._seat import (
     ote_option,
@@ -179,8 +180,10 @@ def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> li
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="JSON lines {text, kind, ring?, thread?, provenance?}: every line is checked first, "
-    f"then written {BATCH:,} per transaction (a re-run skips what is already there).",
+    f"then written {BATCH:,} per transaction (a re-run skips what is already there); or a "
+    "conversation: JSON lines of OpenAI chat messages, or a chat export (see --format).",
 )
+@conversation_options
 @click.option(
     "--supersedes",
     default=None,
@@ -198,13 +201,18 @@ def record_command(
     thread: str,
     provenance: str | None,
     source: Path | None,
+    fmt: str,
+    llm_model: str | None,
+    llm_endpoint: str | None,
     supersedes: str | None,
     as_json: bool,
     ote: Path | None,
     database: str | None,
     subject: str | None,
 ) -> None:
-    """Record one memory (TEXT --kind K) or many (--from FILE.jsonl)."""
+    """Record one memory (TEXT --kind K), many (--from FILE.jsonl) or a chat (--from CHAT.json).
+
+    A chat (OpenAI messages, a JSON array or JSON lines) becomes one memory per turn."""
     from engram.memory import RecordInput, record_many
 
     if (text is None) == (source is None):
@@ -221,24 +229,34 @@ def record_command(
                 {"text": text, "kind": kind, "ring": ring, "thread": thread, "provenance": prov}
             )
         ]
-    with seat_engine(ote, database, subject=subject) as engine:
-        console = _stderr_console() if source is not None and not as_json else None
-        if source is not None and console is not None and console.is_terminal:
-            from rich.progress import Progress
+    with contextlib.ExitStack() as spooled:
+        if source is not None:
+            path, fmt = told_apart(spooled, source, fmt)
+            if fmt != "records":
+                conversation = RecordedChat(path, source, fmt, thread, ring, kind)
+                conversation.run(ote, database, subject, llm_model, llm_endpoint, as_json)
+                return
+            source = path
+        if llm_model is not None:
+            raise InvalidRequest("--llm-model goes with --from a conversation (messages or chat)")
+        with seat_engine(ote, database, subject=subject) as engine:
+            console = _stderr_console() if source is not None and not as_json else None
+            if source is not None and console is not None and console.is_terminal:
+                from rich.progress import Progress
 
-            # Only on a terminal: a bar redrawn into a log or a pipe is noise before the result.
-            with Progress(transient=True, console=console) as bar:
-                results = _record_file(engine, source, bar)
-        elif source is not None:
-            results = _record_file(engine, source, None)
-        elif supersedes is not None:
-            from engram.cli._seat import actor
-            from engram.memory import supersede
+                # Only on a terminal: a bar redrawn into a log or a pipe is noise.
+                with Progress(transient=True, console=console) as bar:
+                    results = _record_file(engine, source, bar)
+            elif source is not None:
+                results = _record_file(engine, source, None)
+            elif supersedes is not None:
+                from engram.cli._seat import actor
+                from engram.memory import supersede
 
-            replaced = supersede(engine, supersedes, items[0], actor=actor())
-            results = [replaced.record]
-        else:
-            results = record_many(engine, items)
+                replaced = supersede(engine, supersedes, items[0], actor=actor())
+                results = [replaced.record]
+            else:
+                results = record_many(engine, items)
     if as_json:
         click.echo(
             dumps_text([r.to_wire() for r in results] if source else results[0].to_wire(), indent=2)

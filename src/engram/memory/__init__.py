@@ -10,7 +10,8 @@ canon:shared. :func:`withdraw` keeps a memory out of recall (PAM retractions), :
 undoes it; :func:`seat_view` recalls through another manifest on the same index.
 Whose memory (docs/spec/memory-ownership.md): :func:`subject_view` acts for one subject (their
 own ring beside the shared ones); :func:`forget` / :func:`restore` / :func:`erase` and
-:func:`history` are a memory's lifecycle.
+:func:`history` are a memory's lifecycle. :func:`record_conversation` records OpenAI chat
+messages, one memory per turn (docs/spec/memory-conversations.md).
 Our decisions where the spec is silent: docs/spec/memory-*.md.
 """
 
@@ -25,6 +26,7 @@ if typing.TYPE_CHECKING:
         attestation_message,
         load_anchor,
     )
+    from engram.memory._conversation import ConversationResult, TurnOutcome, record_conversation
     from engram.memory._deferred import deferred_engine
     from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
     from engram.memory._engine import (
@@ -46,6 +48,7 @@ if typing.TYPE_CHECKING:
         lower_bound,
         signal_weight,
     )
+    from engram.memory._extract import ChatFactExtractor, FactExtractor
     from engram.memory._lifecycle import (
         LifecycleResult,
         MemoryHistory,
@@ -121,6 +124,11 @@ _LAZY: dict[str, str] = {
     "attestation_message": "engram.memory._attestation",
     "load_anchor": "engram.memory._attestation",
     "ChatDistiller": "engram.memory._distill",
+    "ChatFactExtractor": "engram.memory._extract",
+    "ConversationResult": "engram.memory._conversation",
+    "FactExtractor": "engram.memory._extract",
+    "TurnOutcome": "engram.memory._conversation",
+    "record_conversation": "engram.memory._conversation",
     "deferred_engine": "engram.memory._deferred",
     "Distiller": "engram.memory._distill",
     "ExtractiveDistiller": "engram.memory._distill",
@@ -226,11 +234,14 @@ __all__ = [
     "Anchor",
     "Caller",
     "ChatDistiller",
+    "ChatFactExtractor",
     "CompleteResult",
+    "ConversationResult",
     "CrossEncoder",
     "Distiller",
     "Embedder",
     "ExtractiveDistiller",
+    "FactExtractor",
     "ImportResult",
     "InitResult",
     "LifecycleResult",
@@ -256,6 +267,7 @@ __all__ = [
     "StatusReport",
     "SupersedeResult",
     "Tuning",
+    "TurnOutcome",
     "Verdict",
     "attestation_message",
     "check_record",
@@ -292,6 +304,7 @@ __all__ = [
     "parse_manifest",
     "recall",
     "record",
+    "record_conversation",
     "record_many",
     "reinstate",
     "remote_stages",

@@ -235,6 +235,11 @@ def export_pam(
         },
         "export_type": export_type,
     }
+    if engine.subject is None:
+        with engine.store.read() as tx:
+            registry = tables.type_registry(tx)
+        if registry is not None:
+            document["type_registry"] = registry  # as the imported documents named it
     if base_export_id is not None:
         document["base_export_id"] = base_export_id
     since_text = None if cutoff is None else format_instant(cutoff)

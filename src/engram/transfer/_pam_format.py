@@ -31,7 +31,7 @@ import jsonschema
 
 from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
-from engram.core.encoding import b64url_decode
+from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import DigestMismatch, InvalidRequest, SignatureInvalid, UnsupportedVersion
 from engram.level import public_from_multikey, public_multikey
@@ -257,20 +257,29 @@ def signature_block(
 ) -> JsonObject:
     """§18.1/§18.3: the ``signature`` member for ``document`` (which carries its integrity).
 
-    The value is padded base64url, the form the spec's Appendix D writes and reads back with
-    ``base64.urlsafe_b64decode`` (which refuses a value without its padding).
+    The value is unpadded base64url (RFC 4648 §5 without ``=``): the spec repository's
+    validator (``scripts/validate_pam.py``) accepts only ``[A-Za-z0-9_-]``, and its examples
+    write it so; Appendix D's ``urlsafe_b64decode`` needs the padding restored first
+    (docs/spec/pam.md).
     """
-    import base64
-
     public = key.public_key()
     raw = key.sign(signature_payload(document))
     return {
         "algorithm": "Ed25519",
         "public_key": public_key_text(public),
-        "value": base64.urlsafe_b64encode(raw).decode("ascii"),
+        "value": b64url_encode(raw),
         "signed_at": format_instant(signed_at),
         "key_id": did_key(public),
     }
+
+
+ED25519_SIGNATURE_BYTES = 64
+# A value that is no signature at all is most often an example's placeholder (the spec's own
+# example-memory-store.json carries one): say how to import such a document anyway.
+_HINT = (
+    '; if it is a placeholder, remove the document\'s "signature" member to import it '
+    "unsigned (nothing was imported)"
+)
 
 
 @dataclass(frozen=True)
@@ -304,7 +313,12 @@ def verify_signature(document: Mapping[str, Json]) -> SignatureCheck:
     try:
         raw = b64url_decode(value, allow_padding=True)
     except InvalidRequest as e:
-        raise SignatureInvalid(f"signature.value: not base64url ({e.message})") from e
+        raise SignatureInvalid(f"signature.value: not base64url ({e.message}){_HINT}") from e
+    if len(raw) != ED25519_SIGNATURE_BYTES:
+        raise SignatureInvalid(
+            f"signature.value: {len(raw)} bytes, where an Ed25519 signature is "
+            f"{ED25519_SIGNATURE_BYTES}{_HINT}"
+        )
     key.verify(raw, signature_payload(document))
     signed = parse_instant(block.get("signed_at"), "signature.signed_at")
     exported = parse_instant(document.get("export_date"), "export_date")

@@ -345,6 +345,9 @@ def import_pam(
         conversations = tables.upsert_objects(
             tx, "pam_conversations", [strip_object(c) for c in doc.conversations], now
         )
+        registry = doc.whole.get("type_registry")
+        if isinstance(registry, str) and engine.subject is None:
+            tables.set_type_registry(tx, registry, now)  # exported again (a round trip)
         fresh = True
         if doc.export_id is not None:
             fresh = tables.log_export(

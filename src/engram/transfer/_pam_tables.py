@@ -70,7 +70,24 @@ def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
     ]
 
 
-PAM_COMPONENT = Component(name="pam", migrations=[Migration(1, "PAM interchange records", _v1)])
+def _v2(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
+    # The root type_registry of the documents imported (issue 32: kept on a round trip).
+    return [
+        """CREATE TABLE pam_type_registry (
+            id INTEGER PRIMARY KEY,
+            uri TEXT NOT NULL,
+            recorded_at TEXT NOT NULL
+        )""",
+    ]
+
+
+PAM_COMPONENT = Component(
+    name="pam",
+    migrations=[
+        Migration(1, "PAM interchange records", _v1),
+        Migration(2, "the type registry of imported documents", _v2),
+    ],
+)
 
 
 def migrate(store: Store) -> None:
@@ -136,6 +153,20 @@ def set_owner(tx: Tx, value: JsonObject, now: str) -> None:
         "INSERT INTO pam_owner (id, owner_id, owner, recorded_at) VALUES (1, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
         (value["id"], _json(value), now),
+    )
+
+
+def type_registry(tx: Tx) -> str | None:
+    """The ``type_registry`` of the last imported document that named one."""
+    row = tx.one("SELECT uri FROM pam_type_registry WHERE id = 1")
+    return None if row is None else str(row["uri"])
+
+
+def set_type_registry(tx: Tx, uri: str, now: str) -> None:
+    tx.execute(
+        "INSERT INTO pam_type_registry (id, uri, recorded_at) VALUES (1, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET uri = excluded.uri, recorded_at = excluded.recorded_at",
+        (uri, now),
     )
 
 

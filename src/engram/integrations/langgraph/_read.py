@@ -1,8 +1,10 @@
 """The LangGraph store's reads: ``GetOp``, ``SearchOp`` (listed or ranked), ``ListNamespacesOp``.
 
 langgraph.store.base: ``search`` without a query lists a namespace prefix's items (newest first,
-as LangGraph's PostgreSQL store orders them), with a query ranks them by relevance; ``filter``
-applies either way; ``offset``/``limit`` page; expired items are never returned.
+as LangGraph's PostgreSQL store orders them), with a query ranks them by relevance and, as
+LangGraph's stores do, answers the top ``limit`` items under the prefix (those recall did not
+rank after those it did); ``filter`` applies either way; ``offset``/``limit`` page; expired
+items are never returned.
 docs/integrations.md.
 """
 
@@ -10,7 +12,8 @@ docs/integrations.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 
@@ -136,9 +139,9 @@ def ranked(
     ran), not in MMR's slate order: a store search is asked for relevance, not diversity.
     """
     rings, stale = _rings(ctx, prefix)
-    if not rings:
-        return []
     need = offset + limit
+    if not rings:
+        return listed(ctx, prefix, wanted, offset, limit, now)  # nothing indexed: no scores
     k = MAX_RANKED if wanted else min(MAX_RANKED, 2 * need + stale + 10)
     tuning = replace(Tuning(), pool=max(Tuning().pool, k))
     result = recall(ctx.view(rings), query, k, tuning=tuning)
@@ -171,17 +174,66 @@ def ranked(
     order.sort(key=lambda pair: -pair[0])  # stable: equal scores stay newest first
     out: list[SearchItem] = []
     skipped = 0
-    for score, row in order:
+    candidates: Iterator[tuple[float | None, Row]] = itertools.chain(
+        order,
+        _unranked(ctx, prefix, {(r["prefix"], r["key"]) for _, r in order}, wanted, need, now),
+    )
+    for found, row in candidates:
         value = parse_strict(row["value"])
         if wanted and (not isinstance(value, dict) or not matches(value, wanted)):
             continue
         if skipped < offset:
             skipped += 1
             continue
-        out.append(search_item_of(row, score, ctx.scope))
+        out.append(search_item_of(row, found, ctx.scope))
         if len(out) == limit:
             break
     return out
+
+
+def _unranked(
+    ctx: Context,
+    prefix: str,
+    ranked_keys: set[tuple[str, str]],
+    wanted: Mapping[str, object] | None,
+    need: int,
+    now: datetime,
+) -> Iterator[tuple[float | None, Row]]:
+    """The prefix's other live items, after the ranked ones, as LangGraph's stores return them
+    (a query search answers the top ``limit`` items under the prefix, not only those that
+    match): indexed items recall did not rank (score 0.0), newest first, then items put with
+    ``index=False`` (score None). At most ``need`` unindexed rows are held while scanning."""
+    clause, params = prefix_clause("i.prefix", prefix)
+    sql = (
+        "SELECT i.prefix, i.key, i.value, i.created_at, i.updated_at, "
+        "EXISTS (SELECT 1 FROM langgraph_texts t WHERE t.prefix = i.prefix AND t.key = i.key) "
+        "AS indexed FROM langgraph_items i "
+        f"WHERE {clause} AND (i.expires_at IS NULL OR i.expires_at > ?) "
+        "ORDER BY i.updated_at DESC, i.prefix, i.key LIMIT ? OFFSET ?"
+    )
+    moment = format_instant_precise(now)
+    unindexed: list[Row] = []
+    start = 0
+    while True:
+        with ctx.store.read() as tx:
+            rows = tx.execute(sql, [*params, moment, PAGE, start])
+        for row in rows:
+            if (row["prefix"], row["key"]) in ranked_keys:
+                continue
+            if row["indexed"]:
+                yield 0.0, row
+            elif len(unindexed) < need and (not wanted or _matches_row(row, wanted)):
+                unindexed.append(row)
+        if len(rows) < PAGE:
+            break
+        start += PAGE
+    for row in unindexed:
+        yield None, row
+
+
+def _matches_row(row: Row, wanted: Mapping[str, object]) -> bool:
+    value = parse_strict(row["value"])
+    return isinstance(value, dict) and matches(value, wanted)
 
 
 def _does_match(condition: MatchCondition, namespace: Namespace) -> bool:

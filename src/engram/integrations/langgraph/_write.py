@@ -4,11 +4,14 @@ langgraph.store.base ``PutOp``: ``index`` is None (the store's fields), False (n
 by query) or a list of JSON paths; ``ttl`` is minutes from the last access. Each indexed text
 becomes an engram memory (kind ``langgraph_item``) in the namespace's ring; the item row, its
 texts and the ring's count change in one transaction after the memories are recorded (a crash
-in between leaves only stale memories, which search skips). docs/integrations.md.
+in between leaves only stale memories, which search skips). A value whose ``messages`` member
+is a list of chat messages is a conversation: each turn is its own memory, with its speaker and
+time (engram.memory.record_conversation), in a thread of its own. docs/integrations.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 
@@ -18,7 +21,7 @@ from engram.core.canonical import JsonObject, check_i_json
 from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.integrations.langgraph._context import KIND, Context, ring_id_for
-from engram.memory import RecordInput, get_memory, record_many
+from engram.memory import Memory, RecordInput, get_memory, record_conversation, record_many
 from engram.store import Row, Tx
 
 MAX_TEXT = 100_000  # engram's longest memory: a longer indexed text is cut, for the index only
@@ -52,10 +55,30 @@ def _rings(tx: Tx, prefixes: Iterable[str]) -> dict[str, str]:
 
 
 Write = tuple[str, PutOp, JsonObject, list[tuple[str, str]]]
+MESSAGES = "messages"  # the member that makes a value a conversation
 
 
-def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
+def conversation_of(value: Mapping[str, object], paths: Sequence[str]) -> list[object] | None:
+    """The chat messages of a value indexed whole (``$``) or at ``messages``, when its
+    ``messages`` member is a non-empty list of objects each with a ``role`` or a ``type``."""
+    messages = value.get(MESSAGES)
+    if not any(p == "$" or p == MESSAGES or p.startswith(MESSAGES + "[") for p in paths):
+        return None
+    if not isinstance(messages, list) or not messages:
+        return None
+    if not all(isinstance(m, dict) and ("role" in m or "type" in m) for m in messages):
+        return None
+    said = {"user", "assistant", "human", "ai"}  # a chat with nobody speaking is just a value
+    if any(m.get("role") in said or m.get("type") in said for m in messages):
+        return list(messages)
+    return None
+
+
+def _writes(ctx: Context, puts: Sequence[PutOp]) -> tuple[list[Write], dict[int, list[object]]]:
+    """The puts' values and texts; and, by position in the list, the conversations among them
+    (whose other paths are indexed as usual, ``$`` and ``messages`` by their turns)."""
     writes: list[Write] = []
+    chats: dict[int, list[object]] = {}
     for op in puts:
         if op.value is None:
             continue
@@ -63,17 +86,53 @@ def _writes(ctx: Context, puts: Sequence[PutOp]) -> list[Write]:
         value: JsonObject = dict(op.value)
         check_i_json(value, "value")
         paths = [] if op.index is False else (op.index or ctx.fields)
+        messages = conversation_of(value, paths)
+        if messages is not None:
+            chats[len(writes)] = messages
+            paths = [p for p in paths if p != "$" and not p.startswith(MESSAGES)]
         writes.append((ctx.stored(op.namespace), op, value, item_texts(value, paths)))
-    return writes
+    return writes, chats
+
+
+def _thread(prefix: str, key: str) -> str:
+    """The thread of an item's conversation: ``langgraph:<namespace>/<key>``, or a digest of
+    them when that is longer than a thread may be."""
+    name = f"langgraph:{prefix}/{key}"
+    if len(name) <= 200:
+        return name
+    return "langgraph:" + hashlib.sha256(f"{prefix}\x1f{key}".encode()).hexdigest()[:32]
+
+
+def _record_chats(
+    ctx: Context, writes: list[Write], chats: dict[int, list[object]], ring_of: dict[str, str]
+) -> tuple[dict[str, int], dict[tuple[str, str, str], str]]:
+    """Record each conversation's turns in its namespace's ring: how many memories each
+    namespace gained, and each turn's memory by (namespace, key, ``messages.<i>``)."""
+    gained: dict[str, int] = {}
+    memory_of: dict[tuple[str, str, str], str] = {}
+    for position, messages in chats.items():
+        prefix, op, _, _ = writes[position]
+        result = record_conversation(
+            ctx.view([ring_of[prefix]]),
+            messages,
+            thread=_thread(prefix, str(op.key)),
+            ring=ring_of[prefix],
+            kind=KIND,
+        )
+        for m in result.messages:
+            if m.memory_id is not None:  # skipped messages (system, tool) have none
+                memory_of[(prefix, str(op.key), f"{MESSAGES}.{m.index}")] = m.memory_id
+        gained[prefix] = gained.get(prefix, 0) + result.counts()["recorded"]
+    return gained, memory_of
 
 
 def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
     """Apply puts and deletes (one per key: the batch kept the last)."""
-    writes = _writes(ctx, puts)
+    writes, chats = _writes(ctx, puts)
     with ctx.store.transaction() as tx:
-        ring_of = _rings(tx, sorted({w[0] for w in writes if w[3]}))
-    memory_of: dict[tuple[str, str, str], str] = {}
-    created: dict[str, int] = {}
+        wanted = {w[0] for i, w in enumerate(writes) if w[3] or i in chats}
+        ring_of = _rings(tx, sorted(wanted))
+    created, memory_of = _record_chats(ctx, writes, chats, ring_of)
     for prefix, ring_id in ring_of.items():
         entries = [
             (str(op.key), path, text)
@@ -81,13 +140,18 @@ def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
             if p == prefix
             for path, text in texts
         ]
+        if not entries:  # a namespace written only with conversations
+            continue
         recorded = record_many(
             ctx.view([ring_id]),
             [RecordInput(text=text, kind=KIND, ring=ring_id) for _, _, text in entries],
         )
         for (key, path, _), result in zip(entries, recorded, strict=True):
             memory_of[(prefix, key, path)] = result.memory.id
-        created[prefix] = sum(r.created for r in recorded)
+        created[prefix] = created.get(prefix, 0) + sum(r.created for r in recorded)
+    paths_of: dict[tuple[str, str], list[str]] = {}
+    for prefix, key, path in memory_of:
+        paths_of.setdefault((prefix, key), []).append(path)
     moment = format_instant_precise(now)
     with ctx.store.transaction() as tx:
         for op in puts:
@@ -97,7 +161,7 @@ def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
                 tx.execute(
                     "DELETE FROM langgraph_items WHERE prefix = ? AND key = ?", (prefix, key)
                 )
-        for prefix, op, value, texts in writes:
+        for prefix, op, value, _ in writes:
             key = str(op.key)
             expires = None
             if op.ttl is not None:
@@ -115,7 +179,7 @@ def put(ctx: Context, puts: Sequence[PutOp], now: datetime) -> None:
                 "VALUES (?, ?, ?, ?, ?)",
                 [
                     (prefix, key, path, memory_of[(prefix, key, path)], ring_of[prefix])
-                    for path, _ in texts
+                    for path in paths_of.get((prefix, key), [])
                 ],
             )
         for prefix, count in created.items():
@@ -154,13 +218,20 @@ def compact(ctx: Context, prefix: str) -> bool:
         )
     generation = int(ring["generation"]) + 1
     fresh = ring_id_for(prefix, generation)
-    contents: list[tuple[Row, str]] = []
+    contents: list[tuple[Row, Memory]] = []
     for row in texts:
         memory = get_memory(ctx.engine, row["memory_id"])
         if memory is not None:
-            contents.append((row, memory.text))
+            contents.append((row, memory))
+    # A conversation's turns keep their speaker, time and thread in the fresh ring.
     recorded = record_many(
-        ctx.view([fresh]), [RecordInput(text=text, kind=KIND, ring=fresh) for _, text in contents]
+        ctx.view([fresh]),
+        [
+            RecordInput(
+                text=m.text, kind=KIND, ring=fresh, provenance=m.provenance, thread=m.thread
+            )
+            for _, m in contents
+        ],
     )
     with ctx.store.transaction() as tx:
         moved = tx.execute(
