@@ -35,6 +35,19 @@ A_PHRASES = ["Tollemache", "levothyraxin", "Quarrybank"]
 B_MEMORIES = ["Tomas prefers the window seat on the night train"]
 QUERIES = ["spare key planter", "morning ferry medication", "locker code pool", *A_MEMORIES]
 NEVER = "mem:" + "0" * 64
+# A chat A sends (turns with speaker and time); B then sends the very same chat.
+A_CHAT = {
+    "messages": [
+        {
+            "role": "user",
+            "name": "Ines",
+            "content": "I park at the Wendlebury depot on Tuesdays.",
+            "timestamp": "2026-03-14T09:30:00Z",
+        },
+        {"role": "assistant", "content": "Noted.", "timestamp": "2026-03-14T09:30:04Z"},
+    ],
+    "thread": "chat-ines-1",
+}
 
 
 def _env(home: Path, database: str | None = None) -> dict[str, str]:
@@ -116,7 +129,29 @@ def _probe(a: RestClient, b: RestClient, a_ids: list[str], a_subject: str) -> in
         probes += 1
     mine = a.ok("GET", "/v1/memories")["memories"]
     assert sorted(m["id"] for m in mine if m["state"] == "current") == sorted(a_ids)
-    return probes
+    return probes + _probe_conversation(a, b)
+
+
+def _probe_conversation(a: RestClient, b: RestClient) -> int:
+    """A's chat is A's alone: B sending the same chat learns nothing of it (no duplicate of A's
+    turns), and neither lists or finds the other's turns."""
+    first = a.ok("POST", "/v1/memories/conversations", json=A_CHAT)
+    assert first["counts"]["recorded"] == 2, first
+    turn = first["messages"][0]
+    assert (turn["speaker"], turn["occurred_at"][:19]) == ("Ines", "2026-03-14T09:30:00")
+    a_turns = {m["memory_id"] for m in first["messages"]}
+    again = a.ok("POST", "/v1/memories/conversations", json=A_CHAT)
+    assert (again["counts"]["recorded"], again["counts"]["duplicate"]) == (0, 2), again
+    theirs = b.ok("POST", "/v1/memories/conversations", json=A_CHAT)
+    assert theirs["counts"]["recorded"] == 2, theirs  # B's own copies, never "a duplicate"
+    assert {m["memory_id"] for m in theirs["messages"]} & a_turns == set()
+    b_ids = {m["id"] for m in b.ok("GET", "/v1/memories", params={"limit": 200})["memories"]}
+    assert b_ids & a_turns == set()
+    found = b.ok("GET", "/v1/memories/search", params={"q": "Wendlebury depot Tuesdays"})
+    assert {h["memory"]["id"] for h in found["hits"]} & a_turns == set()
+    mine = a.ok("GET", "/v1/memories/search", params={"q": "Wendlebury depot Tuesdays"})
+    assert mine["hits"][0]["memory"]["id"] in a_turns
+    return 5
 
 
 @pytest.fixture

@@ -43,9 +43,10 @@ def test_the_checked_in_openapi_json_is_what_the_app_serves(
     kinds = ["invariant", "architecture", "decision", "known_process", "procedure", "incident"]
     document: Any = served.json()
     expected: Any = checked_in
-    kind = document["components"]["schemas"]["MemoryRequest"]["properties"].pop("kind")
-    assert kind["enum"][: len(kinds)] == kinds
-    expected["components"]["schemas"]["MemoryRequest"]["properties"].pop("kind")
+    for body in ("MemoryRequest", "ConversationRequest"):
+        kind = document["components"]["schemas"][body]["properties"].pop("kind")
+        assert kind["enum"][: len(kinds)] == kinds
+        expected["components"]["schemas"][body]["properties"].pop("kind")
     assert document == expected
 
 
@@ -79,7 +80,7 @@ def test_generated_requests_find_no_server_error_and_no_schema_breach(
     for result in schema.get_all_operations():
         assert isinstance(result, Ok), result
         operations.append(result.ok())
-    assert len(operations) == 14 + 8  # the context provider's and the memory REST API's
+    assert len(operations) == 14 + 9  # the context provider's and the memory REST API's
     modes = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
     cases = st.one_of(
         *(op.as_strategy(generation_mode=mode) for op in operations for mode in modes)

@@ -18,6 +18,9 @@ from engram.provider import _openapi as doc
 
 MAX_MEMORY_BODY_BYTES = 512 * 1024
 """A memory request body: 100,000 characters of text are up to 400 KB of UTF-8."""
+MAX_CONVERSATION_BODY_BYTES = 8 * 1024 * 1024
+"""A conversation body: send a longer chat in parts with the same ``thread``."""
+MAX_MESSAGES = 20_000  # engram.memory._turns.MAX_MESSAGES, stated in the schema
 MAX_TEXT = 100_000  # engram.memory._engine.MAX_TEXT, stated in the schema
 MAX_QUERY = 4_000
 MAX_ID = 200
@@ -207,6 +210,83 @@ def memory_schemas(kinds: Sequence[str] | None = None) -> JsonObject:
             ),
             "additionalProperties": False,
         },
+        "ConversationRequest": {
+            **doc._obj(
+                {
+                    "messages": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_MESSAGES,
+                        "items": doc._ref("ChatMessage"),
+                        "description": "The chat in the OpenAI messages format, oldest first. "
+                        "user and assistant turns become memories; system, developer and tool "
+                        "messages are skipped (and counted). At most 8 MiB of text in all.",
+                    },
+                    "thread": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_ID,
+                        "description": "The conversation's id. Default: derived from the first "
+                        "turn, so re-sending or extending the same chat lands in the same "
+                        "thread; give one when sending a long chat in parts.",
+                    },
+                    "kind": {
+                        **_kind(kinds),
+                        "description": "The kind of each turn's memory (default episode).",
+                    },
+                    "engram_version": {"type": "string", "const": ENGRAM_VERSION},
+                },
+                required=["messages"],
+            ),
+            "additionalProperties": False,
+        },
+        "ChatMessage": {
+            "type": "object",
+            "required": ["role"],
+            "description": "One OpenAI chat message. Other members (tool_calls, ids) are "
+            "accepted and ignored.",
+            "properties": {
+                "role": {
+                    "type": "string",
+                    "description": "user, assistant, system, developer or tool (LangChain's "
+                    "human and ai too).",
+                },
+                "content": {
+                    "type": ["string", "array", "null"],
+                    "description": "The text, or a list of parts whose text parts are joined.",
+                },
+                "name": {"type": "string", "description": "The speaker (default: the role)."},
+                "timestamp": {
+                    "type": ["string", "number"],
+                    "description": "When it was said: RFC 3339 / ISO 8601 (no offset: UTC) "
+                    "or epoch seconds; created_at and create_time are read too.",
+                },
+            },
+        },
+        "ConversationRecorded": doc._obj(
+            {
+                "thread": _STR,
+                "ring_id": _STR,
+                "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "messages": {
+                    "type": "array",
+                    "items": doc._obj(
+                        {
+                            "index": {"type": "integer"},
+                            "status": _STR,
+                            "memory_id": _STR,
+                            "speaker": _STR,
+                            "occurred_at": _STR,
+                            "reason": _STR,
+                        },
+                        required=["index", "status"],
+                    ),
+                },
+                "facts": {"type": "array", "items": doc._ref("MemoryRecorded")},
+                "extraction": _STR,
+                "dense": _STR,
+            }
+        ),
         "ForgetRequest": {
             **doc._obj(
                 {
@@ -244,6 +324,27 @@ EXAMPLES: dict[str, JsonObject] = {
             },
         },
     },
+    "ConversationRequest": {
+        "a-chat": {
+            "summary": "an app sends a chat; each turn is remembered with speaker and time",
+            "value": {
+                "messages": [
+                    {
+                        "role": "user",
+                        "name": "Ada",
+                        "content": "I moved to Leeds last month.",
+                        "timestamp": "2026-03-14T09:30:00Z",
+                    },
+                    {
+                        "role": "assistant",
+                        "content": "Noted: you live in Leeds now.",
+                        "timestamp": "2026-03-14T09:30:05Z",
+                    },
+                ],
+                "thread": "chat-2026-03-14",
+            },
+        }
+    },
     "ForgetRequest": {
         "forget-with-a-reason": {
             "summary": "the user asked to forget it (restore brings it back)",
@@ -272,6 +373,7 @@ def _memory_op(
     params: list[Json] | None = None,
     body: str | None = None,
     body_required: bool = True,
+    body_bytes: int = MAX_MEMORY_BODY_BYTES,
 ) -> JsonObject:
     op = doc._op(
         summary,
@@ -288,14 +390,14 @@ def _memory_op(
         request["required"] = body_required
         request["description"] = (
             "An I-JSON object (RFC 7493), Content-Type application/json (or none), at most "
-            f"{MAX_MEMORY_BODY_BYTES} bytes, validated against this schema; anything else is "
+            f"{body_bytes} bytes, validated against this schema; anything else is "
             "400 invalid_request."
         )
     return op
 
 
 def memory_paths() -> JsonObject:
-    """The memory routes (``/v1/memories...``); the conversation route is added beside them."""
+    """The memory routes (``/v1/memories...``), the conversation route among them."""
     mid: Json = {"name": "mid", "in": "path", "required": True, "schema": _MEMORY_ID}
     query = doc._query
     page = [
@@ -349,6 +451,16 @@ def memory_paths() -> JsonObject:
     responses = record["responses"]
     assert isinstance(responses, dict)
     responses["200"] = doc._json("MemoryRecorded", "the same words were already recorded")
+    conversation = _memory_op(
+        "record a conversation, one memory per turn (201; 200 when every turn was a duplicate)",
+        (201, "ConversationRecorded"),
+        (409, 422),
+        body="ConversationRequest",
+        body_bytes=MAX_CONVERSATION_BODY_BYTES,
+    )
+    answers = conversation["responses"]
+    assert isinstance(answers, dict)
+    answers["200"] = doc._json("ConversationRecorded", "every turn was already remembered")
     return {
         "/v1/memories": {
             "get": _memory_op(
@@ -362,6 +474,9 @@ def memory_paths() -> JsonObject:
                 (200, "MemorySearch"),
                 params=search,
             )
+        },
+        "/v1/memories/conversations": {
+            "post": conversation,
         },
         "/v1/memories/{mid}": {
             "get": _memory_op("one memory", (200, "Memory"), params=[mid]),
@@ -401,6 +516,7 @@ def memory_paths() -> JsonObject:
 
 __all__ = [
     "LIST_STATES",
+    "MAX_CONVERSATION_BODY_BYTES",
     "MAX_MEMORY_BODY_BYTES",
     "memory_paths",
     "memory_schemas",

@@ -10,6 +10,9 @@ subject through :func:`engram.memory.subject_view`:
 - ``GET /v1/memories/search?q=[&k=&as_of=]``: :func:`~engram.memory.recall`.
 - ``POST /v1/memories``: :func:`~engram.memory.record`, or :func:`~engram.memory.supersede`
   with ``supersedes``.
+- ``POST /v1/memories/conversations``: :func:`~engram.memory.record_conversation`, a chat in
+  the OpenAI messages format, one memory per turn with its speaker and time (the turns are the
+  memories: fact extraction needs a model, which the CLI's ``record --from`` offers).
 - ``GET /v1/memories/{id}``: :func:`~engram.memory.get_memory`.
 - ``POST /v1/memories/{id}/forget`` | ``/restore``: :func:`~engram.memory.forget`,
   :func:`~engram.memory.restore`.
@@ -53,6 +56,7 @@ from engram.memory import (
     http_caller,
     list_memories,
     recall,
+    record_conversation,
     record_many,
     restore,
     subject_view,
@@ -62,6 +66,7 @@ from engram.provider._auth import AuthGuard
 from engram.provider._openapi import _TEXT_PATTERN
 from engram.provider._openapi_memory import (
     LIST_STATES,
+    MAX_CONVERSATION_BODY_BYTES,
     MAX_ID,
     MAX_K,
     MAX_MEMORY_BODY_BYTES,
@@ -180,8 +185,8 @@ class MemoryRoutes:
         self.engine = engine
 
     def table(self) -> list[tuple[str, str, ASGIApp]]:
-        """``(method, path, app)`` rows for the app's route table; ``search`` before ``{mid}``.
-        The conversation route (``POST /v1/memories/conversations``) goes beside ``search``."""
+        """``(method, path, app)`` rows for the app's route table; ``search`` and
+        ``conversations`` before ``{mid}``."""
 
         def guarded(endpoint: Endpoint) -> ASGIApp:
             return AuthGuard(request_response(endpoint), Permission.MEMORY)
@@ -190,6 +195,7 @@ class MemoryRoutes:
             ("GET", "/v1/memories", guarded(self.list_route)),
             ("POST", "/v1/memories", guarded(self.record_route)),
             ("GET", "/v1/memories/search", guarded(self.search_route)),
+            ("POST", "/v1/memories/conversations", guarded(self.conversation_route)),
             ("GET", "/v1/memories/{mid}", guarded(self.get_route)),
             ("DELETE", "/v1/memories/{mid}", guarded(self.erase_route)),
             ("POST", "/v1/memories/{mid}/forget", guarded(self.forget_route)),
@@ -288,6 +294,26 @@ class MemoryRoutes:
                 return (201 if replaced.record.created else 200), replaced.to_wire()
             recorded = record_many(engine, [item])[0]
             return (201 if recorded.created else 200), recorded.to_wire()
+
+        return await run_in_threadpool(
+            services.idempotent_apart, request, caller.subject, body, handle
+        )
+
+    async def conversation_route(self, request: Request) -> Response:
+        services = self._services(request)
+        engine, caller = await run_in_threadpool(self._acting, request, services)
+        raw = await json_object(request, MAX_CONVERSATION_BODY_BYTES)
+        body = _checked_body(raw, "ConversationRequest")
+        messages = body["messages"]
+        assert isinstance(messages, list)  # the schema says so
+        thread = body.get("thread")
+        kind = str(body.get("kind") or "episode")
+
+        def handle() -> tuple[int, Json]:
+            result = record_conversation(
+                engine, messages, thread=None if thread is None else str(thread), kind=kind
+            )
+            return (201 if result.count("recorded") else 200), result.to_wire()
 
         return await run_in_threadpool(
             services.idempotent_apart, request, caller.subject, body, handle
