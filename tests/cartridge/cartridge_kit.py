@@ -192,8 +192,7 @@ class Seat:
         text = default_manifest_text().replace("repo:0000000000000000", self.repo)
         self.ote.write_text(
             text.replace(
-                'embedding_provider = "minilm-l6-v2-static"',
-                'embedding_provider = "local-hash-128"',
+                'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
             )
         )
         self.db = root / "engram.db"

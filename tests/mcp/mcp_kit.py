@@ -36,7 +36,7 @@ def write_seat(directory: Path) -> Path:
     manifest.parent.mkdir(parents=True, exist_ok=True)
     # The model-free seat: new seats get the bundled MiniLM model, these tests are not about it.
     text = default_manifest_text().replace(
-        'embedding_provider = "minilm-l6-v2-static"', 'embedding_provider = "local-hash-128"'
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
     )
     manifest.write_text(text, encoding="utf-8")
     return manifest

@@ -21,7 +21,7 @@ def hash_only(manifest: str) -> str:
     """A generated manifest pinned to the model-free local-hash-128 seat: new seats get the
     bundled MiniLM model, and tests that are not about it need not pay its cost."""
     return manifest.replace(
-        'embedding_provider = "minilm-l6-v2-static"', 'embedding_provider = "local-hash-128"'
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
     )
 
 

@@ -43,17 +43,17 @@ def _key(line: str) -> str:
 
 
 @pytest.mark.req("engram.memory.default-seat-semantic")
-def test_default_ote_and_init_seats_use_the_bundled_static_model(tmp_path: Path) -> None:
+def test_default_ote_and_init_seats_use_the_bundled_model(tmp_path: Path) -> None:
     printed = CliRunner().invoke(cli, ["default-ote"])
     assert printed.exit_code == 0
-    assert parse_manifest(printed.output, "x").retrieval.embedding_provider == "minilm-l6-v2-static"
+    assert parse_manifest(printed.output, "x").retrieval.embedding_provider == "minilm-l6-v2"
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
     done = CliRunner().invoke(cli, ["init", "--repo", str(repo)])
     assert done.exit_code == 0, done.output
     spec = load_manifest(repo / ".engram" / "ote.toml")
-    assert spec.retrieval.embedding_provider == "minilm-l6-v2-static"
+    assert spec.retrieval.embedding_provider == "minilm-l6-v2"
     assert spec.retrieval.local_dense
 
 
@@ -77,7 +77,7 @@ def test_every_option_the_manifest_shows_commented_out_parses_as_shown() -> None
     head, tail = text.split("\n[retrieval]\n", 1)
     tail = re.sub(r"^# (\w+ = )", r"\1", tail, flags=re.M)
     tail = tail.replace(
-        'embedding_provider = "minilm-l6-v2-static"', 'embedding_provider = "remote-openai"'
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "remote-openai"'
     )
     tail = tail.replace("enabled = false", "enabled = true")
     retrieval = parse_manifest(head + "\n[retrieval]\n" + tail, "x").retrieval

@@ -165,7 +165,7 @@ BAD = [
         "an integer from 1 to 65536",
     ),
     (
-        'embedding_provider = "minilm-l6-v2-static"',
+        'embedding_provider = "minilm-l6-v2"',
         'embedding_provider = "magic"',
         "retrieval.embedding_provider",
         "one of 'local-hash-128', 'remote-openai'",

@@ -1,5 +1,5 @@
-"""The default dense stage: a static table distilled from the bundled all-MiniLM-L6-v2 model
-(docs/spec/memory-retrieval.md "Dense: the static default")."""
+"""The cheap dense stage: a static table distilled from the bundled all-MiniLM-L6-v2 model
+(docs/spec/memory-retrieval.md "Dense: the static table")."""
 
 from __future__ import annotations
 

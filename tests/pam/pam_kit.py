@@ -48,7 +48,7 @@ OWNER = "550e8400-e29b-41d4-a716-446655440000"
 def engine_on(store: Store, clock: FixedClock | None = None) -> MemoryEngine:
     # The model-free seat: new seats get the bundled MiniLM model, these tests are not about it.
     text = default_manifest_text().replace(
-        'embedding_provider = "minilm-l6-v2-static"', 'embedding_provider = "local-hash-128"'
+        'embedding_provider = "minilm-l6-v2"', 'embedding_provider = "local-hash-128"'
     )
     return open_engine(store, parse_manifest(text), clock or FixedClock())
 

@@ -1,14 +1,14 @@
-"""The default dense stage: a static embedding distilled from the bundled all-MiniLM-L6-v2.
+"""The cheap dense stage: a static embedding distilled from the bundled all-MiniLM-L6-v2.
 
 Spec: engram.ote.v1 & MCP contract (Plate 03) §3.2 engram_record / engram_recall ("dense
 neural"); §3.1 ``[retrieval].embedding_provider``, where engram adds ``"minilm-l6-v2-static"``.
 The table holds one vector per word piece of the model's vocabulary: the model's own output for
 that piece alone, reduced by PCA and weighted down for frequent pieces (the model2vec recipe,
-Tulkens & van Dongen 2024), computed once from the int8 ONNX model by
-``scripts/distill_static.py`` and shipped in ``_data/minilm-l6-v2-static/`` with its SOURCE. A
-text's vector is the mean of its pieces' rows, L2-normalised: no forward pass, no onnxruntime,
+Tulkens & van Dongen 2024), computed once from the int8 ONNX model by ``python -m
+engram.memory._static_distill`` and shipped in ``_data/minilm-l6-v2-static/`` with its SOURCE.
+A text's vector is the mean of its pieces' rows, L2-normalised: no forward pass, no onnxruntime,
 microseconds per memory. Decisions and figures: ``docs/spec/memory-retrieval.md`` "Dense: the
-static default".
+static table".
 """
 
 from __future__ import annotations
@@ -109,7 +109,8 @@ class StaticEmbedder:
         if len(texts) == 1:  # a query: no hand-off to the tokenizer's thread pool
             return [self._tokenizer.encode(texts[0], add_special_tokens=False)]
         # The fast variant skips character offsets, which nothing here reads.
-        return self._encode_batch(texts, add_special_tokens=False)  # type: ignore[no-any-return]
+        encoded: list[Any] = self._encode_batch(texts, add_special_tokens=False)
+        return encoded
 
     def _sums(self, pieces: Sequence[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Each list's sum of rows, and how many of its pieces are known (not [UNK])."""
@@ -139,7 +140,8 @@ class StaticEmbedder:
         with self._floats_lock:
             if self._floats is None:
                 self._floats = np.asarray(self._table, dtype=np.float32) * self._scales[:, None]
-        return self._floats[ids]
+        bulk: np.ndarray = self._floats[ids]
+        return bulk
 
     def close(self) -> None:
         """Nothing to release (kept for the remote clients' interface)."""
