@@ -24,14 +24,13 @@ from engram.memory._static import DIMS, ENGINE, SCALES, TABLE, StaticEmbedder
 from engram.memory._static_distill import piece_vectors, project, quantize
 from engram.store import Store
 
-pytest.importorskip("onnxruntime")
-
 
 @pytest.mark.req("engram.memory.dense-static")
 def test_the_shipped_table_is_the_bundled_models_distillation() -> None:
     """Rows re-derived from the int8 ONNX model (its own forward pass, run here) with the
     shipped projection equal the shipped rows: the table is what the recipe makes of this model,
     not a table from elsewhere."""
+    pytest.importorskip("onnxruntime")  # the model's runtime; the table itself needs none
     table, scales = np.load(TABLE), np.load(SCALES)
     projection = np.load(TABLE.with_name("projection.npy"))
     assert table.dtype == np.int8
