@@ -17,8 +17,10 @@ a fresh process, ``MATCH ... ORDER BY rank LIMIT 10``), and a plain SQLite table
 
 The corpus is synthetic but shaped like prose: sentences of 8-30 words drawn from a Zipf
 distribution over a 30,000-word vocabulary. Queries are 3-6 words of a random memory.
-``--dense`` also embeds every memory with the bundled all-MiniLM-L6-v2 (slow to build: about
-300 memories/s on one core) and measures warm recall with the dense stage on.
+``--dense`` (= ``--embedding minilm-l6-v2``) also embeds every memory with the bundled
+all-MiniLM-L6-v2 (slow to build: about 100 memories per CPU second on this corpus) and measures
+every figure with the dense stage on; ``--embedding minilm-l6-v2-static`` does so with the
+static table distilled from it. The dense stage is built from the seat as the CLI builds it.
 """
 
 from __future__ import annotations
