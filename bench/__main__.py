@@ -23,6 +23,7 @@ BENCHMARKS = {
     "metrics": "bench.bench_metrics",
     "tamper-acx": "bench.bench_tamper_acx",
     "multilingual": "bench.bench_multilingual",
+    "default-seat": "bench.bench_default_seat",
 }
 
 

@@ -15,7 +15,8 @@ evidence turns in the top k, averaged over questions. ``bm25s`` runs on the same
 same run. ``--cli`` also runs the path a user takes: ``engram record --from`` (with
 ``thread``) and ``engram recall --batch``, in subprocesses, on a SQLite file.
 
-Run: python bench/bench_locomo.py --data locomo10.json [--cli] [--no-dense] [--json]
+Run: python bench/bench_locomo.py --data locomo10.json [--cli] [--no-dense | --embedding P] [--json]
+(the dense stage is the default seat's, minilm-l6-v2, unless --embedding minilm-l6-v2-static)
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ from engram.core.canonical import Json, parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
-from engram.memory import RecordInput, Tuning, open_engine, parse_manifest, recall, record_many
+from engram.memory import (
+    RecordInput,
+    Tuning,
+    open_engine,
+    parse_manifest,
+    recall,
+    record_many,
+    remote_stages,
+)
 from engram.memory.internals import fused_ranking
 from engram.store import open_store
 
@@ -74,6 +83,11 @@ nomination_min_verifications = 5
 [retrieval]
 embedding_provider = "{provider}"
 """
+
+
+# The seat's dense stage unless --no-dense (``--embedding``): the bundled model (what
+# ``engram init`` writes) or the static table distilled from it.
+DENSE_PROVIDER = ["minilm-l6-v2"]
 
 
 def split_of(sample_id: str) -> str:
@@ -145,13 +159,9 @@ def _conversation(
     ts = turns(sample)
     split = split_of(sample["sample_id"])
     store = open_store("memory://")
-    embedder = None
-    if dense:
-        from engram.memory.internals import MiniLMEmbedder
-
-        embedder = MiniLMEmbedder()
-    provider = "minilm-l6-v2" if dense else "local-hash-128"
+    provider = DENSE_PROVIDER[0] if dense else "local-hash-128"
     spec = parse_manifest(SEAT.replace("{provider}", provider), "locomo-seat")
+    embedder = remote_stages(spec, None)[0]  # as the CLI builds it
     engine = open_engine(store, spec, FixedClock(), embedder=embedder)
     recorded = record_many(engine, _inputs(sample))
     dia_of = {r.memory.id: ts[i][0] for i, r in enumerate(recorded)}
@@ -205,7 +215,7 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
     folder = work / sample["sample_id"]
     folder.mkdir()
     seat = folder / "ote.toml"
-    seat.write_text(SEAT.replace("{provider}", "minilm-l6-v2" if dense else "local-hash-128"))
+    seat.write_text(SEAT.replace("{provider}", DENSE_PROVIDER[0] if dense else "local-hash-128"))
     lines = [
         dumps_text(
             {
@@ -310,9 +320,16 @@ def main() -> None:
     parser.add_argument(
         "--cli", action="store_true", help="also run record --from / recall --batch"
     )
-    parser.add_argument("--no-dense", action="store_true", help="without the bundled MiniLM model")
+    parser.add_argument("--no-dense", action="store_true", help="without a dense stage")
+    parser.add_argument(
+        "--embedding",
+        choices=("minilm-l6-v2", "minilm-l6-v2-static"),
+        default="minilm-l6-v2",
+        help="the dense stage: the default seat's model, or the static table distilled from it",
+    )
     parser.add_argument("--tune", action="store_true", help="try fusion weights (dev split only)")
     args = parser.parse_args()
+    DENSE_PROVIDER[0] = args.embedding
     if args.data is None:
         _refuse(f"error: the LoCoMo data is not in this repository: download {WHERE}, --data PATH")
     samples = load(args.data)
@@ -332,10 +349,7 @@ def main() -> None:
     if args.json:
         print(dumps_text(report | {"seconds": seconds, "dense": dense}, indent=2))
         return
-    print(
-        f"dense stage: {'all-MiniLM-L6-v2 int8 (bundled, offline)' if dense else 'off'}; "
-        f"{seconds} s"
-    )
+    print(f"dense stage: {args.embedding if dense else 'off'}; {seconds} s")
     for split, systems in report.items():
         base = systems["bm25s (baseline)"]
         print(f"\n{split}: {systems['questions']} questions (categories 1-4 with evidence)")

@@ -17,8 +17,10 @@ a fresh process, ``MATCH ... ORDER BY rank LIMIT 10``), and a plain SQLite table
 
 The corpus is synthetic but shaped like prose: sentences of 8-30 words drawn from a Zipf
 distribution over a 30,000-word vocabulary. Queries are 3-6 words of a random memory.
-``--dense`` also embeds every memory with the bundled all-MiniLM-L6-v2 (slow to build: about
-300 memories/s on one core) and measures warm recall with the dense stage on.
+``--dense`` (= ``--embedding minilm-l6-v2``) also embeds every memory with the bundled
+all-MiniLM-L6-v2 (slow to build: about 100 memories per CPU second on this corpus) and measures
+every figure with the dense stage on; ``--embedding minilm-l6-v2-static`` does so with the
+static table distilled from it. The dense stage is built from the seat as the CLI builds it.
 """
 
 from __future__ import annotations
@@ -48,7 +50,14 @@ import engram
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
-from engram.memory import RecordInput, open_engine, parse_manifest, recall, record_many
+from engram.memory import (
+    RecordInput,
+    open_engine,
+    parse_manifest,
+    recall,
+    record_many,
+    remote_stages,
+)
 from engram.store import open_store
 
 SEAT = """
@@ -117,13 +126,22 @@ def queries(texts: list[str], count: int, seed: int = 11) -> list[str]:
     return out
 
 
-def _seat(folder: Path, dense: bool) -> Path:
+HASH_ONLY = "local-hash-128"
+
+
+def _seat(folder: Path, provider: str) -> Path:
     path = folder / "ote.toml"
-    path.write_text(SEAT.replace("{provider}", "minilm-l6-v2" if dense else "local-hash-128"))
+    path.write_text(SEAT.replace("{provider}", provider))
     return path
 
 
-def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any]:
+def seat_embedder(folder: Path) -> Any:
+    """The dense stage the folder's seat names, built as the CLI builds it (None: none)."""
+    spec = parse_manifest((folder / "ote.toml").read_text(), "bench-seat")
+    return remote_stages(spec, None)[0]
+
+
+def _build(folder: Path, n: int, provider: str, console: Console) -> dict[str, Any]:
     """Build (or reuse) the engram store, its index and every baseline's files for ``n``."""
     marker = folder / "built.json"
     if marker.is_file():
@@ -135,22 +153,19 @@ def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any
         return built
     folder.mkdir(parents=True, exist_ok=True)
     texts = corpus(n)
-    embedder = None
-    if dense:
-        from engram.memory.internals import MiniLMEmbedder
-
-        embedder = MiniLMEmbedder()
+    spec = parse_manifest(_seat(folder, provider).read_text(), "bench-seat")
+    embedder = seat_embedder(folder)
     store = open_store(f"sqlite://{folder / 'engram.db'}")
-    spec = parse_manifest(_seat(folder, dense).read_text(), "bench-seat")
     engine = open_engine(store, spec, FixedClock(), embedder=embedder)
     items = [RecordInput(t, "fact", "M2" if i % 2 else "M4") for i, t in enumerate(texts)]
     rates: list[float] = []
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     for at in range(0, n, BATCH):
         t = time.perf_counter()
         record_many(engine, items[at : at + BATCH], refresh=False)
         rates.append(len(items[at : at + BATCH]) / (time.perf_counter() - t))
     record_s = time.perf_counter() - started
+    record_cpu_s = time.process_time() - started_cpu
     t = time.perf_counter()
     engine.index.sync(store)
     index_s = time.perf_counter() - t
@@ -180,6 +195,7 @@ def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any
     built = {
         "n": n,
         "record_per_s": n / record_s,
+        "record_cpu_per_s": n / record_cpu_s,
         "record_first_batches_per_s": statistics.fmean(rates[: len(tail)]),
         "record_last_batches_per_s": statistics.fmean(tail),
         "index_build_per_s": n / index_s,
@@ -190,7 +206,8 @@ def _build(folder: Path, n: int, dense: bool, console: Console) -> dict[str, Any
         "index_bytes": sum(
             p.stat().st_size for p in (folder / "engram.db.index").rglob("*") if p.is_file()
         ),
-        "dense": dense,
+        "dense": provider != HASH_ONLY,
+        "embedding": provider,
     }
     marker.write_text(dumps_text(built))
     return built
@@ -210,7 +227,7 @@ def _record_at_scale(folder: Path, n: int, extra: int) -> dict[str, float]:
         texts = [f"{t} extra{i}" for i, t in enumerate(corpus(extra, seed=n % 1000 + 1))]
         store = open_store(f"sqlite://{work / 'engram.db'}")
         spec = parse_manifest((folder / "ote.toml").read_text(), "bench-seat")
-        engine = open_engine(store, spec, FixedClock())
+        engine = open_engine(store, spec, FixedClock(), embedder=seat_embedder(folder))
         plain = sqlite3.connect(work / "plain.db")
         items = [RecordInput(t, "fact", "M2" if i % 2 else "M4") for i, t in enumerate(texts)]
         wall = cpu = plain_wall = 0.0
@@ -262,13 +279,9 @@ def _pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) * 1e3
 
 
-def _warm(folder: Path, dense: bool, n_queries: int, loaded: bool) -> dict[str, float]:
+def _warm(folder: Path, n_queries: int, loaded: bool) -> dict[str, float]:
     qs = read_queries(folder)[:n_queries]
-    embedder = None
-    if dense:
-        from engram.memory.internals import MiniLMEmbedder
-
-        embedder = MiniLMEmbedder()
+    embedder = seat_embedder(folder)
     store = open_store(f"sqlite://{folder / 'engram.db'}")
     engine = open_engine(
         store,
@@ -326,11 +339,12 @@ import sys
 from pathlib import Path
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
-from engram.memory import open_engine, parse_manifest, recall
+from engram.memory import open_engine, parse_manifest, recall, remote_stages
 from engram.store import open_store
 folder = Path(sys.argv[1])
 store = open_store(f"sqlite://{folder / 'engram.db'}")
-engine = open_engine(store, parse_manifest((folder / 'ote.toml').read_text(), 's'), FixedClock())
+spec = parse_manifest((folder / 'ote.toml').read_text(), 's')
+engine = open_engine(store, spec, FixedClock(), embedder=remote_stages(spec, None)[0])
 for q in parse_strict((folder / 'queries.json').read_bytes())[:int(sys.argv[2])]:
     recall(engine, q)
 # VmHWM, not ru_maxrss: the latter keeps the forking parent's peak across exec.
@@ -402,11 +416,23 @@ def _long_running_rss(folder: Path, n_queries: int) -> float:
     return int(done.stdout.strip().splitlines()[-1]) / 1024
 
 
+def folder_name(n: int, provider: str) -> str:
+    """The cache folder of one size and seat (``n-N`` for the model-free seat, as before)."""
+    suffix = {HASH_ONLY: "", "minilm-l6-v2": "-dense"}.get(provider, f"-{provider}")
+    return f"n-{n}{suffix}"
+
+
 def main(*, rounds: int = 7, argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="python -m bench recall")
     parser.add_argument("--n", default="10000,100000", help="sizes, comma-separated")
     parser.add_argument("--cache", type=Path, default=None, help="keep the built stores here")
-    parser.add_argument("--dense", action="store_true", help="with the bundled MiniLM stage")
+    parser.add_argument(
+        "--embedding",
+        default=HASH_ONLY,
+        choices=(HASH_ONLY, "minilm-l6-v2-static", "minilm-l6-v2"),
+        help="the seat's embedding_provider (default: none, the model-free seat)",
+    )
+    parser.add_argument("--dense", action="store_true", help="= --embedding minilm-l6-v2")
     parser.add_argument("--quiet-only", action="store_true", help="skip the under-load pass")
     parser.add_argument(
         "--record-extra",
@@ -416,6 +442,7 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> list[dict[str, An
     )
     parser.add_argument("--no-cold", action="store_true", help="skip the cold CLI figures")
     args = parser.parse_args(argv or [])
+    provider = "minilm-l6-v2" if args.dense else args.embedding
     console = Console(width=None if Console().is_terminal else 120)
     sizes = [int(x.replace("_", "")) for x in args.n.split(",")]
     n_queries = max(100, rounds * 60)
@@ -423,11 +450,11 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> list[dict[str, An
     with contextlib.ExitStack() as stack:
         root = args.cache or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         for n in sizes:
-            folder = root / f"n-{n}{'-dense' if args.dense else ''}"
-            figures: dict[str, Any] = dict(_build(folder, n, args.dense, console))
+            folder = root / folder_name(n, provider)
+            figures: dict[str, Any] = dict(_build(folder, n, provider, console))
             for loaded in (False, True) if not args.quiet_only else (False,):
                 tag = "load" if loaded else "quiet"
-                for key, value in _warm(folder, args.dense, n_queries, loaded).items():
+                for key, value in _warm(folder, n_queries, loaded).items():
                     figures[f"{tag}_{key}"] = value
                 if not args.no_cold:
                     for key, value in _cold(folder, max(3, rounds), loaded).items():
@@ -443,7 +470,8 @@ def main(*, rounds: int = 7, argv: list[str] | None = None) -> list[dict[str, An
 def _print(console: Console, f: dict[str, Any]) -> None:
     n = int(f["n"])
     table = Table(
-        title=f"{n:,} memories{' (dense on)' if f['dense'] else ''}", title_justify="left"
+        title=f"{n:,} memories ({f.get('embedding', 'minilm-l6-v2' if f['dense'] else HASH_ONLY)})",
+        title_justify="left",
     )
     for column in ("figure", "engram", "baseline", "× baseline", "target"):
         table.add_column(column, justify="right" if column != "figure" else "left")

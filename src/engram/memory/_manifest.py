@@ -24,8 +24,9 @@ RINGS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4")
 WRITABLE_RINGS = frozenset({"M2", "M3", "M4"})
 # A ring id says what it names; pre-S2 stores used canon:fleet for M0 (`engram migrate --rings`).
 RING_PREFIX = {"M0": "canon:", "M1": "archetype:", "M2": "repo:", "M3": "team:", "M4": "seat:"}
-# "minilm-l6-v2" is engram's addition: the bundled offline model (engram.memory._minilm).
-EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai", "minilm-l6-v2")
+# "minilm-l6-v2" is engram's addition: the bundled offline model (engram.memory._minilm);
+# "minilm-l6-v2-static" too: a static embedding distilled from it (engram.memory._static).
+EMBEDDING_PROVIDERS = ("local-hash-128", "remote-openai", "minilm-l6-v2", "minilm-l6-v2-static")
 RERANK_PROVIDERS = ("vllm-rerank", "remote-openai")
 MAX_DENSE_CONTEXT = 8
 
@@ -132,8 +133,9 @@ class Retrieval:
 
     @property
     def local_dense(self) -> bool:
-        """The bundled all-MiniLM-L6-v2 model computes them, offline."""
-        return self.embedding_provider == "minilm-l6-v2"
+        """The bundled all-MiniLM-L6-v2 model, or its distilled static table, computes them,
+        offline."""
+        return self.embedding_provider in ("minilm-l6-v2", "minilm-l6-v2-static")
 
 
 @dataclass(frozen=True)

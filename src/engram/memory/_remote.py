@@ -173,7 +173,8 @@ def remote_stages(
     transport: httpx.BaseTransport | None = None,
 ) -> tuple[Any, RemoteReranker | None]:
     """Build the dense stage and cross-encoder a manifest asks for: the bundled MiniLM model
-    (``embedding_provider = "minilm-l6-v2"``), or remote clients whose endpoint is explicit or
+    (``embedding_provider = "minilm-l6-v2"``) or its static table (``"minilm-l6-v2-static"``),
+    or remote clients whose endpoint is explicit or
     THALAMUS_URL. Both have ``close()``.
 
     ``thalamus_url`` is passed in by the caller (the CLI reads the environment, not this module).
@@ -181,7 +182,11 @@ def remote_stages(
     r = spec.retrieval
     embedder: Any = None
     reranker = None
-    if r.local_dense:
+    if r.embedding_provider == "minilm-l6-v2-static":
+        from engram.memory._static import StaticEmbedder
+
+        embedder = StaticEmbedder()
+    elif r.local_dense:
         from engram.memory._minilm import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()

@@ -84,7 +84,7 @@ nomination_min_verifications = 5
 # reverify_fraction = 0.2
 
 [retrieval]
-embedding_provider = "minilm-l6-v2" # bundled offline model; "local-hash-128": none; "remote-openai"
+embedding_provider = "minilm-l6-v2" # bundled; "minilm-l6-v2-static": 100x cheaper, less exact
 # embedding_model = "text-embedding-3-small" # remote-openai only: the model the endpoint serves
 # embedding_endpoint = "http://127.0.0.1:8000" # remote-openai only (else THALAMUS_URL)
 embedding_dims = 128 # remote-openai vector size; minilm-l6-v2 is always 384
