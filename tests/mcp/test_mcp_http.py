@@ -161,7 +161,7 @@ async def test_tools_over_streamable_http(app: Starlette, demo: DemoSubject) -> 
         )
         status = structured(await session.call_tool("engram_status", {}))
 
-    assert len(names) == 7
+    assert len(names) == 8
     # Over HTTP every call acts for the token's subject: their own ring (memory-ownership.md).
     assert recorded["memory"]["ring_id"] == f"subject:{demo.subject.id}"
     assert recorded["memory"]["entities"] == ["K07"]

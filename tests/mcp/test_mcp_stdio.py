@@ -24,6 +24,7 @@ TOOLS = {
     "engram_outcome",
     "engram_status",
     "engram_forget",
+    "engram_record_conversation",
 }
 
 
@@ -199,3 +200,35 @@ async def test_engram_mcp_for_a_subject_records_into_their_ring_and_forgets(
     assert tools["engram_forget"].annotations.destructive_hint is True
     assert (forgot["state"], forgot["changed"]) == ("forgotten", True)
     assert recalled["hits"] == []
+
+
+@pytest.mark.req("engram.mcp.record-conversation")
+async def test_a_conversation_recorded_over_mcp_is_recalled_with_speaker_and_time(
+    seat_dir: Path, database: str
+) -> None:
+    chat = [
+        {"role": "system", "content": "You are a release assistant."},
+        {
+            "role": "user",
+            "name": "Priya",
+            "content": "The release train leaves on Thursdays at noon now.",
+            "timestamp": "2026-05-04T10:15:00Z",
+        },
+        {"role": "assistant", "content": "Understood: Thursday noon releases."},
+    ]
+    async with stdio_session(seat_dir, database) as session:
+        first = structured(
+            await session.call_tool("engram_record_conversation", {"messages": chat})
+        )
+        again = structured(
+            await session.call_tool("engram_record_conversation", {"messages": chat})
+        )
+        recalled = structured(
+            await session.call_tool("engram_recall", {"query": "when does the release train leave"})
+        )
+    assert (first["counts"]["recorded"], first["counts"]["skipped"]) == (2, 1)
+    assert (again["counts"]["recorded"], again["counts"]["duplicate"]) == (0, 2)
+    turn = next(h["memory"] for h in recalled["hits"] if "Thursdays" in h["memory"]["text"])
+    assert turn["provenance"]["speaker"] == "Priya"
+    assert turn["provenance"]["occurred_at"].startswith("2026-05-04T10:15:00")
+    assert turn["thread"] == first["thread"]

@@ -67,6 +67,33 @@ class RecallOut(_Out):
     used_tokens: int
 
 
+class TurnOut(_Out):
+    """What became of one message of a conversation."""
+
+    index: int = Field(description="The message's place in the list given (from 0).")
+    status: str = Field(description="recorded | duplicate | near_duplicate | skipped.")
+    memory_id: str | None = Field(
+        default=None, description="The turn's memory (recorded), or the one it repeats."
+    )
+    speaker: str | None = Field(default=None, description="Its name, else its role.")
+    occurred_at: str | None = Field(
+        default=None, description="When it was said (RFC 3339 UTC), when the message says."
+    )
+    reason: str | None = Field(default=None, description="Why a message was skipped.")
+
+
+class ConversationOut(_Out):
+    """A conversation recorded: one memory per user or assistant turn, in one thread."""
+
+    thread: str = Field(description="The thread its turns are in (recall them together).")
+    ring_id: str
+    counts: dict[str, int] = Field(description="messages, recorded, duplicate, … facts.")
+    messages: list[TurnOut] = Field(description="One per message given, in order.")
+    facts: list[RecordOut] = Field(description="Facts a model extracted (none without one).")
+    extraction: str = Field(description="disabled | ok:<extractor> | degraded: <reason>.")
+    dense: str = Field(description="As for engram_record; n/a when no turn was new.")
+
+
 class OutcomeOut(_Out):
     """The evidence event as recorded (or, for a repeated decision_id, as first recorded)."""
 
@@ -135,6 +162,7 @@ class StatusOut(_Out):
 
 __all__ = [
     "CompleteOut",
+    "ConversationOut",
     "ForgetOut",
     "MemoryOut",
     "OutcomeOut",
@@ -143,5 +171,6 @@ __all__ = [
     "RecordOut",
     "SeatOut",
     "StatusOut",
+    "TurnOut",
     "VerdictOut",
 ]

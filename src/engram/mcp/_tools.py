@@ -2,6 +2,7 @@
 
 engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). ``engram_recall`` →
 :func:`engram.memory.recall`, ``engram_record`` → :func:`~engram.memory.record`,
+``engram_record_conversation`` → :func:`~engram.memory.record_conversation`,
 ``engram_distill`` → :func:`~engram.memory.distill`, ``engram_complete`` →
 :func:`~engram.memory.complete`, ``engram_outcome`` → :func:`~engram.memory.outcome` (on the
 ``mcp`` channel, which refuses sealed_* / human_*) and ``engram_status`` →
@@ -33,6 +34,7 @@ from engram.mcp._context import CALLER
 from engram.mcp._declare import engram_tool
 from engram.mcp._models import (
     CompleteOut,
+    ConversationOut,
     ForgetOut,
     OutcomeOut,
     RecallOut,
@@ -57,6 +59,7 @@ LOG = logging.getLogger("engram.mcp")
 T = TypeVar("T")
 
 MAX_QUERY = 4_000
+MAX_MESSAGES = 20_000  # engram.memory._turns.MAX_MESSAGES, stated in the schema
 MAX_TEXT = 100_000  # the engine's own limit (engram.memory._engine.MAX_TEXT), stated in the schema
 MAX_EPISODES = 50
 MAX_PROVENANCE_BYTES = 16_384
@@ -267,6 +270,46 @@ class EngramTools:
             return record(self._engine(), text, kind, ring, provenance or {}, thread)
 
         return RecordOut.model_validate(self._call("engram_record", call).to_wire())
+
+    @engram_tool(
+        title="Record a conversation",
+        describe=lambda seat: (
+            f"Record a chat for seat {seat.seat_id} as memories: messages in the OpenAI format "
+            "(role, content, optional name and timestamp). Each user and assistant turn becomes "
+            "one memory with its speaker and time, in one thread; system and tool messages are "
+            f"skipped; sending the same chat again adds nothing. Writable rings: {seat.writable}."
+        ),
+    )
+    def engram_record_conversation(
+        self,
+        messages: Annotated[
+            list[dict[str, Any]],
+            Field(
+                min_length=1,
+                max_length=MAX_MESSAGES,
+                description="The chat, oldest first: {role, content, name?, timestamp?} each "
+                "(timestamp: ISO 8601 or epoch seconds); at most 8 MiB of text in all.",
+            ),
+        ],
+        thread: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=MAX_ID,
+                description="The conversation's id; default: derived from its first turn, so "
+                "sending it again or extended lands in the same thread.",
+            ),
+        ] = None,
+        ring: Ring = "M4",
+    ) -> ConversationOut:
+        """Record a conversation, one memory per user or assistant turn."""
+        from engram.memory import record_conversation
+
+        result = self._call(
+            "engram_record_conversation",
+            lambda: record_conversation(self._engine(), messages, thread=thread, ring=ring),
+        )
+        return ConversationOut.model_validate(result.to_wire())
 
     @engram_tool(
         title="Distill episodes into a memory",
