@@ -401,6 +401,11 @@ class Fetcher:
                         response.close()
                     return
                 response.close()  # a redirect's body is never read
+                if self.settings.max_redirects == 0:
+                    raise FetchError(
+                        f"{self.party}: answered with a redirect (to "
+                        f"{_short(str(following.url))}), which is not followed here"
+                    )
                 request = following
             raise FetchError(
                 f"{self.party}: more than {self.settings.max_redirects} redirects "

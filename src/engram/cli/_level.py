@@ -6,13 +6,12 @@ docs/spec/acx-levels.md §9. Each command parses, calls one ``engram.level`` fun
 a file, ``--rom-digest`` and ``--publisher`` give the same values by hand. The issuer key is
 looked up in an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
 
-Status lists are dereferenced from a file or over HTTP(S) here, in the adapter: the domain package
-does no network I/O and fails closed on whatever this fetch raises.
+Status lists and DID documents are dereferenced by :func:`engram.level.fetch_location` (http(s)
+and file, 16 MiB, no redirects); the verifier fails closed on whatever it raises.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,16 +22,16 @@ import click
 
 from engram.cli._acx_input import read_verified
 from engram.cli._common import trust_registry_option
-from engram.cli._files import read_regular
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
+from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PublicKey, load_private_key
-from engram.errors import InvalidRequest, RemoteError
-from engram.fetch import fetch_url
+from engram.errors import InvalidRequest
 from engram.level import (
     DEFAULT_COOLDOWN,
     DEFAULT_DRAW,
+    MAX_FETCH_BYTES,
     MIN_ENTRIES,
     CommandSolver,
     EvidenceLookup,
@@ -48,6 +47,7 @@ from engram.level import (
     did_document_resolver,
     envelope_file_name,
     load_benchmark,
+    pinned_fetch,
     prove_level,
     public_from_multikey,
     registry_issuer_keys,
@@ -61,7 +61,6 @@ from engram.level import (
 from engram.trust import TrustRegistryError, load_trust_registry
 
 CLOCK = SystemClock()
-MAX_FETCH_BYTES = 1 << 24
 MAX_CREDENTIAL_BYTES = 1 << 24
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -109,17 +108,6 @@ def cartridge_binding(
         or f"urn:acx:cartridge:{publisher_id}/rom-{rom_digest.removeprefix('sha256:')[:16]}",
         publisher_keyids,
     )
-
-
-def fetch(location: str) -> bytes:
-    """Bytes of a status list or DID document: an HTTP(S) URL, a file:// URL or a path."""
-    if re.match(r"^https?://", location):
-        return fetch_url(location, limit=MAX_FETCH_BYTES)
-    path = Path(location.removeprefix("file://"))
-    if re.match(r"^[a-z][a-z0-9+.-]*://", location) and not location.startswith("file://"):
-        raise RemoteError(f"{location}: only http(s) and file URLs are dereferenced")
-    # A FIFO or a huge file is refused unread (the status check fails closed on the error).
-    return read_regular(path, limit=MAX_FETCH_BYTES, what="file")
 
 
 def _public_key(text: str) -> PublicKey:
@@ -359,7 +347,7 @@ def attach_check(
     except InvalidRequest:
         document = {}
     resolve = _resolver(issuer_key, did_document, document)
-    status_fetch = (lambda _url: fetch(status_list)) if status_list else fetch
+    status_fetch = pinned_fetch(status_list)
 
     def check(data: bytes, rom_digest: str) -> LevelReport:
         return require_verified(
@@ -457,7 +445,7 @@ def verify_command(
         publisher_id=publisher_id,
         publisher_keyids=publisher_keyids,
         published_issuer_keys=published,
-        status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
+        status_fetch=pinned_fetch(status_list),
         evidence=_evidence_lookup(evidence_dir),
     )
     if as_json:

@@ -14,8 +14,8 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import emit, json_option, trust_registry_option
-from engram.cli._files import read_regular
 from engram.core.canonical import parse_object
+from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 from engram.registry import (

@@ -24,13 +24,12 @@ from rich.text import Text
 
 from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import F, trust_registry_option
-from engram.cli._files import read_regular
-from engram.cli._level import fetch
 from engram.core.canonical import Json, JsonObject
 from engram.core.clock import SystemClock
+from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.core.keys import load_private_key
-from engram.level import envelope_file_name
+from engram.level import envelope_file_name, pinned_fetch
 from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
 from engram.workflow import (
     MAX_DOCUMENT_BYTES,
@@ -276,7 +275,7 @@ def ready_cmd(
             level_credentials(credentials),
             issuers=issuer_registry,
             now=now,
-            status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
+            status_fetch=pinned_fetch(status_list),
         )
     report = ready(
         document, offers, verification=verification, unreadable=unreadable, levels=outcomes

@@ -28,6 +28,7 @@ from engram.level._evidence import (
     envelope_file_name,
     ni_uri,
 )
+from engram.level._fetch import MAX_FETCH_BYTES, fetch_location, pinned_fetch
 from engram.level._issue import DEFAULT_COOLDOWN, DEFAULT_DRAW, Issuance, Verifier, prove_level
 from engram.level._ledger import AttemptRow, Ledger
 from engram.level._multikey import (
@@ -82,6 +83,7 @@ __all__ = [
     "CRYPTOSUITE",
     "DEFAULT_COOLDOWN",
     "DEFAULT_DRAW",
+    "MAX_FETCH_BYTES",
     "MIN_ENTRIES",
     "MIN_GAMES",
     "SIGMA_MAX",
@@ -125,12 +127,14 @@ __all__ = [
     "digest_multibase",
     "envelope_file_name",
     "environment",
+    "fetch_location",
     "hash_data",
     "issuer_key_published",
     "level_credential",
     "level_for",
     "load_benchmark",
     "ni_uri",
+    "pinned_fetch",
     "private_from_multikey",
     "private_multikey",
     "prove_level",
