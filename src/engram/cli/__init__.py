@@ -16,8 +16,8 @@ from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, cli, main, run_cli
 if TYPE_CHECKING:
     from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, token_option
     from engram.cli._db import discover_components
-    from engram.cli._mcp import provider_app_with_mcp
     from engram.cli._seat import seat_engine
+    from engram.cli._serve_app import provider_app_with_mcp
     from engram.cli._serve_run import metrics_environment
 
 __all__ = [
@@ -43,7 +43,7 @@ _LAZY = {
     "DATABASE_OPTS": "engram.cli._common",
     "token_option": "engram.cli._common",
     "discover_components": "engram.cli._db",
-    "provider_app_with_mcp": "engram.cli._mcp",
+    "provider_app_with_mcp": "engram.cli._serve_app",
     "seat_engine": "engram.cli._seat",
     "metrics_environment": "engram.cli._serve_run",
 }

@@ -82,10 +82,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _registry(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
-
-
 def _local(paths: Iterable[Path]) -> frozenset[str]:
     return frozenset(load_private_key(p).public_key().key_id for p in paths)
 
@@ -115,7 +111,6 @@ def _salt(path: Path | None) -> bytes | None:
     return None if path is None else path.read_bytes()
 
 
-registry_option = trust_registry_option("registry", "--registry", "--trust")
 local_key_option = click.option(
     "--local-key", "local_keys", multiple=True, type=_FILE, help="This host's own signing key."
 )
@@ -191,16 +186,16 @@ def export_command(
 
 @cartridge_group.command("verify")
 @click.argument("file", type=_FILE)
-@registry_option
+@trust_registry_option
 @local_key_option
 @json_option
 def verify_command(
-    file: Path, registry: Path | None, local_keys: tuple[Path, ...], as_json: bool
+    file: Path, trust_registry: TrustRegistry | None, local_keys: tuple[Path, ...], as_json: bool
 ) -> None:
     """The §4.5 trust state (tampered, legacy, portable, trusted, local); exit 1 if tampered."""
     with Cartridge.open(file) as cartridge:
         report, _rom = verify_rom(
-            cartridge, registry=_registry(registry), local_keyids=_local(local_keys)
+            cartridge, registry=trust_registry, local_keyids=_local(local_keys)
         )
     lines = [
         f"status:   {report.status}",
@@ -328,11 +323,11 @@ def spec_command(file: Path, as_json: bool) -> None:
     default=".",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
-@registry_option
+@trust_registry_option
 @json_option
-def ls_command(directory: Path, registry: Path | None, as_json: bool) -> None:
+def ls_command(directory: Path, trust_registry: TrustRegistry | None, as_json: bool) -> None:
     """A roster of the cartridges in DIRECTORY (recursively), each verified."""
-    lines_ = roster(directory, registry=_registry(registry))
+    lines_ = roster(directory, registry=trust_registry)
     rows = [f"{'TRUST':<9} {'ARTIFACT':<28} {'VERSION':<9} {'PUBLISHER':<24} SKILLS MEM  FILE"]
     for r in lines_:
         if r.error:
@@ -501,7 +496,7 @@ def check_command(
 @cartridge_group.command("activate")
 @click.argument("file", type=_FILE)
 @_host_options
-@registry_option
+@trust_registry_option
 @local_key_option
 @click.option(
     "--accept",
@@ -519,7 +514,7 @@ def activate_command(
     context_window: int,
     tool_use: bool,
     host_file: Path | None,
-    registry: Path | None,
+    trust_registry: TrustRegistry | None,
     local_keys: tuple[Path, ...],
     accept: tuple[str, ...],
     as_json: bool,
@@ -531,7 +526,7 @@ def activate_command(
         done = activate(
             file,
             host,
-            registry=_registry(registry),
+            registry=trust_registry,
             local_keyids=_local(local_keys),
             accept=_accept(accept),
         )
@@ -566,7 +561,7 @@ def activate_command(
     help="Default: the host's skills folder.",
 )
 @click.option("--print-only", is_flag=True, help="List what would be installed; write nothing.")
-@registry_option
+@trust_registry_option
 @click.option(
     "--accept",
     "accept",
@@ -579,12 +574,12 @@ def load_command(
     host: str,
     skills_dir: Path | None,
     print_only: bool,
-    registry: Path | None,
+    trust_registry: TrustRegistry | None,
     accept: tuple[str, ...],
 ) -> None:
     """Install FILE's skills where HOST looks for them, byte for byte."""
     with Cartridge.open(file) as cartridge:
-        report, rom = verify_rom(cartridge, registry=_registry(registry))
+        report, rom = verify_rom(cartridge, registry=trust_registry)
     require_state(
         report, _accept(accept) if accept else frozenset(set(TrustState) - {TrustState.TAMPERED})
     )
@@ -604,7 +599,7 @@ def load_command(
 @cartridge_group.command("import")
 @click.argument("file", type=_FILE)
 @click.option("--ring", default="M4", show_default=True, help="Writable ring to import into.")
-@registry_option
+@trust_registry_option
 @local_key_option
 @click.option(
     "--accept",
@@ -624,7 +619,7 @@ def load_command(
 def import_command(
     file: Path,
     ring: str,
-    registry: Path | None,
+    trust_registry: TrustRegistry | None,
     local_keys: tuple[Path, ...],
     accept: tuple[str, ...],
     codebase_fingerprint: str | None,
@@ -636,14 +631,14 @@ def import_command(
     from engram.cli._seat import seat_engine
     from engram.transfer import import_cartridge
 
-    trust, local = _registry(registry), _local(local_keys)  # bad input fails before the store opens
+    local = _local(local_keys)  # bad input fails before the store opens
     with seat_engine(ote, database) as engine:
         summary = import_cartridge(
             engine,
             file,
             ring=ring,
             codebase_fingerprint=codebase_fingerprint,
-            registry=trust,
+            registry=trust_registry,
             local_keyids=local,
             accept=_accept(accept),
         )

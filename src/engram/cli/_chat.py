@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import click
 
 from engram.cli._app import cli
-from engram.cli._context import provider_options, runtime_config
+from engram.cli._provider_client import provider_options, runtime_config
 from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
 

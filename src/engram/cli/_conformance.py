@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from engram.cli._app import cli
-from engram.cli._common import F, token_option
+from engram.cli._common import F, rich_console, token_option
 from engram.conformance import (
     BADGES,
     HostInfo,
@@ -235,13 +233,8 @@ def verify_command(
         raise SystemExit(1)
 
 
-# Piped or redirected, a table is as wide as its rows: a line of `grep`-able text never wrapped
-# mid-id at rich's default 80 columns (issue 32).
-UNWRAPPED_WIDTH = 100_000
-
-
 def _render(rows: list[Row], requirements: tuple[Requirement, ...], title: str) -> None:
-    console = Console() if sys.stdout.isatty() else Console(width=UNWRAPPED_WIDTH)
+    console = rich_console()
     by_id = {r.id: r for r in requirements}
     for tier in (1, 2, 3):
         table = Table(title=f"{title}: tier {tier} ({BADGES[tier]})", title_justify="left")

@@ -10,14 +10,13 @@ files in a folder (§17.4). Nothing here routes a message or grants anything.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.text import Text
 from rich.tree import Tree
 
-from engram.cli._app import LazySubgroup, cli
-from engram.cli._common import trust_registry_option
-from engram.cli._workflow import (
+from engram.cli._acx_documents import (
     DIRECTORY,
     FILE,
     console,
@@ -25,11 +24,12 @@ from engram.cli._workflow import (
     lint_command,
     own_keyids,
     read_bytes,
-    read_registry,
     report_check,
     sign_file,
     sign_options,
 )
+from engram.cli._app import LazySubgroup, cli
+from engram.cli._common import trust_registry_option
 from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.errors import EngramError
@@ -49,6 +49,9 @@ from engram.graph import (
     verify_graph,
 )
 from engram.workflow import ArtifactCheck, LintReport, load_workflow
+
+if TYPE_CHECKING:
+    from engram.trust import TrustRegistry
 
 
 @cli.group("graph", cls=LazySubgroup)
@@ -106,13 +109,13 @@ def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> No
 
 @graph_group.command("verify")
 @click.argument("file", type=FILE)
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--own-key", "own_keys", multiple=True, type=FILE, help="This host's own key.")
 @click.option("--workflows", type=DIRECTORY, help="Resolve pinned workflows in this folder.")
 @click.option("--json", "as_json", is_flag=True)
 def verify_cmd(
     file: Path,
-    registry: Path | None,
+    trust_registry: TrustRegistry | None,
     own_keys: tuple[Path, ...],
     workflows: Path | None,
     as_json: bool,
@@ -121,7 +124,7 @@ def verify_cmd(
     document = load_graph(read_bytes(file), what=str(file))
     check = check_graph(
         document,
-        registry=read_registry(registry),
+        registry=trust_registry,
         now=SystemClock().now(),
         local_keyids=own_keyids(own_keys),
     )
@@ -140,10 +143,10 @@ def verify_cmd(
     help="text: a tree in the terminal; dot/svg: a picture (svg needs Graphviz).",
 )
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path))
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--json", "as_json", is_flag=True, help="The discovery card as JSON.")
 def inspect_cmd(
-    file: Path, form: str, out: Path | None, registry: Path | None, as_json: bool
+    file: Path, form: str, out: Path | None, trust_registry: TrustRegistry | None, as_json: bool
 ) -> None:
     """Draw the graph: actors, knowledge stewardship, routes, bound workflows, convergence."""
     document = load_graph(read_bytes(file), what=str(file))
@@ -152,7 +155,7 @@ def inspect_cmd(
         raise click.ClickException(
             f"{file} is not a valid Agent Graph ({lint.errors[0]}); run `engram graph lint`"
         )
-    verification = verify_graph(document, registry=read_registry(registry), now=SystemClock().now())
+    verification = verify_graph(document, registry=trust_registry, now=SystemClock().now())
     if as_json:
         emit_json(graph_card(document, verification))
         return

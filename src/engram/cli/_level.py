@@ -4,7 +4,8 @@ docs/spec/acx-levels.md §9. Each command parses, calls one ``engram.level`` fun
 ``prove FILE.acx`` and ``verify --cartridge FILE.acx`` bind to the verified cartridge (its ROM
 ``manifest_hash``, publisher id, cartridge id and signing keyid, :func:`cartridge_binding`); without
 a file, ``--rom-digest`` and ``--publisher`` give the same values by hand. The issuer key is
-looked up in an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
+looked up in an ACX trust registry (``--trust-registry``, SPEC §4.4) and/or
+``--trusted-issuer-keyid``.
 
 Status lists and DID documents are dereferenced by :func:`engram.level.fetch_location` (http(s)
 and file, 16 MiB, no redirects); the verifier fails closed on whatever it raises.
@@ -13,7 +14,6 @@ and file, 16 MiB, no redirects); the verifier fails closed on whatever it raises
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,11 +22,12 @@ import click
 
 from engram.cli._acx_input import read_verified
 from engram.cli._common import trust_registry_option
+from engram.cli._level_keys import key_resolver
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
-from engram.core.keys import PublicKey, load_private_key
+from engram.core.keys import load_private_key
 from engram.errors import InvalidRequest
 from engram.level import (
     DEFAULT_COOLDOWN,
@@ -35,30 +36,25 @@ from engram.level import (
     MIN_ENTRIES,
     CommandSolver,
     EvidenceLookup,
-    KeyResolver,
     Ledger,
-    LevelReport,
     ReferenceSolver,
     Solver,
     StatusList,
     Verifier,
     add_proof,
     demo_benchmark,
-    did_document_resolver,
     envelope_file_name,
     load_benchmark,
     pinned_fetch,
     prove_level,
-    public_from_multikey,
     registry_issuer_keys,
-    require_verified,
     set_entry,
     static_resolver,
     status_list_credential,
     verify_level,
     verify_proof,
 )
-from engram.trust import TrustRegistryError, load_trust_registry
+from engram.trust import TrustRegistry
 
 CLOCK = SystemClock()
 MAX_CREDENTIAL_BYTES = 1 << 24
@@ -108,15 +104,6 @@ def cartridge_binding(
         or f"urn:acx:cartridge:{publisher_id}/rom-{rom_digest.removeprefix('sha256:')[:16]}",
         publisher_keyids,
     )
-
-
-def _public_key(text: str) -> PublicKey:
-    if text.startswith("z6Mk"):
-        return public_from_multikey(text)
-    data = read_regular(Path(text), limit=MAX_FETCH_BYTES, what="issuer key")
-    if b"PRIVATE KEY" in data:
-        raise InvalidRequest(f"{text}: give the issuer's public key, not a private key")
-    return PublicKey.from_pem(data)
 
 
 def _write(path: Path, value: object) -> None:
@@ -315,50 +302,8 @@ def prove_command(
         click.echo(f"ISSUED: wrote {out}")
 
 
-def _resolver(
-    issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
-) -> KeyResolver:
-    """Keys for the credential's verification method: given ones, then a DID document's."""
-    proof = credential.get("proof")
-    method = proof.get("verificationMethod") if isinstance(proof, dict) else None
-    known: dict[str, PublicKey] = {}
-    if isinstance(method, str) and issuer_key:
-        known[method] = _public_key(issuer_key)
-    fallback = static_resolver({})  # did:key, else "not known to this verifier"
-    if did_document is not None:
-        data = read_regular(did_document, limit=MAX_FETCH_BYTES, what="DID document")
-        document = parse_object(data, what=str(did_document), error=InvalidRequest)
-        fallback = did_document_resolver(document)
-
-    def resolve(vm: str) -> PublicKey:
-        return known[vm] if vm in known else fallback(vm)
-
-    return resolve
-
-
-def attach_check(
-    credential: bytes, issuer_key: str | None, did_document: Path | None, status_list: str | None
-) -> Callable[[bytes, str], LevelReport]:
-    """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
-    verifies (by the key given, or the DID document's) and is not revoked (its status list read
-    from ``status_list``, else from the URL it names)."""
-    try:
-        document = parse_object(credential, what="level credential", error=InvalidRequest)
-    except InvalidRequest:
-        document = {}
-    resolve = _resolver(issuer_key, did_document, document)
-    status_fetch = pinned_fetch(status_list)
-
-    def check(data: bytes, rom_digest: str) -> LevelReport:
-        return require_verified(
-            data, rom_digest=rom_digest, resolve=resolve, now=CLOCK.now(), status_fetch=status_fetch
-        )
-
-    return check
-
-
 def _published(
-    registry: Path | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
+    registry: TrustRegistry | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
 ) -> frozenset[str] | None:
     """The published issuer key ids: the trust registry's (for this issuer) and any given."""
     if registry is None and not trusted:
@@ -374,9 +319,7 @@ def _published(
         except InvalidRequest:
             signed_at = now
         keys |= registry_issuer_keys(
-            load_trust_registry(
-                read_regular(registry, what="trust registry", error=TrustRegistryError)
-            ),
+            registry,
             issuer_id=str(issuer_id),
             signed_at=signed_at,
             now=now,
@@ -409,7 +352,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
 @click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
 @click.option(
@@ -419,7 +362,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 def verify_command(
     credential: Path, cartridge: Path | None, rom_digest: str | None, publisher_id: str | None,
     publisher_keyids: tuple[str, ...], issuer_key: str | None, did_document: Path | None,
-    registry: Path | None, trusted: tuple[str, ...], status_list: str | None,
+    trust_registry: TrustRegistry | None, trusted: tuple[str, ...], status_list: str | None,
     evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
@@ -436,10 +379,10 @@ def verify_command(
         rom_digest, publisher_id, publisher_keyids = (
             bound.rom_digest, publisher_id or bound.publisher_id, bound.publisher_keyids,
         )  # fmt: skip
-    published = _published(registry, trusted, document, now)
+    published = _published(trust_registry, trusted, document, now)
     report = verify_level(
         data,
-        resolve=_resolver(issuer_key, did_document, document),
+        resolve=key_resolver(issuer_key, did_document, document),
         now=now,
         rom_digest=rom_digest,
         publisher_id=publisher_id,

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option
+from engram.cli._common import database_option
 from engram.cli._seat import (
     ote_option,
     resolve_seat,

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
-from engram.cli._level import attach_check
+from engram.cli._level_keys import attach_check
 from engram.core.keys import load_private_key
 from engram.errors import InvalidRequest
 from engram.oci import (
@@ -35,7 +35,7 @@ from engram.oci import (
     pull_cartridge,
     push_cartridge,
 )
-from engram.trust import TrustRegistry, TrustState, load_trust_registry
+from engram.trust import TrustRegistry, TrustState
 
 F = TypeVar("F", bound=Callable[..., Any])
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -86,15 +86,6 @@ def _connection(command: F) -> F:
     )(decorated)
 
 
-def _trust(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
-
-
-_trust_option = trust_registry_option(
-    "trust_file", "--trust", help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict."
-)
-
-
 def _how(via: str) -> str:
     return "referrers API" if via == "api" else "referrers tag"
 
@@ -115,7 +106,7 @@ def _now() -> datetime:
     default=None,
     help="Also write cosign's .sig/.att tags, signed with this Ed25519 key.",
 )
-@_trust_option
+@trust_registry_option
 @_connection
 @json_option
 def push_command(
@@ -123,7 +114,7 @@ def push_command(
     target: str,
     levels: tuple[Path, ...],
     cosign_key: Path | None,
-    trust_file: Path | None,
+    trust_registry: TrustRegistry | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
@@ -135,7 +126,7 @@ def push_command(
             file,
             reference,
             client,
-            trust=_trust(trust_file),
+            trust=trust_registry,
             levels=[p.read_bytes() for p in levels],
             cosign_key=key,
             now=_now(),
@@ -172,7 +163,7 @@ def push_command(
 @click.option(
     "--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LAYER, show_default=True
 )
-@_trust_option
+@trust_registry_option
 @_connection
 @json_option
 def pull_command(
@@ -181,7 +172,7 @@ def pull_command(
     accept: tuple[str, ...],
     force: bool,
     max_bytes: int,
-    trust_file: Path | None,
+    trust_registry: TrustRegistry | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
@@ -193,7 +184,7 @@ def pull_command(
             reference,
             out,
             client,
-            trust=_trust(trust_file),
+            trust=trust_registry,
             accept=states,
             now=_now(),
             max_layer_bytes=max_bytes,

@@ -12,9 +12,15 @@ import os
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.cli._demo import DEFAULT_URL
-from engram.cli._token import parse_ttl
+from engram.cli._common import (
+    CLOCK,
+    DEFAULT_URL,
+    cli_store,
+    database_option,
+    emit,
+    json_option,
+    parse_ttl,
+)
 from engram.context import list_subjects
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest

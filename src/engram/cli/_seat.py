@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from engram.cli._db import open_database
+from engram.cli._common import open_cli_store
 from engram.store import Store, engram_home, redact_url
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
@@ -98,7 +98,7 @@ def seat_engine(
 
     spec = load_seat(seat or resolve_seat(ote))
     embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
-    store = open_database(database)
+    store = open_cli_store(database)
     try:
         require_subject(store, subject)
 

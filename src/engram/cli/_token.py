@@ -6,27 +6,12 @@ its token id, which ``revoke`` takes, on stderr; ``--json`` carries both.
 
 from __future__ import annotations
 
-import re
-from datetime import timedelta
-
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option, parse_ttl
 from engram.context import Permission, authenticate_token, issue_token, list_tokens, revoke_token
 from engram.core.clock import format_instant
-from engram.errors import InvalidRequest
-
-_TTL = re.compile(r"^(\d+)([smhd]?)$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_ttl(text: str) -> timedelta:
-    """``90``, ``90s``, ``15m``, ``12h`` or ``30d``."""
-    match = _TTL.match(text.strip())
-    if not match:
-        raise InvalidRequest(f"not a duration: {text!r} (use e.g. 3600, 15m, 12h, 30d)")
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
 
 
 @cli.group("token")
@@ -102,4 +87,4 @@ def revoke_command(subject_id: str, token_id: str, database: str | None) -> None
     click.echo(f"revoked {token_id}")
 
 
-__all__ = ["parse_ttl"]
+__all__ = ["token_group"]

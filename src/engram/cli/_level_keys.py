@@ -1,0 +1,81 @@
+"""Issuer keys for a level credential, and the check ``cartridge attach-level`` and
+``cartridge push --level`` make before a credential reaches a registry. A shared CLI helper:
+``engram cartridge level`` and the OCI commands both use it, neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from engram.core.canonical import parse_object
+from engram.core.clock import SystemClock
+from engram.core.files import read_regular
+from engram.core.keys import PublicKey
+from engram.errors import InvalidRequest
+from engram.level import (
+    MAX_FETCH_BYTES,
+    KeyResolver,
+    LevelReport,
+    did_document_resolver,
+    pinned_fetch,
+    public_from_multikey,
+    require_verified,
+    static_resolver,
+)
+
+CLOCK = SystemClock()
+
+
+def issuer_public_key(text: str) -> PublicKey:
+    if text.startswith("z6Mk"):
+        return public_from_multikey(text)
+    data = read_regular(Path(text), limit=MAX_FETCH_BYTES, what="issuer key")
+    if b"PRIVATE KEY" in data:
+        raise InvalidRequest(f"{text}: give the issuer's public key, not a private key")
+    return PublicKey.from_pem(data)
+
+
+def key_resolver(
+    issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
+) -> KeyResolver:
+    """Keys for the credential's verification method: given ones, then a DID document's."""
+    proof = credential.get("proof")
+    method = proof.get("verificationMethod") if isinstance(proof, dict) else None
+    known: dict[str, PublicKey] = {}
+    if isinstance(method, str) and issuer_key:
+        known[method] = issuer_public_key(issuer_key)
+    fallback = static_resolver({})  # did:key, else "not known to this verifier"
+    if did_document is not None:
+        data = read_regular(did_document, limit=MAX_FETCH_BYTES, what="DID document")
+        document = parse_object(data, what=str(did_document), error=InvalidRequest)
+        fallback = did_document_resolver(document)
+
+    def resolve(vm: str) -> PublicKey:
+        return known[vm] if vm in known else fallback(vm)
+
+    return resolve
+
+
+def attach_check(
+    credential: bytes, issuer_key: str | None, did_document: Path | None, status_list: str | None
+) -> Callable[[bytes, str], LevelReport]:
+    """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
+    verifies (by the key given, or the DID document's) and is not revoked (its status list read
+    from ``status_list``, else from the URL it names)."""
+    try:
+        document = parse_object(credential, what="level credential", error=InvalidRequest)
+    except InvalidRequest:
+        document = {}
+    resolve = key_resolver(issuer_key, did_document, document)
+    status_fetch = pinned_fetch(status_list)
+
+    def check(data: bytes, rom_digest: str) -> LevelReport:
+        return require_verified(
+            data, rom_digest=rom_digest, resolve=resolve, now=CLOCK.now(), status_fetch=status_fetch
+        )
+
+    return check
+
+
+__all__ = ["attach_check", "issuer_public_key", "key_resolver"]
