@@ -30,3 +30,10 @@ def test_the_independence_contract_names_every_command_module() -> None:
     independence = next(c for c in contracts if c["name"] == CONTRACT)
     assert independence["type"] == "independence"
     assert set(independence["modules"]) == _command_modules()
+
+
+def test_the_trust_states_a_user_may_accept_are_the_librarys() -> None:
+    from engram.cli._cartridge_options import TRUST_STATES
+    from engram.trust import TrustState
+
+    assert set(TRUST_STATES) == {s.value for s in TrustState} - {"tampered"}

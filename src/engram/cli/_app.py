@@ -65,6 +65,11 @@ COMMAND_MODULES: dict[str, str] = {
 SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
     "memory": {"history": "engram.cli._lifecycle:history_command"},
     "cartridge": {
+        "check": "engram.cli._cartridge_host:check_command",
+        "activate": "engram.cli._cartridge_host:activate_command",
+        "load": "engram.cli._cartridge_host:load_command",
+        "import": "engram.cli._cartridge_host:import_command",
+        "trust": "engram.cli._cartridge_trust",
         "level": "engram.cli._level",
         "policy": "engram.cli._policy",
         "push": "engram.cli._oci:push_command",
