@@ -7,10 +7,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import click
 import pytest
 
-from engram.cli import COMMAND_MODULES
-from engram.cli._app import SUBCOMMAND_MODULES
+from engram.cli import COMMAND_MODULES, SUBCOMMAND_MODULES, cli
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 CONTRACT = "CLI command modules do not import each other"
@@ -33,7 +33,14 @@ def test_the_independence_contract_names_every_command_module() -> None:
 
 
 def test_the_trust_states_a_user_may_accept_are_the_librarys() -> None:
-    from engram.cli._cartridge_options import TRUST_STATES
     from engram.trust import TrustState
 
-    assert set(TRUST_STATES) == {s.value for s in TrustState} - {"tampered"}
+    ctx = click.Context(cli)
+    group = cli.get_command(ctx, "cartridge")
+    assert isinstance(group, click.Group)
+    for name in ("activate", "import", "load"):
+        command = group.get_command(ctx, name)
+        assert command is not None
+        accept = next(p for p in command.params if p.name == "accept")
+        assert isinstance(accept.type, click.Choice)
+        assert set(accept.type.choices) == {s.value for s in TrustState} - {"tampered"}

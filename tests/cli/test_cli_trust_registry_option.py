@@ -11,8 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import cli, run_cli
-from engram.cli._common import TRUST_REGISTRY_HELP
+from engram.cli import TRUST_REGISTRY_HELP, cli, run_cli
 
 ALIASES = {"--registry", "--trust"}
 REFERENCE_ACX = next(

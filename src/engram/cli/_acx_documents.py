@@ -19,7 +19,6 @@ from engram.core.canonical import Json, JsonObject
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
-from engram.core.keys import load_private_key
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,6 +54,8 @@ def read_registry(path: Path | None) -> TrustRegistry | None:
 
 
 def own_keyids(paths: Iterable[Path]) -> frozenset[str]:
+    from engram.core.keys import load_private_key
+
     return frozenset(load_private_key(p).public_key().key_id for p in paths)
 
 
@@ -169,6 +170,8 @@ def sign_file(
     out: Path | None,
 ) -> None:
     """Load FILE, sign it with the key file for ``publisher`` now, write it to -o or stdout."""
+    from engram.core.keys import load_private_key
+
     document = load(read_bytes(file), str(file))
     signed = sign(
         document, load_private_key(sign_key), publisher_id=publisher, signed_at=SystemClock().now()

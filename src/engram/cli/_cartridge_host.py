@@ -1,5 +1,5 @@
-"""``engram cartridge check | activate | load | import``: a cartridge meets a host (§8.5) and a
-store (SPEC §7, docs/spec/acx.md §13).
+"""``engram cartridge check | activate | import``: a cartridge meets a host (§8.5) and a store
+(SPEC §7, docs/spec/acx.md §13); ``load`` is ``_cartridge_load``.
 
 ``check`` and ``activate`` describe the host from ``--tools``/``--all-tools`` and friends, or
 from a ``--host-descriptor`` file that :func:`engram.cartridge.load_host_descriptor` reads;
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from engram.cartridge import HOST_SKILL_DIRS
 from engram.cli._cartridge_options import (
     ACCEPT_CHOICE,
     accepted,
@@ -188,59 +187,6 @@ def activate_command(
     )
 
 
-@click.command("load")
-@click.argument("file", type=EXISTING_FILE)
-@click.option(
-    "--host",
-    "host",
-    type=click.Choice(sorted(HOST_SKILL_DIRS)),
-    default="claude",
-    show_default=True,
-)
-@click.option(
-    "--skills-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Default: the host's skills folder.",
-)
-@click.option("--print-only", is_flag=True, help="List what would be installed; write nothing.")
-@trust_registry_option
-@click.option(
-    "--accept",
-    "accept",
-    multiple=True,
-    type=ACCEPT_CHOICE,
-    help="Trust states to accept (default: any but tampered).",
-)
-def load_command(
-    file: Path,
-    host: str,
-    skills_dir: Path | None,
-    print_only: bool,
-    trust_registry: TrustRegistry | None,
-    accept: tuple[str, ...],
-) -> None:
-    """Install FILE's skills where HOST looks for them, byte for byte."""
-    from engram.cartridge import Cartridge, derive_skills, install_skills, require_state, verify_rom
-    from engram.trust import TrustState
-
-    with Cartridge.open(file) as cartridge:
-        report, rom = verify_rom(cartridge, registry=trust_registry)
-    require_state(
-        report, accepted(accept) if accept else frozenset(set(TrustState) - {TrustState.TAMPERED})
-    )
-    target = (skills_dir or Path(HOST_SKILL_DIRS[host])).expanduser()
-    skills = derive_skills(rom.files)
-    if print_only:
-        for s in skills:
-            click.echo(f"{s.name}: {target / s.name}")
-        return
-    written = install_skills(rom, target)
-    click.echo(
-        f"{report.state.value}: installed {len(skills)} skill(s), {len(written)} file(s) "
-        f"into {target}"
-    )
-
-
 @click.command("import")
 @click.argument("file", type=EXISTING_FILE)
 @click.option("--ring", default="M4", show_default=True, help="Writable ring to import into.")
@@ -301,4 +247,4 @@ def import_command(
     )
 
 
-__all__ = ["activate_command", "check_command", "import_command", "load_command"]
+__all__ = ["activate_command", "check_command", "import_command"]

@@ -13,8 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.text import Text
-from rich.tree import Tree
+
+if TYPE_CHECKING:
+    from rich.tree import Tree
+
+    from engram.graph import Outline, PinnedWorkflow
+    from engram.workflow import LintReport
+
 
 from engram.cli._acx_documents import (
     DIRECTORY,
@@ -33,22 +38,6 @@ from engram.cli._common import trust_registry_option
 from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.errors import EngramError
-from engram.graph import (
-    Outline,
-    PinnedWorkflow,
-    check_graph,
-    graph_card,
-    graph_digest,
-    graph_dot,
-    graph_outline,
-    lint_graph,
-    load_graph,
-    render_svg,
-    resolve_pins,
-    sign_graph,
-    verify_graph,
-)
-from engram.workflow import ArtifactCheck, LintReport, load_workflow
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry
@@ -60,10 +49,15 @@ def graph_group() -> None:
 
 
 def _load(data: bytes, what: str) -> JsonObject:
+    from engram.graph import load_graph
+
     return load_graph(data, what=what)
 
 
 def _workflows(directory: Path) -> tuple[list[PinnedWorkflow], list[str]]:
+    from engram.graph import PinnedWorkflow
+    from engram.workflow import load_workflow
+
     found: list[PinnedWorkflow] = []
     unreadable: list[str] = []
     for path in sorted(directory.rglob("*.cal.json")):
@@ -77,6 +71,9 @@ def _workflows(directory: Path) -> tuple[list[PinnedWorkflow], list[str]]:
 
 
 def _with_pins(report: LintReport, document: JsonObject, workflows: Path | None) -> LintReport:
+    from engram.graph import resolve_pins
+    from engram.workflow import LintReport
+
     if workflows is None or not report.ok:
         return report
     found, unreadable = _workflows(workflows)
@@ -93,6 +90,7 @@ def _with_pins(report: LintReport, document: JsonObject, workflows: Path | None)
 @click.option("--json", "as_json", is_flag=True)
 def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -> None:
     """Check references and §16 invariants (and with --publish the profile); exit 1 if invalid."""
+    from engram.graph import lint_graph
 
     def lint(document: JsonObject, publish: bool) -> LintReport:
         return _with_pins(lint_graph(document, publish=publish), document, workflows)
@@ -104,6 +102,8 @@ def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -
 @sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable graph (acx.agent-graph-signature/1); write it to -o or stdout."""
+    from engram.graph import sign_graph
+
     sign_file(_load, sign_graph, file, publisher, sign_key, out)
 
 
@@ -121,6 +121,9 @@ def verify_cmd(
     as_json: bool,
 ) -> None:
     """Check the signature and the publishable structure; exit 1 unless both hold."""
+    from engram.graph import check_graph, load_graph
+    from engram.workflow import ArtifactCheck
+
     document = load_graph(read_bytes(file), what=str(file))
     check = check_graph(
         document,
@@ -149,6 +152,16 @@ def inspect_cmd(
     file: Path, form: str, out: Path | None, trust_registry: TrustRegistry | None, as_json: bool
 ) -> None:
     """Draw the graph: actors, knowledge stewardship, routes, bound workflows, convergence."""
+    from engram.graph import (
+        graph_card,
+        graph_dot,
+        graph_outline,
+        lint_graph,
+        load_graph,
+        render_svg,
+        verify_graph,
+    )
+
     document = load_graph(read_bytes(file), what=str(file))
     lint = lint_graph(document)
     if not lint.ok:
@@ -177,6 +190,9 @@ def inspect_cmd(
 
 def _tree(outline: Outline, tree: Tree | None = None) -> Tree:
     # Text, not markup: "[product-owner]" in a label is an id, not a rich style tag.
+    from rich.text import Text
+    from rich.tree import Tree
+
     label = Text(outline.label, style="bold" if tree is None else "")
     node = Tree(label) if tree is None else tree.add(label)
     for child in outline.children:
@@ -188,6 +204,8 @@ def _tree(outline: Outline, tree: Tree | None = None) -> Tree:
 @click.argument("file", type=FILE)
 def digest_cmd(file: Path) -> None:
     """Print the JCS digest (sha256 of the graph without its integrity block)."""
+    from engram.graph import graph_digest, load_graph
+
     click.echo(graph_digest(load_graph(read_bytes(file), what=str(file))))
 
 

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,34 +28,13 @@ from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
-from engram.core.keys import load_private_key
+from engram.level import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
+
+if TYPE_CHECKING:
+    from engram.level import EvidenceLookup, Solver
+    from engram.trust import TrustRegistry
+
 from engram.errors import InvalidRequest
-from engram.level import (
-    DEFAULT_COOLDOWN,
-    DEFAULT_DRAW,
-    MAX_FETCH_BYTES,
-    MIN_ENTRIES,
-    CommandSolver,
-    EvidenceLookup,
-    Ledger,
-    ReferenceSolver,
-    Solver,
-    StatusList,
-    Verifier,
-    add_proof,
-    demo_benchmark,
-    envelope_file_name,
-    load_benchmark,
-    pinned_fetch,
-    prove_level,
-    registry_issuer_keys,
-    set_entry,
-    static_resolver,
-    status_list_credential,
-    verify_level,
-    verify_proof,
-)
-from engram.trust import TrustRegistry
 
 CLOCK = SystemClock()
 MAX_CREDENTIAL_BYTES = 1 << 24
@@ -123,6 +103,9 @@ def status_list_command(
     list_id: str, issuer: str, key_path: Path, key_fragment: str, length: int, out: Path
 ) -> None:
     """Write a new, signed, all-clear Bitstring Status List credential."""
+    from engram.core.keys import load_private_key
+    from engram.level import StatusList, add_proof, status_list_credential
+
     now = format_instant(CLOCK.now())
     unsigned = status_list_credential(
         list_id=list_id, issuer=issuer, valid_from=now, status_list=StatusList(length - length % 8)
@@ -149,6 +132,9 @@ def revoke_command(
     status_list: Path, index: int | None, credential: Path | None, key_path: Path, out: Path | None
 ) -> None:
     """Set a revocation bit (irreversibly) and re-sign the list."""
+    from engram.core.keys import load_private_key
+    from engram.level import MAX_FETCH_BYTES, set_entry, static_resolver, verify_proof
+
     data = read_regular(status_list, limit=MAX_FETCH_BYTES, what="status list")
     document = parse_object(data, what=str(status_list), error=InvalidRequest)
     if (index is None) == (credential is None):
@@ -191,6 +177,8 @@ def _solver(
 ) -> Solver:
     """The command that re-runs the cartridge; the simulated solver only when asked by name
     (a demo: nothing from the cartridge runs, and the credential it earns says so)."""
+    from engram.level import CommandSolver, ReferenceSolver
+
     if demo_solver:
         if solver is not None:
             raise click.UsageError("give --solver COMMAND or --demo-solver, not both")
@@ -255,6 +243,9 @@ def prove_command(
     evidence_dir: Path | None, evidence_base: str | None, out: Path,
 ) -> None:  # fmt: skip
     """Re-run the ROM on a drawn held-out subset; issue a level credential if the gate passes."""
+    from engram.core.keys import load_private_key
+    from engram.level import Ledger, Verifier, demo_benchmark, load_benchmark, prove_level
+
     chosen = _solver(solver, demo_solver, competence, solver_timeout, file)
     binding = cartridge_binding(file, rom_digest, publisher_id, subject, publisher_keyids)
     bench = (
@@ -306,6 +297,8 @@ def _published(
     registry: TrustRegistry | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
 ) -> frozenset[str] | None:
     """The published issuer key ids: the trust registry's (for this issuer) and any given."""
+    from engram.level import registry_issuer_keys
+
     if registry is None and not trusted:
         return None
     keys = set(trusted)
@@ -328,6 +321,8 @@ def _published(
 
 
 def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
+    from engram.level import MAX_FETCH_BYTES, envelope_file_name
+
     def lookup(link: str) -> bytes | None:
         if folder is None:
             return None
@@ -366,6 +361,8 @@ def verify_command(
     evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
+    from engram.level import pinned_fetch, verify_level
+
     data = read_regular(credential, limit=MAX_CREDENTIAL_BYTES, what="credential")
     try:
         document = parse_object(data, what=str(credential), error=InvalidRequest)

@@ -7,27 +7,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engram.core.canonical import parse_object
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
-from engram.core.keys import PublicKey
+
+if TYPE_CHECKING:
+    from engram.core.keys import PublicKey
+    from engram.level import KeyResolver, LevelReport
+
 from engram.errors import InvalidRequest
-from engram.level import (
-    MAX_FETCH_BYTES,
-    KeyResolver,
-    LevelReport,
-    did_document_resolver,
-    pinned_fetch,
-    public_from_multikey,
-    require_verified,
-    static_resolver,
-)
 
 CLOCK = SystemClock()
 
 
 def issuer_public_key(text: str) -> PublicKey:
+    from engram.core.keys import PublicKey
+    from engram.level import MAX_FETCH_BYTES, public_from_multikey
+
     if text.startswith("z6Mk"):
         return public_from_multikey(text)
     data = read_regular(Path(text), limit=MAX_FETCH_BYTES, what="issuer key")
@@ -40,6 +38,8 @@ def key_resolver(
     issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
 ) -> KeyResolver:
     """Keys for the credential's verification method: given ones, then a DID document's."""
+    from engram.level import MAX_FETCH_BYTES, did_document_resolver, static_resolver
+
     proof = credential.get("proof")
     method = proof.get("verificationMethod") if isinstance(proof, dict) else None
     known: dict[str, PublicKey] = {}
@@ -63,6 +63,8 @@ def attach_check(
     """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
     verifies (by the key given, or the DID document's) and is not revoked (its status list read
     from ``status_list``, else from the URL it names)."""
+    from engram.level import pinned_fetch, require_verified
+
     try:
         document = parse_object(credential, what="level credential", error=InvalidRequest)
     except InvalidRequest:

@@ -15,27 +15,19 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
 from engram.cli._level_keys import attach_check
-from engram.core.keys import load_private_key
+from engram.oci import DEFAULT_MAX_LAYER
+
+if TYPE_CHECKING:
+    from engram.oci import Reference, RegistryClient
+    from engram.trust import TrustRegistry
+
 from engram.errors import InvalidRequest
-from engram.oci import (
-    DEFAULT_MAX_LAYER,
-    DEFAULT_PULL_ACCEPT,
-    Credentials,
-    Reference,
-    RegistryClient,
-    attach_level,
-    discover,
-    parse_reference,
-    pull_cartridge,
-    push_cartridge,
-)
-from engram.trust import TrustRegistry, TrustState
 
 F = TypeVar("F", bound=Callable[..., Any])
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -43,6 +35,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 def _connection(command: F) -> F:
     """``--username``, ``--password-file`` and ``--plain-http``, merged into ``connect``."""
+    from engram.oci import Credentials, RegistryClient
 
     @functools.wraps(command)
     def merged(*args: Any, **kwargs: Any) -> Any:
@@ -119,6 +112,9 @@ def push_command(
     as_json: bool,
 ) -> None:
     """Push FILE.acx to REGISTRY/REPO:TAG as one OCI artifact, its signature and levels attached."""
+    from engram.core.keys import load_private_key
+    from engram.oci import parse_reference, push_cartridge
+
     reference = parse_reference(target, require_tag=True)
     key = load_private_key(cosign_key) if cosign_key else None
     with connect(reference) as client:
@@ -177,6 +173,9 @@ def pull_command(
     as_json: bool,
 ) -> None:
     """Pull a cartridge, check its manifest and layer digest, verify it, then write it to -o DIR."""
+    from engram.oci import DEFAULT_PULL_ACCEPT, parse_reference, pull_cartridge
+    from engram.trust import TrustState
+
     reference = parse_reference(source)
     states = frozenset(TrustState(a) for a in accept) or DEFAULT_PULL_ACCEPT
     with connect(reference) as client:
@@ -212,6 +211,8 @@ def discover_command(
     as_json: bool,
 ) -> None:
     """List a cartridge's referrers (DSSE signature, level credentials) and check each one."""
+    from engram.oci import discover, parse_reference
+
     reference = parse_reference(source)
     with connect(reference) as client:
         found = discover(reference, client, artifact_type=artifact_type)
@@ -243,6 +244,8 @@ def attach_level_command(
 ) -> None:  # fmt: skip
     """Attach CRED.json, a level credential bound to the cartridge's ROM, as a referrer, once it
     verifies and is not revoked."""
+    from engram.oci import attach_level, parse_reference
+
     reference = parse_reference(target)
     data = credential.read_bytes()
     check = attach_check(data, issuer_key, did_document, status_list)

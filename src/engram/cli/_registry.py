@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,16 +19,12 @@ from engram.core.canonical import parse_object
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.registry import (
-    INDEX_FILE,
-    RELATIONS,
-    Problem,
-    build_index,
-    build_site,
-    check_registry,
-    remix_draft,
-)
-from engram.trust import TrustRegistry
+from engram.registry import RELATIONS
+
+if TYPE_CHECKING:
+    from engram.registry import Problem
+    from engram.trust import TrustRegistry
+
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -55,6 +52,8 @@ def index_command(directory: Path, trust_registry: TrustRegistry | None, as_json
 
     Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
     """
+    from engram.registry import INDEX_FILE, build_index
+
     build = build_index(directory, now=_now(), trust=trust_registry)
     index = build.index
     if build.ok:
@@ -103,6 +102,8 @@ def check_command(
 
     Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
     """
+    from engram.registry import check_registry
+
     report = check_registry(
         directory, now=_now(), since=since, trust=trust_registry, history=not no_history
     )
@@ -131,6 +132,8 @@ def build_site_command(
 
     Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
     """
+    from engram.registry import build_site
+
     site = build_site(directory, out, now=_now(), trust=trust_registry)
     value = {
         "output": str(site.out),
@@ -165,6 +168,8 @@ def remix_command(
     out: Path,
 ) -> None:
     """An unsigned remix draft of a signed workflow or Agent Graph, its parent pinned in lineage."""
+    from engram.registry import remix_draft
+
     if out.exists():
         raise InvalidRequest(f"{out} exists; give a new file")
     document = parse_object(

@@ -14,7 +14,6 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import emit, json_option, trust_registry_option_beside_folder
-from engram.registry import share
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry
@@ -51,6 +50,8 @@ def _make(kind: str, help_text: str) -> click.Command:
         trust_registry: TrustRegistry | None,
         as_json: bool,
     ) -> None:
+        from engram.registry import share
+
         registry.mkdir(parents=True, exist_ok=True) if not dry_run else None
         shared = share(
             kind,

@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
-from rich.text import Text
+
+if TYPE_CHECKING:
+    from engram.workflow import (
+        CartridgeOffer,
+        LevelCredential,
+        LevelOutcome,
+        LintReport,
+        ReadyReport,
+    )
+
 
 from engram.cli._acx_documents import (
     DIRECTORY,
@@ -42,37 +50,20 @@ from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
-from engram.level import envelope_file_name, pinned_fetch
-from engram.workflow import (
-    CartridgeOffer,
-    DocumentError,
-    LevelCredential,
-    LevelOutcome,
-    LintReport,
-    ReadyReport,
-    check_workflow,
-    find_cartridges,
-    lint_workflow,
-    load_workflow,
-    prove_levels,
-    read_cartridge_offer,
-    read_offers,
-    ready,
-    sign_workflow,
-    verify_workflow,
-    workflow_card,
-    workflow_digest,
-)
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry
 
 
 def _load(data: bytes, what: str) -> JsonObject:
+    from engram.workflow import load_workflow
+
     return load_workflow(data, what=what)
 
 
 def _lint(document: JsonObject, publish: bool) -> LintReport:
+    from engram.workflow import lint_workflow
+
     return lint_workflow(document, publish=publish)
 
 
@@ -116,6 +107,17 @@ def ready_cmd(
     under a key --issuers publishes, bound to that cartridge's ROM, status bit read and clear,
     evidence replayed.
     """
+    from engram.level import pinned_fetch
+    from engram.workflow import (
+        find_cartridges,
+        load_workflow,
+        prove_levels,
+        read_cartridge_offer,
+        read_offers,
+        ready,
+        verify_workflow,
+    )
+
     if credentials is not None and issuers is None:
         raise click.UsageError("--credentials needs --issuers (the level issuers' trust registry)")
     document = load_workflow(read_bytes(file), what=str(file))
@@ -156,6 +158,8 @@ MAX_CREDENTIALS = 10_000
 def level_credentials(folder: Path) -> list[LevelCredential]:
     """Each ``*.json`` under ``folder`` but ``*.dsse.json`` (evidence), sorted, bounded, read
     through :func:`read_regular`; evidence is looked up beside each credential."""
+    from engram.workflow import DocumentError, LevelCredential
+
     found: list[LevelCredential] = []
     for path in sorted(folder.rglob("*.json")):
         if path.name.endswith(".dsse.json") or path.is_symlink() or not path.is_file():
@@ -168,6 +172,8 @@ def level_credentials(folder: Path) -> list[LevelCredential]:
 
 
 def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
+    from engram.level import envelope_file_name
+
     def lookup(link: str) -> bytes | None:
         name = envelope_file_name(link)
         path = folder / name if name else None
@@ -179,6 +185,9 @@ def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
 
 
 def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     out = console()
     out.print(verification_table(report.verification, f"{file} signature"))
     if report.lint.issues:
@@ -232,6 +241,8 @@ def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> No
 @sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable workflow (acx.workflow-signature/1); write it to -o or stdout."""
+    from engram.workflow import sign_workflow
+
     sign_file(_load, sign_workflow, file, publisher, sign_key, out)
 
 
@@ -244,6 +255,8 @@ def verify_cmd(
     file: Path, trust_registry: TrustRegistry | None, own_keys: tuple[Path, ...], as_json: bool
 ) -> None:
     """Recompute the digest and check every signature binding; exit 1 unless sound and valid."""
+    from engram.workflow import check_workflow, load_workflow
+
     document = load_workflow(read_bytes(file), what=str(file))
     check = check_workflow(
         document,
@@ -260,6 +273,11 @@ def verify_cmd(
 @click.option("--json", "as_json", is_flag=True)
 def inspect_cmd(file: Path, trust_registry: TrustRegistry | None, as_json: bool) -> None:
     """Show the discovery card: identity, team, tasks, context, safety, digest and trust."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from engram.workflow import load_workflow, verify_workflow, workflow_card
+
     document = load_workflow(read_bytes(file), what=str(file))
     verification = verify_workflow(document, registry=trust_registry, now=SystemClock().now())
     card: dict[str, Any] = workflow_card(document, verification)  # engram's own card shape
@@ -297,6 +315,8 @@ def inspect_cmd(file: Path, trust_registry: TrustRegistry | None, as_json: bool)
 @click.argument("file", type=FILE)
 def digest_cmd(file: Path) -> None:
     """Print the JCS digest (sha256 of the document without its integrity block)."""
+    from engram.workflow import load_workflow, workflow_digest
+
     click.echo(workflow_digest(load_workflow(read_bytes(file), what=str(file))))
 
 

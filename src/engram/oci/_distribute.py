@@ -38,6 +38,7 @@ from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
 from engram.oci._client import MONOLITHIC_LIMIT, RegistryClient, sha256_digest
 from engram.oci._cosign import CosignWritten, sign_and_attest
 from engram.oci._errors import ArtifactRefused, RegistryError
+from engram.oci._limits import DEFAULT_MAX_LAYER, MAX_REFERRER_LAYER
 from engram.oci._manifest import (
     Built,
     CartridgeLayer,
@@ -64,8 +65,6 @@ from engram.oci._reference import Reference
 from engram.oci._staging import file_digest, install, staging
 from engram.trust import TrustRegistry, TrustState
 
-DEFAULT_MAX_LAYER = 1 << 30
-MAX_REFERRER_LAYER = 16 << 20
 DEFAULT_PULL_ACCEPT = frozenset({TrustState.PORTABLE, TrustState.TRUSTED, TrustState.LOCAL})
 """A pull refuses ``tampered`` always and ``legacy`` (no signature to check) by default."""
 
