@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-if TYPE_CHECKING:
-    from engram.conformance import Requirement, Row
-
-
 from engram.cli._app import cli
 from engram.cli._common import F, rich_console, token_option
 from engram.core.canonical import Json
 from engram.core.jsonio import dumps_text
 from engram.errors import EngramError, InvalidRequest
+
+if TYPE_CHECKING:
+    from engram.conformance import Requirement, Row
 
 _STYLE = {
     "executed-pass": "green",

@@ -14,13 +14,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-if TYPE_CHECKING:
-    from rich.tree import Tree
-
-    from engram.graph import Outline, PinnedWorkflow
-    from engram.workflow import LintReport
-
-
 from engram.cli._acx_documents import (
     DIRECTORY,
     FILE,
@@ -38,6 +31,12 @@ from engram.cli._common import trust_registry_option
 from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.errors import EngramError
+
+if TYPE_CHECKING:
+    from rich.tree import Tree
+
+    from engram.graph import Outline, PinnedWorkflow
+    from engram.workflow import LintReport
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry

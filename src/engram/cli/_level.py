@@ -28,13 +28,12 @@ from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
+from engram.errors import InvalidRequest
 from engram.level import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
 
 if TYPE_CHECKING:
     from engram.level import EvidenceLookup, Solver
     from engram.trust import TrustRegistry
-
-from engram.errors import InvalidRequest
 
 CLOCK = SystemClock()
 MAX_CREDENTIAL_BYTES = 1 << 24

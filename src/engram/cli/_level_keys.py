@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 from engram.core.canonical import parse_object
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
+from engram.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from engram.core.keys import PublicKey
     from engram.level import KeyResolver, LevelReport
-
-from engram.errors import InvalidRequest
 
 CLOCK = SystemClock()
 

@@ -21,13 +21,12 @@ import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
 from engram.cli._level_keys import attach_check
+from engram.errors import InvalidRequest
 from engram.oci import DEFAULT_MAX_LAYER
 
 if TYPE_CHECKING:
     from engram.oci import Reference, RegistryClient
     from engram.trust import TrustRegistry
-
-from engram.errors import InvalidRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -35,10 +34,11 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 def _connection(command: F) -> F:
     """``--username``, ``--password-file`` and ``--plain-http``, merged into ``connect``."""
-    from engram.oci import Credentials, RegistryClient
 
     @functools.wraps(command)
     def merged(*args: Any, **kwargs: Any) -> Any:
+        from engram.oci import Credentials, RegistryClient
+
         username = kwargs.pop("username") or os.environ.get("ENGRAM_OCI_USERNAME")
         password_file: Path | None = kwargs.pop("password_file")
         plain_http: bool = kwargs.pop("plain_http")

@@ -18,16 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-if TYPE_CHECKING:
-    from engram.workflow import (
-        CartridgeOffer,
-        LevelCredential,
-        LevelOutcome,
-        LintReport,
-        ReadyReport,
-    )
-
-
 from engram.cli._acx_documents import (
     DIRECTORY,
     FILE,
@@ -50,6 +40,15 @@ from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
+
+if TYPE_CHECKING:
+    from engram.workflow import (
+        CartridgeOffer,
+        LevelCredential,
+        LevelOutcome,
+        LintReport,
+        ReadyReport,
+    )
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry
