@@ -23,7 +23,7 @@ import click
 
 from engram.cli._acx_input import read_verified
 from engram.cli._common import trust_registry_option
-from engram.cli._level_keys import key_resolver
+from engram.cli._level_keys import key_resolver, status_list_option
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.files import read_regular
@@ -348,7 +348,7 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
 @trust_registry_option
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
-@click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
+@status_list_option("The status list credential (file or URL); default: its URL.")
 @click.option(
     "--evidence", "evidence_dir", type=click.Path(exists=True, file_okay=False, path_type=Path)
 )

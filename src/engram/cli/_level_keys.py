@@ -5,10 +5,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import click
+
+from engram.cli._common import F
 from engram.core.canonical import parse_object
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
@@ -19,6 +23,24 @@ if TYPE_CHECKING:
     from engram.level import KeyResolver, LevelReport
 
 CLOCK = SystemClock()
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def _existing_location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A URL as given; a path (or ``file://`` URL) must name a file that exists: a mistyped
+    path is a usage error (exit 2), not a status check that fails closed."""
+    if value is None or (_URL.match(value) and not value.lower().startswith("file://")):
+        return value
+    path = Path(value[len("file://") :] if value.lower().startswith("file://") else value)
+    if not path.exists():
+        raise click.BadParameter(f"File {str(path)!r} does not exist.", ctx, param)
+    return value
+
+
+def status_list_option(help_text: str) -> Callable[[F], F]:
+    """``--status-list FILE|URL``: where a credential's status list is read instead of the URL
+    it names (``level verify``, ``workflow ready``, ``attach-level``)."""
+    return click.option("--status-list", help=help_text, callback=_existing_location)
 
 
 def issuer_public_key(text: str) -> PublicKey:
@@ -79,4 +101,4 @@ def attach_check(
     return check
 
 
-__all__ = ["attach_check", "issuer_public_key", "key_resolver"]
+__all__ = ["attach_check", "issuer_public_key", "key_resolver", "status_list_option"]

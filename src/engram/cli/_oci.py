@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
-from engram.cli._level_keys import attach_check
+from engram.cli._level_keys import attach_check, status_list_option
 from engram.errors import InvalidRequest
 from engram.oci import DEFAULT_MAX_LAYER
 
@@ -235,7 +235,7 @@ def discover_command(
 @click.argument("credential", type=_FILE)
 @click.option("--issuer-key", help="The issuer's public key: PEM file or z6Mk multikey.")
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@click.option("--status-list", help="Its status list credential (file or URL); default: its URL.")
+@status_list_option("Its status list credential (file or URL); default: its URL.")
 @_connection
 @json_option
 def attach_level_command(

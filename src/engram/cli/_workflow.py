@@ -36,6 +36,7 @@ from engram.cli._acx_documents import (
 )
 from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import load_trust_registry_file, trust_registry_option
+from engram.cli._level_keys import status_list_option
 from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
@@ -92,9 +93,7 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 @click.option(
     "--issuers", type=FILE, help="Trust registry of level issuers (needed with --credentials)."
 )
-@click.option(
-    "--status-list", help="The credentials' status list (file or URL); default: each one's URL."
-)
+@status_list_option("The credentials' status list (file or URL); default: each one's URL.")
 @click.option("--json", "as_json", is_flag=True)
 def ready_cmd(
     file: Path, cartridges: Path | None, trust_registry: TrustRegistry | None,
