@@ -68,9 +68,16 @@ REFERENCE_ACX = next(
         ["cartridge", "level", "verify", "{credential}", "--status-list", "{missing}"],
         ["cartridge", "level", "verify", "{credential}", "--status-list", "file://{missing}"],
         ["workflow", "ready", "{credential}", "--status-list", "{missing}"],
-        ["cartridge", "attach-level", str(REFERENCE_ACX), "localhost:9/x:1", "{credential}",
-         "--status-list", "{missing}"],
-    ],  # fmt: skip
+        [
+            "cartridge",
+            "attach-level",
+            str(REFERENCE_ACX),
+            "localhost:9/x:1",
+            "{credential}",
+            "--status-list",
+            "{missing}",
+        ],
+    ],
 )
 def test_a_missing_status_list_file_is_a_usage_error_not_a_failed_check(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
