@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engram.cli import cli, run_cli
+from engram.core.jsonio import dumps_text
 
 LONG_FROM = "build-" + "a" * 150
 LONG_TO = "nowhere-" + "b" * 120
@@ -27,7 +28,7 @@ def test_a_piped_lint_table_keeps_every_row_on_one_line(
     document["id"] = LONG_FROM  # an id far wider than any terminal, echoed in the message
     document["description"] = LONG_TO * 2
     bad = tmp_path / f"bad.{kind}.json"
-    bad.write_text(json.dumps(document), encoding="utf-8")
+    bad.write_text(dumps_text(document), encoding="utf-8")
     capsys.readouterr()
     assert run_cli(cli, [kind, "lint", str(bad), "--publish"]) == 1
     out = capsys.readouterr().out
