@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from engram.cli._common import F
+from engram.cli._common import EXISTING_FILE, F
 from engram.core.canonical import parse_object
 from engram.core.clock import SystemClock
 from engram.core.files import read_regular
@@ -79,21 +79,21 @@ def key_resolver(
 
 
 def attach_check(
-    credential: bytes, issuer_key: str | None, did_document: Path | None, status_list: str | None
+    issuer_key: str | None, did_document: Path | None, status_list: str | None
 ) -> Callable[[bytes, str], LevelReport]:
-    """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
-    verifies (by the key given, or the DID document's) and is not revoked (its status list read
-    from ``status_list``, else from the URL it names)."""
+    """What ``cartridge attach-level``, ``push --level`` and ``discover`` ask of a level
+    credential: it verifies (by the key given, the DID document's, or its did:key) and is not
+    revoked (its status list read from ``status_list``, else from the URL it names)."""
     from engram.level import pinned_fetch, require_verified
 
-    try:
-        document = parse_object(credential, what="level credential", error=InvalidRequest)
-    except InvalidRequest:
-        document = {}
-    resolve = key_resolver(issuer_key, did_document, document)
     status_fetch = pinned_fetch(status_list)
 
     def check(data: bytes, rom_digest: str) -> LevelReport:
+        try:
+            document = parse_object(data, what="level credential", error=InvalidRequest)
+        except InvalidRequest:
+            document = {}
+        resolve = key_resolver(issuer_key, did_document, document)
         return require_verified(
             data, rom_digest=rom_digest, resolve=resolve, now=CLOCK.now(), status_fetch=status_fetch
         )
@@ -101,4 +101,26 @@ def attach_check(
     return check
 
 
-__all__ = ["attach_check", "issuer_public_key", "key_resolver", "status_list_option"]
+def level_check_options(status_help: str) -> Callable[[F], F]:
+    """``--issuer-key``, ``--did-document`` and ``--status-list``: how a command that handles
+    level credentials verifies them (:func:`attach_check`)."""
+
+    def decorate(command: F) -> F:
+        command = status_list_option(status_help)(command)
+        command = click.option(
+            "--did-document", type=EXISTING_FILE, help="The issuer's DID document (did:web)."
+        )(command)
+        return click.option(
+            "--issuer-key", help="The issuer's public key: PEM file or z6Mk multikey."
+        )(command)
+
+    return decorate
+
+
+__all__ = [
+    "attach_check",
+    "issuer_public_key",
+    "key_resolver",
+    "level_check_options",
+    "status_list_option",
+]

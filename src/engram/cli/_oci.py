@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
-from engram.cli._level_keys import attach_check, status_list_option
+from engram.cli._level_keys import attach_check, level_check_options
+from engram.core.files import read_regular
 from engram.errors import InvalidRequest
 from engram.oci import DEFAULT_MAX_LAYER
 
@@ -99,6 +100,7 @@ def _now() -> datetime:
     default=None,
     help="Also write cosign's .sig/.att tags, signed with this Ed25519 key.",
 )
+@level_check_options("The levels' status list (file or URL); default: each one's URL.")
 @trust_registry_option
 @_connection
 @json_option
@@ -107,6 +109,9 @@ def push_command(
     target: str,
     levels: tuple[Path, ...],
     cosign_key: Path | None,
+    issuer_key: str | None,
+    did_document: Path | None,
+    status_list: str | None,
     trust_registry: TrustRegistry | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
@@ -123,7 +128,8 @@ def push_command(
             reference,
             client,
             trust=trust_registry,
-            levels=[p.read_bytes() for p in levels],
+            levels=[read_regular(p, what="level credential") for p in levels],
+            level_check=attach_check(issuer_key, did_document, status_list),
             cosign_key=key,
             now=_now(),
         )
@@ -202,11 +208,15 @@ def pull_command(
 @click.command("discover")
 @click.argument("source")
 @click.option("--artifact-type", default=None, help="Only referrers of this artifactType.")
+@level_check_options("The levels' status list (file or URL); default: each one's URL.")
 @_connection
 @json_option
 def discover_command(
     source: str,
     artifact_type: str | None,
+    issuer_key: str | None,
+    did_document: Path | None,
+    status_list: str | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
@@ -215,7 +225,12 @@ def discover_command(
 
     reference = parse_reference(source)
     with connect(reference) as client:
-        found = discover(reference, client, artifact_type=artifact_type)
+        found = discover(
+            reference,
+            client,
+            artifact_type=artifact_type,
+            level_check=attach_check(issuer_key, did_document, status_list),
+        )
     how = _how(found.via)
     lines = [
         f"{found.reference.with_digest(found.digest)} (ROM {found.rom_hash})",
@@ -233,9 +248,7 @@ def discover_command(
 @click.command("attach-level")
 @click.argument("target")
 @click.argument("credential", type=_FILE)
-@click.option("--issuer-key", help="The issuer's public key: PEM file or z6Mk multikey.")
-@click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@status_list_option("Its status list credential (file or URL); default: its URL.")
+@level_check_options("Its status list credential (file or URL); default: its URL.")
 @_connection
 @json_option
 def attach_level_command(
@@ -247,8 +260,8 @@ def attach_level_command(
     from engram.oci import attach_level, parse_reference
 
     reference = parse_reference(target)
-    data = credential.read_bytes()
-    check = attach_check(data, issuer_key, did_document, status_list)
+    data = read_regular(credential, what="level credential")
+    check = attach_check(issuer_key, did_document, status_list)
     with connect(reference) as client:
         attached = attach_level(reference, data, client, check=check)
     how = _how(attached.via)
