@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 import click
 
@@ -299,11 +299,22 @@ def _command_path(group: click.Group, args: list[str]) -> str:
     return " ".join(path)
 
 
-def run_cli(group: click.Group, args: list[str] | None = None) -> int:
-    """Run the CLI; engram errors become one line on stderr, never a traceback."""
+def run_cli(
+    group: click.Group, args: list[str] | None = None, environ: Mapping[str, str] | None = None
+) -> int:
+    """Run the CLI; engram errors become one line on stderr, never a traceback. ``environ`` is
+    what the command line's settings are read from (default: this process's environment)."""
     try:
         # Without standalone mode click returns a command's ctx.exit(code) instead of exiting.
-        returned = group.main(args=args, prog_name="engram", standalone_mode=False)
+        # The environment is read here, once, into the settings every command is handed.
+        from engram.cli._settings import Settings
+
+        returned = group.main(
+            args=args,
+            prog_name="engram",
+            standalone_mode=False,
+            obj=Settings.from_environ(os.environ if environ is None else environ),
+        )
     except EngramError as e:
         return fail(e)
     except click.exceptions.Abort as e:

@@ -17,7 +17,6 @@ decorators it needs and receives plain values.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from urllib.parse import unquote
 
 import click
 
+from engram.cli._settings import from_settings, settings
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
@@ -70,7 +70,7 @@ def database_url(database: str | None) -> str:
     if database is None:
         from engram.store import database_url_from_env
 
-        return database_url_from_env(os.environ)
+        return database_url_from_env(settings().environ)
     if "://" in database or database == "memory:":
         return database
     return f"sqlite://{Path(database).expanduser().absolute()}"
@@ -81,7 +81,7 @@ def _named_sqlite_file(database: str | None) -> Path | None:
 
     The default under ``$ENGRAM_HOME`` is not "named": engram creates that directory itself.
     """
-    named = database if database is not None else os.environ.get(DATABASE_ENV, "").strip()
+    named = database if database is not None else (settings().database_url or "")
     if not named:
         return None
     url = database_url(named)
@@ -282,8 +282,7 @@ def token_option(
         decorated = click.option(
             file_flag,
             file_name,
-            envvar=file_env,
-            default=None,
+            default=from_settings(file_env),
             metavar="PATH",
             type=click.Path(dir_okay=False, path_type=Path),
             help=f"Read the token from a file instead (default: ${file_env}).",
@@ -291,8 +290,7 @@ def token_option(
         decorated = click.option(
             flag,
             name,
-            envvar=envvar,
-            default=None,
+            default=from_settings(envvar),
             metavar="TOKEN",
             help=f"{help} (default: ${envvar}; or use {file_flag}).",
         )(decorated)

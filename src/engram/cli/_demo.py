@@ -10,13 +10,12 @@ scripts. docs/spec/context-model.md "The demo subject".
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from engram.cli._app import cli
 from engram.cli._common import DEFAULT_URL, cli_store, database_option, emit, json_option
 from engram.cli._demo_subject import demo_summary, demo_text, open_demo
+from engram.cli._settings import settings
 
 
 @cli.command("demo")
@@ -25,7 +24,7 @@ from engram.cli._demo_subject import demo_summary, demo_text, open_demo
 @click.option("--url", default=None, help="Provider URL to print (default: $ENGRAM_PUBLIC_URL).")
 def demo_command(database: str | None, as_json: bool, url: str | None) -> None:
     """Create the demo subject if absent; print its id, where its token is, and the URL."""
-    base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
+    base = (url or settings().public_url or DEFAULT_URL).rstrip("/")
     with cli_store(database) as store:
         demo, path = open_demo(store)
     emit(demo_summary(demo, path, base), as_json, demo_text(demo, path, base))

@@ -10,14 +10,14 @@ subject".
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from urllib.parse import unquote
 
 from engram.cli._common import CLOCK
+from engram.cli._settings import settings
 from engram.context import DemoSubject, ensure_demo
 from engram.core.canonical import Json
-from engram.store import Store, engram_home, redact_url
+from engram.store import Store, redact_url
 
 TOKEN_SUFFIX = ".demo-token"  # noqa: S105 - a file name suffix, not a secret
 
@@ -33,7 +33,7 @@ def token_file(url: str) -> Path:
         path = Path(unquote(url[len("sqlite://") :]))
         return path.with_name(path.stem + TOKEN_SUFFIX)
     digest = hashlib.sha256(redact_url(url).encode("utf-8")).hexdigest()[:16]  # no password
-    return engram_home(os.environ) / f"demo-{digest}{TOKEN_SUFFIX}"
+    return settings().home / f"demo-{digest}{TOKEN_SUFFIX}"
 
 
 def open_demo(store: Store) -> tuple[DemoSubject, Path]:

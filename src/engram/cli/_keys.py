@@ -8,7 +8,6 @@ published until the last thing it signed has expired). Output never contains a p
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
+from engram.cli._settings import settings
 from engram.core.canonical import Json
 from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
@@ -118,7 +118,11 @@ def rotate_command(
     now = CLOCK.now()
     from engram.provider import ProviderConfig  # starlette: only this command needs it (issue 33)
 
-    lead = timedelta(0) if immediately else ProviderConfig.from_env(os.environ).key_publish_lead
+    lead = (
+        timedelta(0)
+        if immediately
+        else ProviderConfig.from_env(settings().environ).key_publish_lead
+    )
     with cli_store(database) as store:
         info = KeyStore(store).rotate(now, timedelta(days=lifetime_days), lead=lead)
     _show([info], now, as_json)

@@ -11,8 +11,6 @@ of the machine could read it). stdout carries only MCP messages; errors go to st
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +19,7 @@ import click
 from engram.cli._app import cli
 from engram.cli._common import database_option
 from engram.cli._seat import seat_engine, subject_option
+from engram.cli._settings import Settings, settings
 from engram.errors import InvalidRequest
 from engram.mcp import locate_seat
 
@@ -32,10 +31,10 @@ if TYPE_CHECKING:
     from engram.memory import Distiller
 
 
-def provider_context(url: str | None, environ: Mapping[str, str]) -> ProviderContext | None:
+def provider_context(url: str | None, given: Settings) -> ProviderContext | None:
     """The context source for stdio: a provider URL and ``$ENGRAM_TOKEN``, or none at all."""
-    url = url or environ.get("ENGRAM_PROVIDER_URL") or None
-    token = environ.get("ENGRAM_TOKEN") or None
+    url = url or given.provider_url
+    token = given.token
     if url is None:
         return None
     if token is None:
@@ -51,7 +50,7 @@ def provider_context(url: str | None, environ: Mapping[str, str]) -> ProviderCon
 def _distiller(model: str | None, endpoint: str | None) -> Distiller | None:
     if model is None:
         return None
-    url = endpoint or os.environ.get("THALAMUS_URL")
+    url = endpoint or settings().thalamus_url
     if not url:
         raise InvalidRequest("--llm-model needs --llm-endpoint or THALAMUS_URL (no default)")
     from engram.memory import ChatDistiller
@@ -89,8 +88,8 @@ def mcp_command(
 
     from engram.mcp import create_server
 
-    seat = locate_seat(ote, os.environ, Path.cwd())
-    context = provider_context(provider_url, os.environ)
+    seat = locate_seat(ote, settings().environ, Path.cwd())
+    context = provider_context(provider_url, settings())
     distiller = _distiller(llm_model, llm_endpoint)
     with seat_engine(ote, database, seat, subject, deferred=True) as engine:
         server = create_server(engine, seat, context=context, distiller=distiller, subject=subject)

@@ -11,7 +11,6 @@ HTTP, any other over HTTPS unless ``--plain-http``.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
 from engram.cli._level_keys import attach_check, level_check_options
+from engram.cli._settings import settings
 from engram.core.files import read_regular
 from engram.errors import InvalidRequest
 from engram.oci import DEFAULT_MAX_LAYER
@@ -40,18 +40,17 @@ def _connection(command: F) -> F:
     def merged(*args: Any, **kwargs: Any) -> Any:
         from engram.oci import Credentials, RegistryClient
 
-        username = kwargs.pop("username") or os.environ.get("ENGRAM_OCI_USERNAME")
+        given = settings()
+        username = kwargs.pop("username") or given.get("ENGRAM_OCI_USERNAME")
         password_file: Path | None = kwargs.pop("password_file")
         plain_http: bool = kwargs.pop("plain_http")
         password = None
         if password_file is not None:
             password = read_token_file(password_file, "--password-file")
-        elif os.environ.get("ENGRAM_OCI_PASSWORD_FILE"):
-            password = read_token_file(
-                Path(os.environ["ENGRAM_OCI_PASSWORD_FILE"]), "$ENGRAM_OCI_PASSWORD_FILE"
-            )
+        elif password_path := given.get("ENGRAM_OCI_PASSWORD_FILE"):
+            password = read_token_file(Path(password_path), "$ENGRAM_OCI_PASSWORD_FILE")
         else:
-            password = os.environ.get("ENGRAM_OCI_PASSWORD")
+            password = given.environ.get("ENGRAM_OCI_PASSWORD")
         if password is not None and not username:
             raise InvalidRequest("a registry password needs a --username")
         credentials = Credentials(username, password or "") if username else None

@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 import click
 
 from engram.cli._common import token_option
+from engram.cli._settings import PROVIDER_URL as PROVIDER_ENV
+from engram.cli._settings import TOKEN as TOKEN_ENV
+from engram.cli._settings import from_settings, given, setting_over_default
 
 # The runtime client (httpx, the verifier) loads when a command fetches, not for --help (issue 33).
 if TYPE_CHECKING:
     from engram.runtime import RuntimeConfig
 
-PROVIDER_ENV = "ENGRAM_PROVIDER_URL"
-TOKEN_ENV = "ENGRAM_TOKEN"  # noqa: S105 - the name of a variable, not a secret
+DEFAULT_RUNTIME_ID = "engram-cli"
 RUNTIME_ID_ENV = "ENGRAM_RUNTIME_ID"
 SCOPE_ENV = "ENGRAM_SCOPE"
 
@@ -28,25 +30,25 @@ def provider_options(command: click.decorators.FC) -> click.decorators.FC:
         [
             click.option(
                 "--provider",
-                envvar=PROVIDER_ENV,
+                default=from_settings(PROVIDER_ENV),
                 required=True,
+                callback=given,
                 metavar="URL",
                 help=f"Engram provider base URL (default: ${PROVIDER_ENV}).",
             ),
             token_option(envvar=TOKEN_ENV, required=True, help="Bearer token for the subject"),
             click.option(
                 "--scope",
-                envvar=SCOPE_ENV,
-                default=None,
+                default=from_settings(SCOPE_ENV),
                 metavar="SCOPE",
                 help=f"Ask for a scoped export (e.g. professional) instead of the full context "
                 f"(default: ${SCOPE_ENV}).",
             ),
             click.option(
                 "--runtime-id",
-                envvar=RUNTIME_ID_ENV,
-                default="engram-cli",
+                default=DEFAULT_RUNTIME_ID,
                 show_default=True,
+                callback=setting_over_default(RUNTIME_ID_ENV),
                 help="This runtime's id, sent with corrections.",
             ),
         ]

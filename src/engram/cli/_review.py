@@ -7,8 +7,6 @@ once and cannot be shown again. ``docs/spec/review-page.md`` ("One-time links") 
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from engram.cli._app import cli
@@ -21,6 +19,7 @@ from engram.cli._common import (
     json_option,
     parse_ttl,
 )
+from engram.cli._settings import settings
 from engram.context import list_subjects
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
@@ -53,7 +52,7 @@ def review_link_command(
     from engram.provider.review import create_review_link  # starlette: not for --help (issue 33)
 
     lifetime = parse_ttl(ttl)
-    base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
+    base = (url or settings().public_url or DEFAULT_URL).rstrip("/")
     with cli_store(database) as store:
         link = create_review_link(store, CLOCK, subject_id or _only_subject(store), lifetime)
     address = f"{base}/review/link?code={link.code}"
