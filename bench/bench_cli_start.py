@@ -18,9 +18,8 @@ import os
 import resource
 import subprocess
 import sys
-from pathlib import Path
-
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 from rich.console import Console
