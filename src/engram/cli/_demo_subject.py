@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from engram.cli._common import CLOCK
 from engram.cli._settings import settings
-from engram.context import DemoSubject, ensure_demo
 from engram.core.canonical import Json
-from engram.store import Store, redact_url
+
+if TYPE_CHECKING:
+    from engram.context import DemoSubject
+    from engram.store import Store
 
 TOKEN_SUFFIX = ".demo-token"  # noqa: S105 - a file name suffix, not a secret
 
@@ -29,6 +32,8 @@ def token_file(url: str) -> Path:
     ``$ENGRAM_HOME/engram.demo-token``); for any other database in ``$ENGRAM_HOME``, named by a
     digest of its URL without the password.
     """
+    from engram.store import redact_url
+
     if url.startswith("sqlite://"):
         path = Path(unquote(url[len("sqlite://") :]))
         return path.with_name(path.stem + TOKEN_SUFFIX)
@@ -38,6 +43,8 @@ def token_file(url: str) -> Path:
 
 def open_demo(store: Store) -> tuple[DemoSubject, Path]:
     """The demo subject of ``store`` (created if absent) and the file that keeps its token."""
+    from engram.context import ensure_demo
+
     path = token_file(store.url)  # the URL without any password
     return ensure_demo(store, CLOCK, path), path
 

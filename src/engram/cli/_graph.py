@@ -36,10 +36,8 @@ if TYPE_CHECKING:
     from rich.tree import Tree
 
     from engram.graph import Outline, PinnedWorkflow
-    from engram.workflow import LintReport
-
-if TYPE_CHECKING:
     from engram.trust import TrustRegistry
+    from engram.workflow import LintReport
 
 
 @cli.group("graph", cls=LazySubgroup)

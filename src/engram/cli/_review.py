@@ -7,6 +7,8 @@ once and cannot be shown again. ``docs/spec/review-page.md`` ("One-time links") 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engram.cli._app import cli
@@ -20,13 +22,16 @@ from engram.cli._common import (
     parse_ttl,
 )
 from engram.cli._settings import settings
-from engram.context import list_subjects
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
-from engram.store import Store
+
+if TYPE_CHECKING:
+    from engram.store import Store
 
 
 def _only_subject(store: Store) -> str:
+    from engram.context import list_subjects
+
     subjects = list_subjects(store)
     if len(subjects) == 1:
         return subjects[0].id

@@ -17,10 +17,10 @@ import click
 
 from engram.cli._common import open_cli_store
 from engram.cli._settings import settings
-from engram.store import Store, redact_url
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
     from engram.memory import MemoryEngine, SeatSource
+    from engram.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +73,8 @@ def index_folder_for(store: Store) -> Path | None:
     """Where this host keeps the store's derived index: beside a SQLite file (None: the
     engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
     the host shares one index and keeps it current from the shared database's change sequence."""
+    from engram.store import redact_url
+
     if store.dialect.name != "postgresql":
         return None
     digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]

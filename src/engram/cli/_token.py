@@ -10,7 +10,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option, parse_ttl
-from engram.context import Permission, authenticate_token, issue_token, list_tokens, revoke_token
+from engram.context import Permission
 from engram.core.clock import format_instant
 
 
@@ -36,6 +36,8 @@ def create_command(
     subject_id: str, permissions: str, ttl: str, label: str, database: str | None, as_json: bool
 ) -> None:
     """Create a token and print it; it cannot be shown again."""
+    from engram.context import authenticate_token, issue_token
+
     lifetime = parse_ttl(ttl)
     with cli_store(database) as store:
         token = issue_token(store, CLOCK, subject_id, permissions.split(","), lifetime, label=label)
@@ -64,6 +66,8 @@ def create_command(
 @json_option
 def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
     """List a subject's tokens (ids and permissions; never the secret)."""
+    from engram.context import list_tokens
+
     with cli_store(database) as store:
         tokens = list_tokens(store, subject_id)
     lines = [
@@ -82,6 +86,8 @@ def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
 @database_option
 def revoke_command(subject_id: str, token_id: str, database: str | None) -> None:
     """Revoke a token at once."""
+    from engram.context import revoke_token
+
     with cli_store(database) as store:
         revoke_token(store, CLOCK, subject_id, token_id)
     click.echo(f"revoked {token_id}")

@@ -43,6 +43,7 @@ from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 
 if TYPE_CHECKING:
+    from engram.trust import TrustRegistry
     from engram.workflow import (
         CartridgeOffer,
         LevelCredential,
@@ -50,9 +51,6 @@ if TYPE_CHECKING:
         LintReport,
         ReadyReport,
     )
-
-if TYPE_CHECKING:
-    from engram.trust import TrustRegistry
 
 
 def _load(data: bytes, what: str) -> JsonObject:
