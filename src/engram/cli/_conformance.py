@@ -7,7 +7,6 @@ the bundle certifies (verify); 1 otherwise. docs/spec/conformance-bundle.md has 
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,6 +119,8 @@ def provider_command(
         delete_hook=tuple(shlex.split(delete_hook)) if delete_hook else None,
         timeout=timeout,
     )
+    import asyncio  # the event loop only for a run, not for --help (issue 33)
+
     report = asyncio.run(run_provider(options, ledger))
     if bundle_path is not None and key is not None and build_id:
         issuer = report.discovery.get("issuer") if isinstance(report.discovery, dict) else None
