@@ -32,6 +32,7 @@ def test_the_independence_contract_names_every_command_module() -> None:
     assert set(independence["modules"]) == _command_modules()
 
 
+@pytest.mark.req("engram.trust.taxonomy-order")
 def test_the_trust_states_a_user_may_accept_are_the_librarys() -> None:
     from engram.trust import TrustState
 
