@@ -74,7 +74,7 @@ class FetchSettings:
     read_timeout: float = 30.0
     connect_timeout: float = 10.0
     max_redirects: int = 5
-    proxies: Mapping[str, str] = field(default_factory=dict)
+    proxies: Mapping[str, str] = field(default_factory=dict, hash=False)
     """Scheme (``http``, ``https``, ``all``) -> proxy URL, as ``urllib.request.getproxies``
     reads them; ``no`` holds the ``NO_PROXY`` list."""
 
