@@ -25,6 +25,11 @@ what it answers is bounded here, once, for every caller:
 - **Errors.** Every ``httpx.HTTPError``, decoding error and deadline becomes one
   :class:`FetchError` line naming the host and what went wrong.
 
+- **Proxies.** ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` are honoured as
+  httpx and curl read them, through the same deadline backend: a proxy that drips, or an origin
+  that drips through it, is cut off at the same deadline (httpx's own proxy transports would
+  not be). Only ``http://`` and ``https://`` proxies are spoken.
+
 The limits come from :class:`FetchSettings`; ``ENGRAM_FETCH_DEADLINE``,
 ``ENGRAM_FETCH_READ_TIMEOUT`` and ``ENGRAM_FETCH_MIN_RATE`` override the defaults (an operator on
 a slow link; the hostile-registry tests, which need seconds, not minutes).
@@ -39,7 +44,7 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpcore
@@ -69,6 +74,9 @@ class FetchSettings:
     read_timeout: float = 30.0
     connect_timeout: float = 10.0
     max_redirects: int = 5
+    proxies: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Scheme (``http``, ``https``, ``all``) -> proxy URL, as ``urllib.request.getproxies``
+    reads them; ``no`` holds the ``NO_PROXY`` list."""
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> FetchSettings:
@@ -80,7 +88,26 @@ class FetchSettings:
             read_timeout=_positive(source, "ENGRAM_FETCH_READ_TIMEOUT", defaults.read_timeout),
             connect_timeout=defaults.connect_timeout,
             max_redirects=defaults.max_redirects,
+            proxies=_proxies(source),
         )
+
+
+def _proxies(source: Mapping[str, str]) -> dict[str, str]:
+    """``<scheme>_proxy`` variables as ``urllib.request.getproxies_environment`` reads them
+    (lower case wins; ``REQUEST_METHOD`` set means a CGI script, where HTTP_PROXY is a header)."""
+    found: dict[str, str] = {}
+    for name, value in source.items():
+        if value and name.lower().endswith("_proxy") and name.upper() == name:
+            found[name[:-6].lower()] = value
+    if "REQUEST_METHOD" in source:
+        found.pop("http", None)
+    for name, value in source.items():
+        if name.lower().endswith("_proxy") and name.lower() == name:
+            if value:
+                found[name[:-6]] = value
+            else:
+                found.pop(name[:-6], None)
+    return found
 
 
 def _positive(source: Mapping[str, str], name: str, default: float) -> float:
@@ -167,15 +194,88 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-def deadline_transport() -> httpx.HTTPTransport:
-    """httpx's transport over a connection pool whose sockets honour the current deadline."""
+def deadline_transport(proxy: str | None = None) -> httpx.HTTPTransport:
+    """httpx's transport over a connection pool whose sockets honour the current deadline;
+    through ``proxy`` (an ``http://`` or ``https://`` URL) when one is given."""
     transport = httpx.HTTPTransport()
     # httpx takes no network backend of its own; httpcore's pool does, so the pool httpx built
     # is replaced by the same pool over the deadline backend (TLS verified as httpx would).
-    transport._pool = httpcore.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(), network_backend=_DeadlineBackend()
+    if proxy is None:
+        transport._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(), network_backend=_DeadlineBackend()
+        )
+        return transport
+    try:
+        url = httpx.Proxy(proxy if "://" in proxy else f"http://{proxy}")
+    except (ValueError, httpx.InvalidURL) as e:
+        raise FetchError(f"proxy {_short(proxy, 100)!r} is not a URL ({e})") from e
+    if url.url.scheme not in ("http", "https"):
+        raise FetchError(
+            f"proxy {_short(str(url.url), 100)}: engram speaks only to http:// and https:// proxies"
+        )
+    transport._pool = httpcore.HTTPProxy(
+        proxy_url=httpcore.URL(
+            scheme=url.url.raw_scheme,
+            host=url.url.raw_host,
+            port=url.url.port,
+            target=url.url.raw_path,
+        ),
+        proxy_auth=url.raw_auth,
+        proxy_headers=url.headers.raw,
+        ssl_context=httpx.create_ssl_context(),
+        proxy_ssl_context=url.ssl_context,
+        network_backend=_DeadlineBackend(),
     )
     return transport
+
+
+def _bypassed(url: httpx.URL, no_proxy: str) -> bool:
+    """``NO_PROXY`` as curl reads it: ``*``, or a host (with or without a leading dot, an
+    optional ``:port``) that is the URL's host or a domain above it."""
+    host = url.host.lower()
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if entry == "*":
+            return True
+        name, _, port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if port and (not port.isdigit() or int(port) != (url.port or 0)):
+            continue
+        name = name.lstrip(".")
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+class _ProxyRouting(httpx.BaseTransport):
+    """Each request to its proxy (``settings.proxies``, ``NO_PROXY`` honoured) or direct; every
+    route over the deadline backend. Proxy transports are made on first use."""
+
+    def __init__(self, proxies: Mapping[str, str]) -> None:
+        self._proxies = dict(proxies)
+        self._direct = deadline_transport()
+        self._through: dict[str, httpx.HTTPTransport] = {}
+
+    def _route(self, url: httpx.URL) -> httpx.HTTPTransport:
+        proxy = self._proxies.get(url.scheme) or self._proxies.get("all")
+        if not proxy or _bypassed(url, self._proxies.get("no", "")):
+            return self._direct
+        if proxy not in self._through:
+            self._through[proxy] = deadline_transport(proxy)
+        return self._through[proxy]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._route(request.url).handle_request(request)
+
+    def close(self) -> None:
+        self._direct.close()
+        for transport in self._through.values():
+            transport.close()
+
+
+def routed_transport(settings: FetchSettings) -> httpx.BaseTransport:
+    """The deadline transport, through the proxies ``settings`` name (if any)."""
+    if not any(scheme in settings.proxies for scheme in ("http", "https", "all")):
+        return deadline_transport()
+    return _ProxyRouting(settings.proxies)
 
 
 # -- bounded decoding ---------------------------------------------------------------------------
@@ -257,7 +357,7 @@ class Fetcher:
                 self.settings.read_timeout, connect=self.settings.connect_timeout
             ),
             follow_redirects=False,
-            transport=transport or deadline_transport(),
+            transport=transport or routed_transport(self.settings),
         )
 
     def close(self) -> None:
@@ -301,6 +401,11 @@ class Fetcher:
                         response.close()
                     return
                 response.close()  # a redirect's body is never read
+                if self.settings.max_redirects == 0:
+                    raise FetchError(
+                        f"{self.party}: answered with a redirect (to "
+                        f"{_short(str(following.url))}), which is not followed here"
+                    )
                 request = following
             raise FetchError(
                 f"{self.party}: more than {self.settings.max_redirects} redirects "
@@ -474,4 +579,5 @@ __all__ = [
     "party_of",
     "post_json",
     "read_capped_async",
+    "routed_transport",
 ]

@@ -54,3 +54,42 @@ def test_the_line_names_the_path_and_the_commands_help(
     assert capsys.readouterr().err == (
         f"error: usage: no such file or directory: {missing} (see: engram memory import --help)\n"
     )
+
+
+REFERENCE_ACX = next(
+    (Path(__file__).resolve().parents[1] / "vectors" / "acx-reference").rglob("*.acx")
+)
+
+
+@pytest.mark.req("engram.cli.missing-file-exit-2")
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["cartridge", "level", "verify", "{credential}", "--status-list", "{missing}"],
+        ["cartridge", "level", "verify", "{credential}", "--status-list", "file://{missing}"],
+        ["workflow", "ready", "{credential}", "--status-list", "{missing}"],
+        [
+            "cartridge",
+            "attach-level",
+            str(REFERENCE_ACX),
+            "localhost:9/x:1",
+            "{credential}",
+            "--status-list",
+            "{missing}",
+        ],
+    ],
+)
+def test_a_missing_status_list_file_is_a_usage_error_not_a_failed_check(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 32: `--status-list FILE` naming no file was read as a status list that could not be
+    # retrieved: the verdict "not verified", exit 1, instead of a mistyped path, exit 2.
+    credential = tmp_path / "level.json"
+    credential.write_text("{}")
+    missing = tmp_path / "missing-list.json"
+    args = [a.format(credential=credential, missing=missing) for a in command]
+    assert run_cli(cli, args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: usage: ")
+    assert err.count("\n") == 1
+    assert "missing-list.json" in err

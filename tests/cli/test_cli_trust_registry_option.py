@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import cli, run_cli
+from engram.cli import TRUST_REGISTRY_HELP, cli, run_cli
 
 ALIASES = {"--registry", "--trust"}
 REFERENCE_ACX = next(
@@ -61,6 +61,8 @@ def test_every_command_spells_the_trust_registry_one_way() -> None:
     for where, options in found.items():
         visible = [o for o in options if not o.hidden]
         assert [o.opts for o in visible] == [["--trust-registry"]], where
+        # One declaration (issue 28): the same help and argument name in every command.
+        assert (visible[0].help, visible[0].name) == (TRUST_REGISTRY_HELP, "trust_registry")
         hidden = {flag for o in options if o.hidden for flag in o.opts}
         assert hidden, where
         assert hidden <= ALIASES, where

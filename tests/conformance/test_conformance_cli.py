@@ -118,6 +118,25 @@ def test_a_refused_token_is_one_line_not_a_table_of_failures(
     assert token not in captured.err
 
 
+@pytest.mark.req("engram.conformance.runner.token-refused")
+def test_a_refused_admin_token_is_one_line_too(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 32: a wrong --admin-token printed the tables and "tier 3 does NOT hold", blaming
+    # the provider for the operator's token.
+    wrong = "eng_not-an-admin-token-this-provider-issued"
+    args = ["conformance", "provider", served.url, "--token", served.token]
+    assert run_cli(cli, [*args, "--admin-token", wrong]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(
+        f"error: token_refused: the provider at {served.url} refused the --admin-token (HTTP 401"
+    )
+    assert "has the admin permission: nothing was judged\n" in captured.err
+    assert captured.err.count("\n") == 1
+    assert wrong not in captured.err
+
+
 @pytest.mark.req("engram.conformance.runner.tables-unbroken")
 def test_piped_tables_never_break_a_requirement_id(
     served: Served, capsys: pytest.CaptureFixture[str]

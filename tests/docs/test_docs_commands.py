@@ -27,6 +27,7 @@ PAGES = sorted(
         DOCS / "quickstart.md",
         DOCS / "deployment.md",
         DOCS / "benchmarks.md",
+        DOCS / "worked-example.md",
         *(DOCS / "concepts").glob("*.md"),
     ]
 )

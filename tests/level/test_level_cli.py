@@ -188,7 +188,9 @@ def test_verify_on_the_references_credential_lists_its_departures(
             "verify",
             str(REFERENCE / "proofs" / "level-credential.example.json"),
             "--status-list",
-            str(REFERENCE / "missing-status-list.json"),
+            # A list that cannot be retrieved (nothing listens on port 9). A path that does not
+            # exist is a usage error since issue 32, not a retrieval failure.
+            "http://127.0.0.1:9/missing-status-list.json",
         ],
     )
     out = capsys.readouterr().out

@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oci_kit import NOW, build_cartridge, level_credential
+from oci_kit import NOW, build_cartridge, level_check, level_credential, status_list
 from referrers_registry import ReferrersRegistry
 
 from engram.cartridge import Cartridge, verify
+from engram.errors import InvalidRequest
+from engram.level import LevelUnverified
 from engram.oci import (
     ArtifactRefused,
     Credentials,
@@ -42,8 +44,10 @@ def test_with_a_referrers_api_no_fallback_tag_is_written_and_discover_uses_the_a
     with ReferrersRegistry() as registry:
         ref = parse_reference(f"{registry.host}/team/agent:2.0.0")
         with RegistryClient(registry.host, plain_http=True) as client:
-            pushed = push_cartridge(acx, ref, client, levels=[credential], now=NOW)
-            everything = discover(ref, client)
+            pushed = push_cartridge(
+                acx, ref, client, levels=[credential], level_check=level_check(), now=NOW
+            )
+            everything = discover(ref, client, level_check=level_check())
             only_levels = discover(ref, client, artifact_type=LEVEL)
             pulled = pull_cartridge(ref, tmp_path / "out", client, now=NOW)
         tags = {tag for (_, tag) in registry.state.tags}
@@ -118,3 +122,45 @@ def test_a_large_cartridge_goes_up_in_chunks(
         patches = [r for r in registry.state.requests if r.startswith("PATCH")]
     assert len(patches) >= 7
     assert pulled.path.read_bytes() == acx.read_bytes()
+
+
+@pytest.mark.req("engram.oci.level-verified-before-attach")
+def test_push_with_a_revoked_level_pushes_nothing_and_discover_reports_a_revoked_one(
+    tmp_path: Path,
+) -> None:
+    # Issue 32: `push --level` attached any credential bound to the ROM and `discover` showed a
+    # revoked one "ok"; both now verify it as attach-level does.
+    acx = build_cartridge(tmp_path)
+    credential = level_credential(tmp_path, _rom(acx))
+    revoked = level_check(status_list(revoked=credential))
+    with ReferrersRegistry() as registry:
+        ref = parse_reference(f"{registry.host}/team/agent:3.0.0")
+        with RegistryClient(registry.host, plain_http=True) as client:
+            with pytest.raises(LevelUnverified, match="revoked"):
+                push_cartridge(acx, ref, client, levels=[credential], level_check=revoked, now=NOW)
+            assert registry.state.manifests == {}  # refused before anything was pushed
+            assert registry.state.blobs == {}
+            push_cartridge(
+                acx, ref, client, levels=[credential], level_check=level_check(), now=NOW
+            )
+            found = discover(ref, client, artifact_type=LEVEL, level_check=revoked)
+            unchecked = discover(ref, client, artifact_type=LEVEL)
+    [level] = found.referrers
+    assert not level.ok
+    assert ("verified", False) in [(c, h) for c, h, _ in level.checks]
+    assert any("revoked" in d for c, _, d in level.checks if c == "verified")
+    [plain] = unchecked.referrers  # without a verifier: bound to this ROM, not judged further
+    assert plain.ok
+    assert "verified" not in [c for c, _, _ in plain.checks]
+
+
+@pytest.mark.req("engram.oci.level-verified-before-attach")
+def test_levels_without_a_verifier_are_refused() -> None:
+    with pytest.raises(InvalidRequest, match="level_check"):
+        push_cartridge(
+            Path("unused.acx"),
+            parse_reference("localhost:9/team/agent:1"),
+            RegistryClient("localhost:9", plain_http=True),
+            levels=[b"{}"],
+            now=NOW,
+        )

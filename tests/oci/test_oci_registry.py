@@ -116,13 +116,15 @@ def test_without_a_referrers_api_the_fallback_tag_index_lists_dsse_and_level_ref
     credential = level_credential(work, rom)
     ref = parse_reference(f"{registry.host}/acme/levelled:1.0.0")
     with client(registry) as c:
-        pushed = push_cartridge(acx, ref, c, levels=[credential], now=NOW)
+        pushed = push_cartridge(
+            acx, ref, c, levels=[credential], level_check=level_check(), now=NOW
+        )
         # This registry has no referrers API: it answers 404 there and never sets OCI-Subject.
         assert (
             registry.get(f"/v2/acme/levelled/referrers/{pushed.manifest_digest}").status_code == 404
         )
         assert {r.via for r in pushed.referrers} == {"tag"}
-        found = discover(ref, c)
+        found = discover(ref, c, level_check=level_check())
     assert found.via == "tag"
     kinds = sorted(r.artifact_type for r in found.referrers)
     assert kinds == [

@@ -186,3 +186,21 @@ def test_engram_chat_refuses_to_start_without_a_verified_export(
     err = capsys.readouterr().err
     assert "refusing to start: export_expired: export expired at" in err
     assert llm.requests == []
+
+
+@pytest.mark.req("engram.runtime.cli-fetch")
+def test_chat_with_a_refused_token_is_one_line_before_any_llm_call(
+    served: tuple[RealProvider, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 32: every command that takes a token says in one line that it was refused.
+    _, url = served
+    monkeypatch.setenv("ENGRAM_TOKEN", "eng_wrong")
+    args = ["chat", "--provider", url, "--llm-base-url", "http://127.0.0.1:9/v1"]
+    assert run_cli(cli, args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "unauthorized" in err
+    assert "HTTP 401" in err
+    assert "eng_wrong" not in err

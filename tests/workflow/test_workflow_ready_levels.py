@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -25,8 +27,10 @@ from engram.cli import cli, run_cli
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey, save_private_key
 from engram.level import (
+    CommandSolver,
     Ledger,
     ReferenceSolver,
+    Solver,
     Verifier,
     add_proof,
     demo_benchmark,
@@ -71,10 +75,15 @@ def issuers_registry(key: PrivateKey) -> bytes:
     return json.dumps({"schemaVersion": "acx.trust-registry/1", "keys": [entry]}).encode()  # noqa: TID251
 
 
+# Reads the task (JSON on stdin) and succeeds on the easier ones: a cartridge of some skill, so the
+# rating's uncertainty narrows (a solver that passes everything never clears the sigma gate).
+SOLVES_EASY_TASKS = "import json, sys; sys.exit(json.load(sys.stdin)['difficulty'] > 33)"
+
+
 class Issued:
     """A level credential for the reference cartridge, its status list and its evidence."""
 
-    def __init__(self, tmp: Path, offer: CartridgeOffer) -> None:
+    def __init__(self, tmp: Path, offer: CartridgeOffer, solver: Solver | None = None) -> None:
         self.verifier = Verifier(DID, PrivateKey.generate(), "Example verifier")
         issuance = prove_level(
             rom_digest=offer.rom_digest,
@@ -82,7 +91,9 @@ class Issued:
             subject_id=f"urn:acx:cartridge:{offer.publisher_id}/{offer.artifact_id}",
             publisher_keyids=sorted(offer.publisher_keyids),
             benchmark=demo_benchmark(),
-            solver=ReferenceSolver(33),
+            # A real run (a program per task that solves the easier ones), not the demo
+            # solver, whose levels never count (issue 32).
+            solver=solver or CommandSolver([sys.executable, "-c", SOLVES_EASY_TASKS]),
             verifier=self.verifier,
             ledger=Ledger(tmp / "ledger.sqlite"),
             now=NOW,
@@ -158,6 +169,23 @@ def test_a_verified_credential_proves_the_level_that_staffs_the_slot(
     assert outcome.level.acx_level >= 15
     assert offers[0].level == outcome.level
     assert _builder(offers).selected == offers[0]
+
+
+@pytest.mark.req("engram.workflow.ready-level-proven", "engram.level.simulated-says-so")
+def test_a_demo_level_never_counts(ada: CartridgeOffer, tmp_path: Path) -> None:
+    # Issue 32: a level the built-in simulated solver played verified, so `workflow ready`
+    # staffed a slot with it although nothing from the cartridge ever ran.
+    demo = Issued(tmp_path, ada, ReferenceSolver(33))
+    assert demo.credential["credentialSubject"]["result"][0]["acx:acxLevel"] >= 15
+    offers, outcomes = prove_levels(
+        [ada], [demo.as_given()], issuers=demo.issuers, now=NOW, status_fetch=demo.fetch()
+    )
+    (outcome,) = outcomes
+    assert not outcome.counts
+    assert outcome.level is None
+    assert "demo level" in outcome.reason
+    assert offers[0].level is None
+    assert _builder(offers).selected is None
 
 
 def _edited(issued: Issued, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -262,7 +290,8 @@ def test_ready_takes_credentials_and_issuers_on_the_command_line(
     cred = str(creds / "ada.level.json")
     assert run_cli(cli, [*level, "status-list", "--id", LIST_URL, "--issuer", DID,
                          "--key", pem, "-o", str(status)]) == 0  # fmt: skip
-    assert run_cli(cli, [*level, "prove", "--demo-solver", str(REFERENCE_CARTRIDGE),
+    solver = shlex.join([sys.executable, "-c", SOLVES_EASY_TASKS])  # a real run, not a demo
+    assert run_cli(cli, [*level, "prove", "--solver", solver, str(REFERENCE_CARTRIDGE),
                          "--verifier-key", pem,
                          "--verifier-did", DID, "--status-list-url", LIST_URL,
                          "--ledger", str(tmp_path / "l.sqlite"), "--evidence-dir", str(creds),

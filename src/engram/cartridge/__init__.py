@@ -14,6 +14,12 @@ from engram.cartridge._agent import (
     package_contents,
     set_memories,
 )
+from engram.cartridge._attestations import (
+    LEVEL_ATTESTATION_TYPE,
+    AttestationRow,
+    level_count,
+    list_attestations,
+)
 from engram.cartridge._build import Built, Contents, Stripped, strip, write, write_save
 from engram.cartridge._capabilities import (
     agent_card,
@@ -55,6 +61,7 @@ from engram.cartridge._host import (
     require_state,
     roster,
 )
+from engram.cartridge._host_descriptor import load_host_descriptor
 from engram.cartridge._legacy import Upgraded, upgrade
 from engram.cartridge._package import (
     SpecReport,
@@ -92,11 +99,13 @@ __all__ = [
     "ENGINE",
     "FRONTMATTER_KEYS",
     "HOST_SKILL_DIRS",
+    "LEVEL_ATTESTATION_TYPE",
     "REQUIRED_ROLES",
     "SPEC_DDL",
     "USER_VERSION",
     "Activation",
     "ActivationRefused",
+    "AttestationRow",
     "Built",
     "Cartridge",
     "CartridgeTampered",
@@ -145,6 +154,9 @@ __all__ = [
     "harness_problems",
     "install_skills",
     "lance_schema",
+    "level_count",
+    "list_attestations",
+    "load_host_descriptor",
     "load_rom",
     "merge_records",
     "negotiate",

@@ -11,13 +11,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, cli, main, run_cli
+from engram.cli._app import (
+    COMMAND_HELP,
+    COMMAND_MODULES,
+    SUBCOMMAND_HELP,
+    SUBCOMMAND_MODULES,
+    cli,
+    main,
+    run_cli,
+)
 
 if TYPE_CHECKING:
-    from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, token_option
+    from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, TRUST_REGISTRY_HELP, token_option
     from engram.cli._db import discover_components
-    from engram.cli._mcp import provider_app_with_mcp
     from engram.cli._seat import seat_engine
+    from engram.cli._serve_app import provider_app_with_mcp
     from engram.cli._serve_run import metrics_environment
 
 __all__ = [
@@ -25,6 +33,9 @@ __all__ = [
     "COMMAND_MODULES",
     "DATABASE_HELP",
     "DATABASE_OPTS",
+    "SUBCOMMAND_HELP",
+    "SUBCOMMAND_MODULES",
+    "TRUST_REGISTRY_HELP",
     "cli",
     "discover_components",
     "main",
@@ -41,9 +52,10 @@ __all__ = [
 _LAZY = {
     "DATABASE_HELP": "engram.cli._common",
     "DATABASE_OPTS": "engram.cli._common",
+    "TRUST_REGISTRY_HELP": "engram.cli._common",
     "token_option": "engram.cli._common",
     "discover_components": "engram.cli._db",
-    "provider_app_with_mcp": "engram.cli._mcp",
+    "provider_app_with_mcp": "engram.cli._serve_app",
     "seat_engine": "engram.cli._seat",
     "metrics_environment": "engram.cli._serve_run",
 }

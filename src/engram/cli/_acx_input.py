@@ -14,10 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.cartridge import Cartridge, CartridgeTampered, verify_rom
-from engram.policy import OVERLAY_PATH, POLICY_PATH
-from engram.trust import TrustState
-
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -40,6 +36,10 @@ class VerifiedCartridge:
 
 def read_verified(path: Path) -> VerifiedCartridge:
     """Open and verify ``path``; refuse a tampered cartridge; return what the level/policy need."""
+    from engram.cartridge import Cartridge, CartridgeTampered, verify_rom
+    from engram.policy import OVERLAY_PATH, POLICY_PATH
+    from engram.trust import TrustState
+
     with Cartridge.open(path) as cartridge:
         report, rom = verify_rom(cartridge)
         if report.state is TrustState.TAMPERED:

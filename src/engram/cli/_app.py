@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 import click
 
@@ -65,6 +65,11 @@ COMMAND_MODULES: dict[str, str] = {
 SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
     "memory": {"history": "engram.cli._lifecycle:history_command"},
     "cartridge": {
+        "check": "engram.cli._cartridge_host:check_command",
+        "activate": "engram.cli._cartridge_host:activate_command",
+        "load": "engram.cli._cartridge_load:load_command",
+        "import": "engram.cli._cartridge_host:import_command",
+        "trust": "engram.cli._cartridge_trust",
         "level": "engram.cli._level",
         "policy": "engram.cli._policy",
         "push": "engram.cli._oci:push_command",
@@ -75,6 +80,41 @@ SUBCOMMAND_MODULES: dict[str, dict[str, str]] = {
     },
     "workflow": {"new": "engram.cli._starters:workflow_new"},
     "graph": {"new": "engram.cli._starters:graph_new"},
+}
+
+
+# Parent -> {subcommand: its one-line help} for every subcommand in SUBCOMMAND_MODULES, so that
+# `engram cartridge --help` lists them without importing their modules (httpx, jsonschema,
+# cryptography: issue 33). tests/cli/test_cli_help.py fails when a line here and the
+# subcommand's own help disagree.
+SUBCOMMAND_HELP: dict[str, dict[str, str]] = {
+    "memory": {
+        "history": "A memory's history: recorded, outcomes, forgotten, restored, erased (who and "
+        "when).",
+    },
+    "cartridge": {
+        "check": "Harness preflight: would this host accept FILE's signed requirements? (writes "
+        "nothing)",
+        "activate": "The §8.5 handshake; only an accepted one writes SAVE "
+        "(save/harness-compliance.json).",
+        "load": "Install FILE's skills where HOST looks for them, byte for byte.",
+        "import": "Verify FILE, apply the trust decision and merge its memories idempotently into "
+        "a ring.",
+        "trust": "Maintain a public-keys-only trust registry file (acx.trust-registry/1).",
+        "level": "Provable levels: VC 2.0 / Open Badges 3.0 credentials, revocable by status list.",
+        "policy": "Print the effective loop-context policy and where each value comes from.",
+        "push": "Push FILE.acx to REGISTRY/REPO:TAG as one OCI artifact, its signature and levels "
+        "attached.",
+        "pull": "Pull a cartridge, check its manifest and layer digest, verify it, then write it "
+        "to -o DIR.",
+        "discover": "List a cartridge's referrers (DSSE signature, level credentials) and check "
+        "each one.",
+        "attach-level": "Attach CRED.json, a level credential bound to the cartridge's ROM, as a "
+        "referrer, once it verifies and is not revoked.",
+        "new": "Write an agent package to start from into FOLDER (absent or empty).",
+    },
+    "workflow": {"new": "Write a build-and-review workflow (acx.cal/1) to start from into FILE."},
+    "graph": {"new": "Write an Agent Graph (a lead and a team) to start from into FILE."},
 }
 
 
@@ -132,23 +172,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Like click's, but a command not yet imported is listed from COMMAND_HELP."""
-        names = [n for n in self.list_commands(ctx) if n in self.commands or n in COMMAND_HELP]
-        if not names:
-            return
-        limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = []
-        for name in names:
-            command = self.commands.get(name)
-            if command is not None:
-                if command.hidden:
-                    continue
-                rows.append((name, command.get_short_help_str(limit)))
-            else:
-                # A bare Command only to reuse click's shortening of help to the column width.
-                stand_in = click.Command(name, help=COMMAND_HELP[name])
-                rows.append((name, stand_in.get_short_help_str(limit)))
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+        _format_listing(self, ctx, formatter, COMMAND_HELP)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMAND_MODULES.get(cmd_name)
@@ -173,6 +197,10 @@ class LazySubgroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._elsewhere()))
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Like click's, but a subcommand not yet imported is listed from SUBCOMMAND_HELP."""
+        _format_listing(self, ctx, formatter, SUBCOMMAND_HELP.get(self.name or "", {}))
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         sub = self._elsewhere().get(cmd_name)
         if cmd_name not in self.commands and sub is not None:
@@ -180,6 +208,32 @@ class LazySubgroup(click.Group):
             found = getattr(importlib.import_module(module), attribute or "COMMAND")
             self.add_command(found, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+
+def _format_listing(
+    group: click.Group,
+    ctx: click.Context,
+    formatter: click.HelpFormatter,
+    summaries: dict[str, str],
+) -> None:
+    """click's command listing, with a command not yet imported shown from ``summaries``."""
+    names = [n for n in group.list_commands(ctx) if n in group.commands or n in summaries]
+    if not names:
+        return
+    limit = formatter.width - 6 - max(len(n) for n in names)
+    rows = []
+    for name in names:
+        command = group.commands.get(name)
+        if command is not None:
+            if command.hidden:
+                continue
+            rows.append((name, command.get_short_help_str(limit)))
+        else:
+            # A bare Command only to reuse click's shortening of help to the column width.
+            stand_in = click.Command(name, help=summaries[name])
+            rows.append((name, stand_in.get_short_help_str(limit)))
+    with formatter.section("Commands"):
+        formatter.write_dl(rows)
 
 
 def _needs_extra(name: str, missing: str) -> click.Command:
@@ -246,11 +300,22 @@ def _command_path(group: click.Group, args: list[str]) -> str:
     return " ".join(path)
 
 
-def run_cli(group: click.Group, args: list[str] | None = None) -> int:
-    """Run the CLI; engram errors become one line on stderr, never a traceback."""
+def run_cli(
+    group: click.Group, args: list[str] | None = None, environ: Mapping[str, str] | None = None
+) -> int:
+    """Run the CLI; engram errors become one line on stderr, never a traceback. ``environ`` is
+    what the command line's settings are read from (default: this process's environment)."""
     try:
         # Without standalone mode click returns a command's ctx.exit(code) instead of exiting.
-        returned = group.main(args=args, prog_name="engram", standalone_mode=False)
+        # The environment is read here, once, into the settings every command is handed.
+        from engram.cli._settings import Settings
+
+        returned = group.main(
+            args=args,
+            prog_name="engram",
+            standalone_mode=False,
+            obj=Settings.from_environ(os.environ if environ is None else environ),
+        )
     except EngramError as e:
         return fail(e)
     except click.exceptions.Abort as e:
@@ -314,6 +379,7 @@ __all__ = [
     "COMMAND_HELP",
     "COMMAND_MODULES",
     "INTERRUPTED",
+    "SUBCOMMAND_HELP",
     "SUBCOMMAND_MODULES",
     "LazyGroup",
     "LazySubgroup",

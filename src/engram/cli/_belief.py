@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import (
-    CATEGORIES,
-    ChangeKind,
-    EvolutionEntry,
-    add_belief,
-    belief_history,
-    delete_belief,
-    list_beliefs,
-)
+from engram.context import CATEGORIES
 from engram.core.clock import format_instant
+
+if TYPE_CHECKING:
+    from engram.context import EvolutionEntry
 
 
 @cli.group("belief")
@@ -44,6 +41,8 @@ def add_command(
     as_json: bool,
 ) -> None:
     """Add a belief (authoritative at once) and print its id."""
+    from engram.context import add_belief
+
     with cli_store(database) as store:
         belief = add_belief(store, CLOCK, subject_id, category, statement, confidence, source)
     emit(belief.to_wire(), as_json, belief.id)
@@ -55,6 +54,8 @@ def add_command(
 @json_option
 def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
     """List the subject's live beliefs."""
+    from engram.context import list_beliefs
+
     with cli_store(database) as store:
         beliefs = list_beliefs(store, subject_id)
     lines = [f"{b.id}  [{b.category}] {b.statement} ({b.confidence:.2f})" for b in beliefs]
@@ -68,6 +69,8 @@ def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
 @json_option
 def delete_command(subject_id: str, belief_id: str, database: str | None, as_json: bool) -> None:
     """Delete (tombstone) a belief; diffs report it as deleted."""
+    from engram.context import delete_belief
+
     with cli_store(database) as store:
         tombstone = delete_belief(store, CLOCK, subject_id, belief_id)
     emit(tombstone.tombstone_wire(), as_json, f"deleted {tombstone.id}")
@@ -80,6 +83,8 @@ def delete_command(subject_id: str, belief_id: str, database: str | None, as_jso
 @json_option
 def history_command(subject_id: str, belief_id: str, database: str | None, as_json: bool) -> None:
     """Show a belief's evolution history, newest first."""
+    from engram.context import belief_history
+
     with cli_store(database) as store:
         entries = belief_history(store, subject_id, belief_id)
     emit([e.to_wire() for e in entries], as_json, "\n".join(_history_line(e) for e in entries))
@@ -91,6 +96,8 @@ ERASED = "(text erased when the belief was deleted)"
 def _history_line(entry: EvolutionEntry) -> str:
     """One change in words: a creation has no previous value, and a deleted belief's history
     keeps its shape but not its text, which would otherwise read ``None -> None``."""
+    from engram.context import ChangeKind
+
     head = f"v{entry.version} {entry.kind.value} {format_instant(entry.at)}"
     if entry.kind is ChangeKind.DELETED:
         return f"{head} (every version's text erased)"

@@ -19,7 +19,6 @@ session goes on with the next line and exits 1 at the end if any turn went unans
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -27,7 +26,8 @@ from urllib.parse import urlsplit
 import click
 
 from engram.cli._app import cli
-from engram.cli._context import provider_options, runtime_config
+from engram.cli._provider_client import provider_options, runtime_config
+from engram.cli._settings import from_settings, given, setting_over_default, settings
 from engram.core.canonical import JsonObject, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
 
@@ -110,16 +110,17 @@ class LLM:
 @provider_options
 @click.option(
     "--llm-base-url",
-    envvar="OPENAI_BASE_URL",
+    default=from_settings("OPENAI_BASE_URL"),
     required=True,
+    callback=given,
     metavar="URL",
     help="OpenAI-compatible API base, e.g. http://127.0.0.1:8080/v1 (default: $OPENAI_BASE_URL).",
 )
 @click.option(
     "--model",
-    envvar="OPENAI_MODEL",
     default="gpt-4o-mini",
     show_default=True,
+    callback=setting_over_default("OPENAI_MODEL"),
     help="Model name sent to the LLM (default: $OPENAI_MODEL).",
 )
 @click.option("--system", "base_prompt", default="", help="Your own system instructions.")
@@ -137,7 +138,7 @@ def chat_command(
 
     interactive = sys.stdin.isatty()
     engram = EngramClient(runtime_config(provider, token, scope, runtime_id))
-    llm = LLM(llm_base_url, model, os.environ.get("OPENAI_API_KEY"))
+    llm = LLM(llm_base_url, model, settings().get("OPENAI_API_KEY"))
     try:
         try:
             view = engram.context()

@@ -17,15 +17,17 @@ decorators it needs and receives plain values.
 from __future__ import annotations
 
 import functools
-import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import unquote
 
 import click
 
+from engram.cli._settings import from_settings, settings
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
@@ -33,7 +35,10 @@ from engram.errors import InvalidRequest
 # The store and the context domain load when a command opens its database, not when its module
 # is imported: every command's --help stays within 3x `python -c pass` (issue 33).
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from engram.store import Store
+    from engram.trust import TrustRegistry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,7 +70,7 @@ def database_url(database: str | None) -> str:
     if database is None:
         from engram.store import database_url_from_env
 
-        return database_url_from_env(os.environ)
+        return database_url_from_env(settings().environ)
     if "://" in database or database == "memory:":
         return database
     return f"sqlite://{Path(database).expanduser().absolute()}"
@@ -76,7 +81,7 @@ def _named_sqlite_file(database: str | None) -> Path | None:
 
     The default under ``$ENGRAM_HOME`` is not "named": engram creates that directory itself.
     """
-    named = database if database is not None else os.environ.get(DATABASE_ENV, "").strip()
+    named = database if database is not None else (settings().database_url or "")
     if not named:
         return None
     url = database_url(named)
@@ -152,42 +157,90 @@ def read_token_file(path: Path, flag: str) -> str:
     return text
 
 
+_TTL = re.compile(r"^(\d+)([smhd]?)$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_ttl(text: str) -> timedelta:
+    """``90``, ``90s``, ``15m``, ``12h`` or ``30d``."""
+    match = _TTL.match(text.strip())
+    if not match:
+        raise InvalidRequest(f"not a duration: {text!r} (use e.g. 3600, 15m, 12h, 30d)")
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+DEFAULT_URL = "http://127.0.0.1:8420"
+"""Where ``engram serve`` listens by default, and the URL ``demo`` and ``review-link`` print
+when ``$ENGRAM_PUBLIC_URL`` names none."""
+
+
+# Piped or redirected, a table is as wide as its rows: a line of `grep`-able text never wrapped
+# mid-id at rich's default 80 columns, nor folded inside a cell (issue 32).
+UNWRAPPED_WIDTH = 100_000
+
+
+def rich_console(*, markup: bool = True, stderr: bool = False) -> Console:
+    """rich's console for a command's tables: fitted to a terminal; piped, never wrapped."""
+    import sys
+
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else UNWRAPPED_WIDTH
+    return Console(soft_wrap=False, highlight=False, markup=markup, width=width, stderr=stderr)
+
+
 TRUST_REGISTRY = "--trust-registry"
 TRUST_REGISTRY_HELP = "ACX trust registry (acx.trust-registry/1, public keys only)."
+TRUST_REGISTRY_ALIASES = ("--registry", "--trust")
+"""The spellings commands used before issue 32, kept as hidden aliases so scripts keep working."""
 
 
-def trust_registry_option(
-    name: str, *old: str, help: str = TRUST_REGISTRY_HELP
-) -> Callable[[F], F]:
-    """``--trust-registry FILE`` into the ``name`` argument: one spelling for the ACX trust
-    registry in every command (issue 32), the spellings commands used before (``--registry``,
-    ``--trust``) kept as hidden aliases so scripts keep working. ``engram share --registry``
-    is another thing (a git folder of artifacts) and does not use this option."""
-    hidden = [(flag, f"{name}_as_{flag.lstrip('-').replace('-', '_')}") for flag in old]
+def _trust_registry(command: F, aliases: tuple[str, ...]) -> F:
+    hidden = [(flag, f"trust_registry_as_{flag.lstrip('-')}") for flag in aliases]
 
-    def decorate(command: F) -> F:
-        @functools.wraps(command)
-        def merged(*args: Any, **kwargs: Any) -> Any:
-            given = [(TRUST_REGISTRY, kwargs.pop(name))]
-            given += [(flag, kwargs.pop(key)) for flag, key in hidden]
-            named = [(flag, value) for flag, value in given if value is not None]
-            if len(named) > 1:
-                shown = " and ".join(flag for flag, _ in named)
-                raise click.UsageError(f"{shown} name the same trust registry: give it once")
-            kwargs[name] = named[0][1] if named else None
-            return command(*args, **kwargs)
+    @functools.wraps(command)
+    def merged(*args: Any, **kwargs: Any) -> Any:
+        given = [(TRUST_REGISTRY, kwargs.pop("trust_registry"))]
+        given += [(flag, kwargs.pop(key)) for flag, key in hidden]
+        named = [(flag, value) for flag, value in given if value is not None]
+        if len(named) > 1:
+            shown = " and ".join(flag for flag, _ in named)
+            raise click.UsageError(f"{shown} name the same trust registry: give it once")
+        kwargs["trust_registry"] = load_trust_registry_file(named[0][1]) if named else None
+        return command(*args, **kwargs)
 
-        decorated: Any = merged
-        for flag, key in hidden:
-            decorated = click.option(flag, key, type=EXISTING_FILE, default=None, hidden=True)(
-                decorated
-            )
-        decorated = click.option(TRUST_REGISTRY, name, type=EXISTING_FILE, default=None, help=help)(
+    decorated: Any = merged
+    for flag, key in hidden:
+        decorated = click.option(flag, key, type=EXISTING_FILE, default=None, hidden=True)(
             decorated
         )
-        return cast("F", decorated)
+    decorated = click.option(
+        TRUST_REGISTRY, "trust_registry", type=EXISTING_FILE, default=None, help=TRUST_REGISTRY_HELP
+    )(decorated)
+    return cast("F", decorated)
 
-    return decorate
+
+def trust_registry_option(command: F) -> F:
+    """``--trust-registry FILE``, the one declaration of the ACX trust registry option (issue
+    32): the command receives ``trust_registry``, the registry loaded (or None). The spellings
+    commands used before (``--registry``, ``--trust``) are hidden aliases; two at once are a
+    usage error."""
+    return _trust_registry(command, TRUST_REGISTRY_ALIASES)
+
+
+def trust_registry_option_beside_folder(command: F) -> F:
+    """:func:`trust_registry_option` for ``engram share``, whose ``--registry`` is another thing
+    (the git folder artifacts go to): only ``--trust`` is kept as an alias there."""
+    return _trust_registry(command, ("--trust",))
+
+
+def load_trust_registry_file(path: Path) -> TrustRegistry:
+    """The trust registry in ``path``: a bounded read of a regular file, parsed by the library."""
+    from engram.core.files import read_regular
+    from engram.trust import TrustRegistryError, load_trust_registry
+
+    return load_trust_registry(read_regular(path, what="trust registry", error=TrustRegistryError))
 
 
 def token_option(
@@ -229,8 +282,7 @@ def token_option(
         decorated = click.option(
             file_flag,
             file_name,
-            envvar=file_env,
-            default=None,
+            default=from_settings(file_env),
             metavar="PATH",
             type=click.Path(dir_okay=False, path_type=Path),
             help=f"Read the token from a file instead (default: ${file_env}).",
@@ -238,8 +290,7 @@ def token_option(
         decorated = click.option(
             flag,
             name,
-            envvar=envvar,
-            default=None,
+            default=from_settings(envvar),
             metavar="TOKEN",
             help=f"{help} (default: ${envvar}; or use {file_flag}).",
         )(decorated)
@@ -253,12 +304,18 @@ __all__ = [
     "DATABASE_ENV",
     "DATABASE_HELP",
     "DATABASE_OPTS",
+    "DEFAULT_URL",
     "cli_store",
     "database_option",
     "database_url",
     "emit",
     "json_option",
+    "load_trust_registry_file",
     "open_cli_store",
+    "parse_ttl",
     "read_token_file",
+    "rich_console",
     "token_option",
+    "trust_registry_option",
+    "trust_registry_option_beside_folder",
 ]

@@ -7,37 +7,20 @@ the bundle certifies (verify); 1 otherwise. docs/spec/conformance-bundle.md has 
 
 from __future__ import annotations
 
-import asyncio
 import shlex
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from engram.cli._app import cli
-from engram.cli._common import F, token_option
-from engram.conformance import (
-    BADGES,
-    HostInfo,
-    ProviderRunOptions,
-    Requirement,
-    Row,
-    badge,
-    build_bundle,
-    load_ledger,
-    read_discovery,
-    run_provider,
-    run_runtime,
-    tiers_of,
-    totals,
-    verify_bundle,
-)
+from engram.cli._common import F, rich_console, token_option
 from engram.core.canonical import Json
 from engram.core.jsonio import dumps_text
-from engram.core.keys import load_private_key
 from engram.errors import EngramError, InvalidRequest
+
+if TYPE_CHECKING:
+    from engram.conformance import Requirement, Row
 
 _STYLE = {
     "executed-pass": "green",
@@ -109,6 +92,17 @@ def provider_command(
     ledger_path: Path | None,
 ) -> None:
     """Probe the provider at URL and judge every provider requirement up to --tier."""
+    from engram.conformance import (
+        BADGES,
+        HostInfo,
+        ProviderRunOptions,
+        build_bundle,
+        load_ledger,
+        run_provider,
+        totals,
+    )
+    from engram.core.keys import load_private_key
+
     if admin_token and delete_hook:
         raise InvalidRequest("give --admin-token or --delete-hook, not both")
     if (bundle_path is None) != (sign_key is None):
@@ -125,6 +119,8 @@ def provider_command(
         delete_hook=tuple(shlex.split(delete_hook)) if delete_hook else None,
         timeout=timeout,
     )
+    import asyncio  # the event loop only for a run, not for --help (issue 33)
+
     report = asyncio.run(run_provider(options, ledger))
     if bundle_path is not None and key is not None and build_id:
         issuer = report.discovery.get("issuer") if isinstance(report.discovery, dict) else None
@@ -176,6 +172,8 @@ def runtime_command(
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND (after --) as the runtime under test in every scenario and judge it."""
+    from engram.conformance import badge, load_ledger, run_runtime, tiers_of, totals
+
     ledger = load_ledger(ledger_path)
     report = run_runtime(list(command), ledger, docs=docs, timeout=timeout)
     failing = [r for r in report.rows if r.result != "executed-pass"]
@@ -212,6 +210,8 @@ def verify_command(
     bundle: Path, discovery: str | None, as_json: bool, ledger_path: Path | None
 ) -> None:
     """Recompute a bundle's digests, resolve its key in the host's discovery, apply the rules."""
+    from engram.conformance import load_ledger, read_discovery, verify_bundle
+
     document: Json = None
     problem: str | None = None
     if discovery is not None:
@@ -235,13 +235,12 @@ def verify_command(
         raise SystemExit(1)
 
 
-# Piped or redirected, a table is as wide as its rows: a line of `grep`-able text never wrapped
-# mid-id at rich's default 80 columns (issue 32).
-UNWRAPPED_WIDTH = 100_000
-
-
 def _render(rows: list[Row], requirements: tuple[Requirement, ...], title: str) -> None:
-    console = Console() if sys.stdout.isatty() else Console(width=UNWRAPPED_WIDTH)
+    from rich.table import Table
+
+    from engram.conformance import BADGES
+
+    console = rich_console()
     by_id = {r.id: r for r in requirements}
     for tier in (1, 2, 3):
         table = Table(title=f"{title}: tier {tier} ({BADGES[tier]})", title_justify="left")

@@ -9,62 +9,11 @@ stderr (``error: <code>: <reason>``) and a non-zero exit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import token_option
+from engram.cli._provider_client import provider_options, runtime_config
 from engram.core.jsonio import dumps_text
-
-# The runtime client (httpx, the verifier) loads when a command fetches, not for --help (issue 33).
-if TYPE_CHECKING:
-    from engram.runtime import RuntimeConfig
-
-PROVIDER_ENV = "ENGRAM_PROVIDER_URL"
-TOKEN_ENV = "ENGRAM_TOKEN"  # noqa: S105 - the name of a variable, not a secret
-RUNTIME_ID_ENV = "ENGRAM_RUNTIME_ID"
-SCOPE_ENV = "ENGRAM_SCOPE"
-
-
-def provider_options(command: click.decorators.FC) -> click.decorators.FC:
-    """``--provider``, ``--token`` (or ``--token-file``), ``--scope``, ``--runtime-id`` (shared
-    with ``engram chat``)."""
-    for option in reversed(
-        [
-            click.option(
-                "--provider",
-                envvar=PROVIDER_ENV,
-                required=True,
-                metavar="URL",
-                help=f"Engram provider base URL (default: ${PROVIDER_ENV}).",
-            ),
-            token_option(envvar=TOKEN_ENV, required=True, help="Bearer token for the subject"),
-            click.option(
-                "--scope",
-                envvar=SCOPE_ENV,
-                default=None,
-                metavar="SCOPE",
-                help=f"Ask for a scoped export (e.g. professional) instead of the full context "
-                f"(default: ${SCOPE_ENV}).",
-            ),
-            click.option(
-                "--runtime-id",
-                envvar=RUNTIME_ID_ENV,
-                default="engram-cli",
-                show_default=True,
-                help="This runtime's id, sent with corrections.",
-            ),
-        ]
-    ):
-        command = option(command)
-    return command
-
-
-def runtime_config(provider: str, token: str, scope: str | None, runtime_id: str) -> RuntimeConfig:
-    from engram.runtime import RuntimeConfig
-
-    return RuntimeConfig(provider_url=provider, token=token, scope=scope, runtime_id=runtime_id)
 
 
 @cli.group("context")
@@ -89,4 +38,4 @@ def fetch_command(
         click.echo(view.system_prompt())
 
 
-__all__ = ["context_group", "fetch_command", "provider_options", "runtime_config"]
+__all__ = ["context_group", "fetch_command"]

@@ -10,7 +10,6 @@ MAX_CONVERSATION_FILE bytes.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
 import tempfile
@@ -196,7 +195,9 @@ class RecordedChat:
         messages = read_conversation(self.path, self.shown, self.fmt)
         extractor = None
         if llm_model:
-            endpoint = llm_endpoint or os.environ.get("THALAMUS_URL")
+            from engram.cli._settings import settings
+
+            endpoint = llm_endpoint or settings().thalamus_url
             if not endpoint:
                 raise InvalidRequest(
                     "--llm-model needs --llm-endpoint or THALAMUS_URL (no default)"

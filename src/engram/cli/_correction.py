@@ -6,12 +6,7 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import (
-    CorrectionStatus,
-    confirm_correction,
-    list_corrections,
-    reject_correction,
-)
+from engram.context import CorrectionStatus
 
 _subject = click.option("--subject", "subject_id", required=True, help="Subject id.")
 
@@ -33,6 +28,8 @@ def correction_group() -> None:
 @json_option
 def list_command(subject_id: str, status: str | None, database: str | None, as_json: bool) -> None:
     """List corrections, newest first."""
+    from engram.context import list_corrections
+
     with cli_store(database) as store:
         wanted = None if status is None else CorrectionStatus(status)
         items = list_corrections(store, subject_id, wanted)
@@ -46,6 +43,8 @@ def list_command(subject_id: str, status: str | None, database: str | None, as_j
 def _decide(
     subject_id: str, correction_id: str, database: str | None, as_json: bool, ok: bool
 ) -> None:
+    from engram.context import confirm_correction, reject_correction
+
     with cli_store(database) as store:
         decide = confirm_correction if ok else reject_correction
         correction = decide(store, CLOCK, subject_id, correction_id)

@@ -22,15 +22,13 @@ from engram.cli._app import cli
 from engram.cli._common import (
     cli_store,
     database_option,
-    database_url,
     emit,
     json_option,
-    open_cli_store,
 )
 from engram.errors import StoreError
 
 if TYPE_CHECKING:  # the store loads when a command opens one, not for --help (issue 33)
-    from engram.store import Component, Store
+    from engram.store import Component
 
 # Packages whose modules may define components, store first so its tables exist before the
 # domain's. cli and runtime hold no tables; core knows no SQL.
@@ -45,11 +43,6 @@ COMPONENT_PACKAGES = (
     "engram.mcp",
     "engram.conformance",
 )
-
-
-def open_database(database: str | None) -> Store:
-    """The store of a command that does not create stores (see :func:`open_cli_store`)."""
-    return open_cli_store(database)
 
 
 def _modules(package_name: str) -> list[ModuleType]:
@@ -154,12 +147,4 @@ def status_command(database: str | None, as_json: bool) -> None:
     emit(value, as_json, lines)
 
 
-# database_option, database_url and open_database stay importable from here for the command
-# modules that still import them from engram.cli._db (their home is engram.cli._common).
-__all__ = [
-    "COMPONENT_PACKAGES",
-    "database_option",
-    "database_url",
-    "discover_components",
-    "open_database",
-]
+__all__ = ["COMPONENT_PACKAGES", "db_group", "discover_components"]

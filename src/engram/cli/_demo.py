@@ -10,72 +10,12 @@ scripts. docs/spec/context-model.md "The demo subject".
 
 from __future__ import annotations
 
-import hashlib
-import os
-from pathlib import Path
-from urllib.parse import unquote
-
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import DemoSubject, ensure_demo
-from engram.core.canonical import Json
-from engram.store import Store, engram_home, redact_url
-
-DEFAULT_URL = "http://127.0.0.1:8420"
-TOKEN_SUFFIX = ".demo-token"  # noqa: S105 - a file name suffix, not a secret
-
-
-def token_file(url: str) -> Path:
-    """Where the demo token of the database at ``url`` is kept.
-
-    Beside a SQLite file (``engram.db`` -> ``engram.demo-token``, so the default is
-    ``$ENGRAM_HOME/engram.demo-token``); for any other database in ``$ENGRAM_HOME``, named by a
-    digest of its URL without the password.
-    """
-    if url.startswith("sqlite://"):
-        path = Path(unquote(url[len("sqlite://") :]))
-        return path.with_name(path.stem + TOKEN_SUFFIX)
-    digest = hashlib.sha256(redact_url(url).encode("utf-8")).hexdigest()[:16]  # no password
-    return engram_home(os.environ) / f"demo-{digest}{TOKEN_SUFFIX}"
-
-
-def open_demo(store: Store) -> tuple[DemoSubject, Path]:
-    """The demo subject of ``store`` (created if absent) and the file that keeps its token."""
-    path = token_file(store.url)  # the URL without any password
-    return ensure_demo(store, CLOCK, path), path
-
-
-def curl_line(url: str, token: str, query: str = "") -> str:
-    return f'curl -s "{url}/v1/context{query}" -H "Authorization: Bearer {token}"'
-
-
-def demo_summary(demo: DemoSubject, path: Path, url: str) -> dict[str, Json]:
-    return {
-        "subject_id": demo.subject.id,
-        "display_name": demo.subject.display_name,
-        "token": demo.token,
-        "token_file": str(path),
-        "url": url,
-        "beliefs": len(demo.beliefs),
-        "curl": curl_line(url, f"$(cat {path})"),
-    }
-
-
-def demo_text(demo: DemoSubject, path: Path, url: str) -> str:
-    token = f"$(cat {path})"
-    return "\n".join(
-        [
-            f"provider:  {url}",
-            f"subject:   {demo.subject.id} ({demo.subject.display_name},"
-            f" {len(demo.beliefs)} beliefs)",
-            f"token:     in {path} (mode 0600, all permissions; reused at every start)",
-            "try:",
-            f"  {curl_line(url, token)}",
-            f"  {curl_line(url, token, '?scope=professional')}",
-        ]
-    )
+from engram.cli._common import DEFAULT_URL, cli_store, database_option, emit, json_option
+from engram.cli._demo_subject import demo_summary, demo_text, open_demo
+from engram.cli._settings import settings
 
 
 @cli.command("demo")
@@ -84,10 +24,10 @@ def demo_text(demo: DemoSubject, path: Path, url: str) -> str:
 @click.option("--url", default=None, help="Provider URL to print (default: $ENGRAM_PUBLIC_URL).")
 def demo_command(database: str | None, as_json: bool, url: str | None) -> None:
     """Create the demo subject if absent; print its id, where its token is, and the URL."""
-    base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
+    base = (url or settings().public_url or DEFAULT_URL).rstrip("/")
     with cli_store(database) as store:
         demo, path = open_demo(store)
     emit(demo_summary(demo, path, base), as_json, demo_text(demo, path, base))
 
 
-__all__ = ["curl_line", "demo_summary", "demo_text", "open_demo", "token_file"]
+__all__ = ["demo_command"]

@@ -10,14 +10,11 @@ files in a folder (§17.4). Nothing here routes a message or grants anything.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.text import Text
-from rich.tree import Tree
 
-from engram.cli._app import LazySubgroup, cli
-from engram.cli._common import trust_registry_option
-from engram.cli._workflow import (
+from engram.cli._acx_documents import (
     DIRECTORY,
     FILE,
     console,
@@ -25,30 +22,22 @@ from engram.cli._workflow import (
     lint_command,
     own_keyids,
     read_bytes,
-    read_registry,
     report_check,
     sign_file,
     sign_options,
 )
+from engram.cli._app import LazySubgroup, cli
+from engram.cli._common import trust_registry_option
 from engram.core.canonical import JsonObject
 from engram.core.clock import SystemClock
 from engram.errors import EngramError
-from engram.graph import (
-    Outline,
-    PinnedWorkflow,
-    check_graph,
-    graph_card,
-    graph_digest,
-    graph_dot,
-    graph_outline,
-    lint_graph,
-    load_graph,
-    render_svg,
-    resolve_pins,
-    sign_graph,
-    verify_graph,
-)
-from engram.workflow import ArtifactCheck, LintReport, load_workflow
+
+if TYPE_CHECKING:
+    from rich.tree import Tree
+
+    from engram.graph import Outline, PinnedWorkflow
+    from engram.trust import TrustRegistry
+    from engram.workflow import LintReport
 
 
 @cli.group("graph", cls=LazySubgroup)
@@ -57,10 +46,15 @@ def graph_group() -> None:
 
 
 def _load(data: bytes, what: str) -> JsonObject:
+    from engram.graph import load_graph
+
     return load_graph(data, what=what)
 
 
 def _workflows(directory: Path) -> tuple[list[PinnedWorkflow], list[str]]:
+    from engram.graph import PinnedWorkflow
+    from engram.workflow import load_workflow
+
     found: list[PinnedWorkflow] = []
     unreadable: list[str] = []
     for path in sorted(directory.rglob("*.cal.json")):
@@ -74,6 +68,9 @@ def _workflows(directory: Path) -> tuple[list[PinnedWorkflow], list[str]]:
 
 
 def _with_pins(report: LintReport, document: JsonObject, workflows: Path | None) -> LintReport:
+    from engram.graph import resolve_pins
+    from engram.workflow import LintReport
+
     if workflows is None or not report.ok:
         return report
     found, unreadable = _workflows(workflows)
@@ -90,6 +87,7 @@ def _with_pins(report: LintReport, document: JsonObject, workflows: Path | None)
 @click.option("--json", "as_json", is_flag=True)
 def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -> None:
     """Check references and §16 invariants (and with --publish the profile); exit 1 if invalid."""
+    from engram.graph import lint_graph
 
     def lint(document: JsonObject, publish: bool) -> LintReport:
         return _with_pins(lint_graph(document, publish=publish), document, workflows)
@@ -101,27 +99,32 @@ def lint_cmd(file: Path, publish: bool, workflows: Path | None, as_json: bool) -
 @sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable graph (acx.agent-graph-signature/1); write it to -o or stdout."""
+    from engram.graph import sign_graph
+
     sign_file(_load, sign_graph, file, publisher, sign_key, out)
 
 
 @graph_group.command("verify")
 @click.argument("file", type=FILE)
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--own-key", "own_keys", multiple=True, type=FILE, help="This host's own key.")
 @click.option("--workflows", type=DIRECTORY, help="Resolve pinned workflows in this folder.")
 @click.option("--json", "as_json", is_flag=True)
 def verify_cmd(
     file: Path,
-    registry: Path | None,
+    trust_registry: TrustRegistry | None,
     own_keys: tuple[Path, ...],
     workflows: Path | None,
     as_json: bool,
 ) -> None:
     """Check the signature and the publishable structure; exit 1 unless both hold."""
+    from engram.graph import check_graph, load_graph
+    from engram.workflow import ArtifactCheck
+
     document = load_graph(read_bytes(file), what=str(file))
     check = check_graph(
         document,
-        registry=read_registry(registry),
+        registry=trust_registry,
         now=SystemClock().now(),
         local_keyids=own_keyids(own_keys),
     )
@@ -140,19 +143,29 @@ def verify_cmd(
     help="text: a tree in the terminal; dot/svg: a picture (svg needs Graphviz).",
 )
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path))
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--json", "as_json", is_flag=True, help="The discovery card as JSON.")
 def inspect_cmd(
-    file: Path, form: str, out: Path | None, registry: Path | None, as_json: bool
+    file: Path, form: str, out: Path | None, trust_registry: TrustRegistry | None, as_json: bool
 ) -> None:
     """Draw the graph: actors, knowledge stewardship, routes, bound workflows, convergence."""
+    from engram.graph import (
+        graph_card,
+        graph_dot,
+        graph_outline,
+        lint_graph,
+        load_graph,
+        render_svg,
+        verify_graph,
+    )
+
     document = load_graph(read_bytes(file), what=str(file))
     lint = lint_graph(document)
     if not lint.ok:
         raise click.ClickException(
             f"{file} is not a valid Agent Graph ({lint.errors[0]}); run `engram graph lint`"
         )
-    verification = verify_graph(document, registry=read_registry(registry), now=SystemClock().now())
+    verification = verify_graph(document, registry=trust_registry, now=SystemClock().now())
     if as_json:
         emit_json(graph_card(document, verification))
         return
@@ -174,6 +187,9 @@ def inspect_cmd(
 
 def _tree(outline: Outline, tree: Tree | None = None) -> Tree:
     # Text, not markup: "[product-owner]" in a label is an id, not a rich style tag.
+    from rich.text import Text
+    from rich.tree import Tree
+
     label = Text(outline.label, style="bold" if tree is None else "")
     node = Tree(label) if tree is None else tree.add(label)
     for child in outline.children:
@@ -185,6 +201,8 @@ def _tree(outline: Outline, tree: Tree | None = None) -> Tree:
 @click.argument("file", type=FILE)
 def digest_cmd(file: Path) -> None:
     """Print the JCS digest (sha256 of the graph without its integrity block)."""
+    from engram.graph import graph_digest, load_graph
+
     click.echo(graph_digest(load_graph(read_bytes(file), what=str(file))))
 
 

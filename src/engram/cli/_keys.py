@@ -8,7 +8,6 @@ published until the last thing it signed has expired). Output never contains a p
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -16,10 +15,11 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
+from engram.cli._settings import settings
 from engram.core.canonical import Json
 from engram.core.clock import format_instant
 from engram.core.keyring import KeyInfo
-from engram.store.keys import DEFAULT_LIFETIME, KeyStore
+from engram.store.keys import DEFAULT_LIFETIME
 
 lifetime_option = click.option(
     "--lifetime-days",
@@ -83,6 +83,8 @@ def create_command(
     database: str | None, lifetime_days: int, kid: str | None, as_json: bool
 ) -> None:
     """Generate a new signing key and store it in the database."""
+    from engram.store.keys import KeyStore
+
     now = CLOCK.now()
     with cli_store(database) as store:
         info = KeyStore(store).create(now, timedelta(days=lifetime_days), kid=kid)
@@ -94,6 +96,8 @@ def create_command(
 @json_option
 def list_command(database: str | None, as_json: bool) -> None:
     """List every key: kid, status, created/expires, published_until."""
+    from engram.store.keys import KeyStore
+
     now = CLOCK.now()
     with cli_store(database) as store:
         infos = KeyStore(store).list()
@@ -115,10 +119,16 @@ def rotate_command(
 ) -> None:
     """Publish a new key now; it signs once the key list's cache lifetime has passed, and the
     others retire then (they stay published while needed)."""
+    from engram.store.keys import KeyStore
+
     now = CLOCK.now()
     from engram.provider import ProviderConfig  # starlette: only this command needs it (issue 33)
 
-    lead = timedelta(0) if immediately else ProviderConfig.from_env(os.environ).key_publish_lead
+    lead = (
+        timedelta(0)
+        if immediately
+        else ProviderConfig.from_env(settings().environ).key_publish_lead
+    )
     with cli_store(database) as store:
         info = KeyStore(store).rotate(now, timedelta(days=lifetime_days), lead=lead)
     _show([info], now, as_json)
@@ -130,6 +140,8 @@ def rotate_command(
 @json_option
 def retire_command(kid: str, database: str | None, as_json: bool) -> None:
     """Stop KID signing now; it stays published until what it signed has expired."""
+    from engram.store.keys import KeyStore
+
     now = CLOCK.now()
     with cli_store(database) as store:
         info = KeyStore(store).retire(kid, now)
@@ -142,6 +154,8 @@ def retire_command(kid: str, database: str | None, as_json: bool) -> None:
 @database_option
 def export_command(kid: str, path: Path, database: str | None) -> None:
     """Write the PRIVATE key of KID to PATH (PEM, mode 0600; never overwrites)."""
+    from engram.store.keys import KeyStore
+
     with cli_store(database) as store:
         written = KeyStore(store).export_private_key(kid, path)
     click.echo(f"wrote the private key of {kid} to {written} (mode 0600)")

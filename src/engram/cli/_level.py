@@ -4,64 +4,38 @@ docs/spec/acx-levels.md §9. Each command parses, calls one ``engram.level`` fun
 ``prove FILE.acx`` and ``verify --cartridge FILE.acx`` bind to the verified cartridge (its ROM
 ``manifest_hash``, publisher id, cartridge id and signing keyid, :func:`cartridge_binding`); without
 a file, ``--rom-digest`` and ``--publisher`` give the same values by hand. The issuer key is
-looked up in an ACX trust registry (``--registry``, SPEC §4.4) and/or ``--trusted-issuer-keyid``.
+looked up in an ACX trust registry (``--trust-registry``, SPEC §4.4) and/or
+``--trusted-issuer-keyid``.
 
-Status lists are dereferenced from a file or over HTTP(S) here, in the adapter: the domain package
-does no network I/O and fails closed on whatever this fetch raises.
+Status lists and DID documents are dereferenced by :func:`engram.level.fetch_location` (http(s)
+and file, 16 MiB, no redirects); the verifier fails closed on whatever it raises.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from engram.cli._acx_input import read_verified
 from engram.cli._common import trust_registry_option
-from engram.cli._files import read_regular
+from engram.cli._level_keys import key_resolver, status_list_option
 from engram.core.canonical import JsonObject, canonicalize, parse_object
 from engram.core.clock import SystemClock, format_instant, parse_instant
+from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
-from engram.core.keys import PublicKey, load_private_key
-from engram.errors import InvalidRequest, RemoteError
-from engram.fetch import fetch_url
-from engram.level import (
-    DEFAULT_COOLDOWN,
-    DEFAULT_DRAW,
-    MIN_ENTRIES,
-    CommandSolver,
-    EvidenceLookup,
-    KeyResolver,
-    Ledger,
-    LevelReport,
-    ReferenceSolver,
-    Solver,
-    StatusList,
-    Verifier,
-    add_proof,
-    demo_benchmark,
-    did_document_resolver,
-    envelope_file_name,
-    load_benchmark,
-    prove_level,
-    public_from_multikey,
-    registry_issuer_keys,
-    require_verified,
-    set_entry,
-    static_resolver,
-    status_list_credential,
-    verify_level,
-    verify_proof,
-)
-from engram.trust import TrustRegistryError, load_trust_registry
+from engram.errors import InvalidRequest
+from engram.level import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
+
+if TYPE_CHECKING:
+    from engram.level import EvidenceLookup, Solver
+    from engram.trust import TrustRegistry
 
 CLOCK = SystemClock()
-MAX_FETCH_BYTES = 1 << 24
 MAX_CREDENTIAL_BYTES = 1 << 24
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -111,26 +85,6 @@ def cartridge_binding(
     )
 
 
-def fetch(location: str) -> bytes:
-    """Bytes of a status list or DID document: an HTTP(S) URL, a file:// URL or a path."""
-    if re.match(r"^https?://", location):
-        return fetch_url(location, limit=MAX_FETCH_BYTES)
-    path = Path(location.removeprefix("file://"))
-    if re.match(r"^[a-z][a-z0-9+.-]*://", location) and not location.startswith("file://"):
-        raise RemoteError(f"{location}: only http(s) and file URLs are dereferenced")
-    # A FIFO or a huge file is refused unread (the status check fails closed on the error).
-    return read_regular(path, limit=MAX_FETCH_BYTES, what="file")
-
-
-def _public_key(text: str) -> PublicKey:
-    if text.startswith("z6Mk"):
-        return public_from_multikey(text)
-    data = read_regular(Path(text), limit=MAX_FETCH_BYTES, what="issuer key")
-    if b"PRIVATE KEY" in data:
-        raise InvalidRequest(f"{text}: give the issuer's public key, not a private key")
-    return PublicKey.from_pem(data)
-
-
 def _write(path: Path, value: object) -> None:
     path.write_bytes(canonicalize(value))
 
@@ -148,6 +102,9 @@ def status_list_command(
     list_id: str, issuer: str, key_path: Path, key_fragment: str, length: int, out: Path
 ) -> None:
     """Write a new, signed, all-clear Bitstring Status List credential."""
+    from engram.core.keys import load_private_key
+    from engram.level import StatusList, add_proof, status_list_credential
+
     now = format_instant(CLOCK.now())
     unsigned = status_list_credential(
         list_id=list_id, issuer=issuer, valid_from=now, status_list=StatusList(length - length % 8)
@@ -174,6 +131,9 @@ def revoke_command(
     status_list: Path, index: int | None, credential: Path | None, key_path: Path, out: Path | None
 ) -> None:
     """Set a revocation bit (irreversibly) and re-sign the list."""
+    from engram.core.keys import load_private_key
+    from engram.level import MAX_FETCH_BYTES, set_entry, static_resolver, verify_proof
+
     data = read_regular(status_list, limit=MAX_FETCH_BYTES, what="status list")
     document = parse_object(data, what=str(status_list), error=InvalidRequest)
     if (index is None) == (credential is None):
@@ -216,6 +176,8 @@ def _solver(
 ) -> Solver:
     """The command that re-runs the cartridge; the simulated solver only when asked by name
     (a demo: nothing from the cartridge runs, and the credential it earns says so)."""
+    from engram.level import CommandSolver, ReferenceSolver
+
     if demo_solver:
         if solver is not None:
             raise click.UsageError("give --solver COMMAND or --demo-solver, not both")
@@ -280,6 +242,9 @@ def prove_command(
     evidence_dir: Path | None, evidence_base: str | None, out: Path,
 ) -> None:  # fmt: skip
     """Re-run the ROM on a drawn held-out subset; issue a level credential if the gate passes."""
+    from engram.core.keys import load_private_key
+    from engram.level import Ledger, Verifier, demo_benchmark, load_benchmark, prove_level
+
     chosen = _solver(solver, demo_solver, competence, solver_timeout, file)
     binding = cartridge_binding(file, rom_digest, publisher_id, subject, publisher_keyids)
     bench = (
@@ -327,52 +292,12 @@ def prove_command(
         click.echo(f"ISSUED: wrote {out}")
 
 
-def _resolver(
-    issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
-) -> KeyResolver:
-    """Keys for the credential's verification method: given ones, then a DID document's."""
-    proof = credential.get("proof")
-    method = proof.get("verificationMethod") if isinstance(proof, dict) else None
-    known: dict[str, PublicKey] = {}
-    if isinstance(method, str) and issuer_key:
-        known[method] = _public_key(issuer_key)
-    fallback = static_resolver({})  # did:key, else "not known to this verifier"
-    if did_document is not None:
-        data = read_regular(did_document, limit=MAX_FETCH_BYTES, what="DID document")
-        document = parse_object(data, what=str(did_document), error=InvalidRequest)
-        fallback = did_document_resolver(document)
-
-    def resolve(vm: str) -> PublicKey:
-        return known[vm] if vm in known else fallback(vm)
-
-    return resolve
-
-
-def attach_check(
-    credential: bytes, issuer_key: str | None, did_document: Path | None, status_list: str | None
-) -> Callable[[bytes, str], LevelReport]:
-    """What ``cartridge attach-level`` asks of a credential before it reaches a registry: it
-    verifies (by the key given, or the DID document's) and is not revoked (its status list read
-    from ``status_list``, else from the URL it names)."""
-    try:
-        document = parse_object(credential, what="level credential", error=InvalidRequest)
-    except InvalidRequest:
-        document = {}
-    resolve = _resolver(issuer_key, did_document, document)
-    status_fetch = (lambda _url: fetch(status_list)) if status_list else fetch
-
-    def check(data: bytes, rom_digest: str) -> LevelReport:
-        return require_verified(
-            data, rom_digest=rom_digest, resolve=resolve, now=CLOCK.now(), status_fetch=status_fetch
-        )
-
-    return check
-
-
 def _published(
-    registry: Path | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
+    registry: TrustRegistry | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
 ) -> frozenset[str] | None:
     """The published issuer key ids: the trust registry's (for this issuer) and any given."""
+    from engram.level import registry_issuer_keys
+
     if registry is None and not trusted:
         return None
     keys = set(trusted)
@@ -386,9 +311,7 @@ def _published(
         except InvalidRequest:
             signed_at = now
         keys |= registry_issuer_keys(
-            load_trust_registry(
-                read_regular(registry, what="trust registry", error=TrustRegistryError)
-            ),
+            registry,
             issuer_id=str(issuer_id),
             signed_at=signed_at,
             now=now,
@@ -397,6 +320,8 @@ def _published(
 
 
 def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
+    from engram.level import MAX_FETCH_BYTES, envelope_file_name
+
     def lookup(link: str) -> bytes | None:
         if folder is None:
             return None
@@ -421,9 +346,9 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
     help="Issuer public key: PEM file or z6Mk multikey.",
 )
 @click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--trusted-issuer-keyid", "trusted", multiple=True, help="A published issuer key id.")
-@click.option("--status-list", help="The status list credential (file or URL); default: its URL.")
+@status_list_option("The status list credential (file or URL); default: its URL.")
 @click.option(
     "--evidence", "evidence_dir", type=click.Path(exists=True, file_okay=False, path_type=Path)
 )
@@ -431,10 +356,12 @@ def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
 def verify_command(
     credential: Path, cartridge: Path | None, rom_digest: str | None, publisher_id: str | None,
     publisher_keyids: tuple[str, ...], issuer_key: str | None, did_document: Path | None,
-    registry: Path | None, trusted: tuple[str, ...], status_list: str | None,
+    trust_registry: TrustRegistry | None, trusted: tuple[str, ...], status_list: str | None,
     evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
+    from engram.level import pinned_fetch, verify_level
+
     data = read_regular(credential, limit=MAX_CREDENTIAL_BYTES, what="credential")
     try:
         document = parse_object(data, what=str(credential), error=InvalidRequest)
@@ -448,16 +375,16 @@ def verify_command(
         rom_digest, publisher_id, publisher_keyids = (
             bound.rom_digest, publisher_id or bound.publisher_id, bound.publisher_keyids,
         )  # fmt: skip
-    published = _published(registry, trusted, document, now)
+    published = _published(trust_registry, trusted, document, now)
     report = verify_level(
         data,
-        resolve=_resolver(issuer_key, did_document, document),
+        resolve=key_resolver(issuer_key, did_document, document),
         now=now,
         rom_digest=rom_digest,
         publisher_id=publisher_id,
         publisher_keyids=publisher_keyids,
         published_issuer_keys=published,
-        status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
+        status_fetch=pinned_fetch(status_list),
         evidence=_evidence_lookup(evidence_dir),
     )
     if as_json:

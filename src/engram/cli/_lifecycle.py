@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option
+from engram.cli._common import database_option
 from engram.cli._seat import actor, ote_option, seat_engine, subject_option
 from engram.core.jsonio import dumps_text
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import sys
 import tempfile
 import time
@@ -21,14 +20,15 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._app import cli
+from engram.cli._common import database_option
 from engram.cli._conversation_io import RecordedChat, conversation_options, told_apart
-from engram.cli._db import database_option
 from engram.cli._seat import (
     ote_option,
     resolve_seat,
     seat_engine,
     subject_option,
 )
+from engram.cli._settings import settings
 from engram.core.canonical import Json, parse_strict
 from engram.core.clock import parse_instant
 from engram.core.jsonio import dumps_text
@@ -403,7 +403,7 @@ def distill_command(
     texts = [p.read_text(encoding="utf-8") for p in episodes] or [sys.stdin.read()]
     llm = None
     if llm_model:
-        endpoint = llm_endpoint or os.environ.get("THALAMUS_URL")
+        endpoint = llm_endpoint or settings().thalamus_url
         if not endpoint:
             raise InvalidRequest("--llm-model needs --llm-endpoint or THALAMUS_URL (no default)")
         llm = ChatDistiller(endpoint, llm_model)

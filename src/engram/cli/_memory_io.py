@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,8 +23,10 @@ from engram.cli._common import database_option, emit, json_option
 from engram.cli._seat import subject_option
 from engram.core.canonical import Json, parse_strict
 from engram.core.jsonio import dumps_text
-from engram.core.keys import PublicKey, load_private_key
 from engram.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from engram.core.keys import PublicKey
 
 FORMATS = ("pam",)
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024  # a memory store of a few hundred thousand memories
@@ -90,6 +93,7 @@ def _read_document(source: str) -> Json:
 
 def _trusted_key(text: str) -> PublicKey:
     """``--trusted-key``: a Multikey, a did:key, bare base58, or a public key PEM file."""
+    from engram.core.keys import PublicKey
     from engram.transfer import read_pam_public_key
 
     path = Path(text)
@@ -142,6 +146,8 @@ def export_command(
     as_json: bool,
 ) -> None:
     """Write the seat's memories to OUT.json (- for stdout) as a PAM 1.0 document."""
+    from engram.core.keys import load_private_key
+
     assert format_ in FORMATS  # click's Choice; PAM is the one format today
     from engram.cli._seat import seat_engine
     from engram.transfer import export_pam, parse_pam_instant

@@ -11,31 +11,23 @@ HTTP, any other over HTTPS unless ``--plain-http``.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engram.cli._common import emit, json_option, read_token_file, trust_registry_option
-from engram.cli._level import attach_check
-from engram.core.keys import load_private_key
+from engram.cli._level_keys import attach_check, level_check_options
+from engram.cli._settings import settings
+from engram.core.files import read_regular
 from engram.errors import InvalidRequest
-from engram.oci import (
-    DEFAULT_MAX_LAYER,
-    DEFAULT_PULL_ACCEPT,
-    Credentials,
-    Reference,
-    RegistryClient,
-    attach_level,
-    discover,
-    parse_reference,
-    pull_cartridge,
-    push_cartridge,
-)
-from engram.trust import TrustRegistry, TrustState, load_trust_registry
+from engram.oci import DEFAULT_MAX_LAYER
+
+if TYPE_CHECKING:
+    from engram.oci import Reference, RegistryClient
+    from engram.trust import TrustRegistry
 
 F = TypeVar("F", bound=Callable[..., Any])
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -46,18 +38,19 @@ def _connection(command: F) -> F:
 
     @functools.wraps(command)
     def merged(*args: Any, **kwargs: Any) -> Any:
-        username = kwargs.pop("username") or os.environ.get("ENGRAM_OCI_USERNAME")
+        from engram.oci import Credentials, RegistryClient
+
+        given = settings()
+        username = kwargs.pop("username") or given.get("ENGRAM_OCI_USERNAME")
         password_file: Path | None = kwargs.pop("password_file")
         plain_http: bool = kwargs.pop("plain_http")
         password = None
         if password_file is not None:
             password = read_token_file(password_file, "--password-file")
-        elif os.environ.get("ENGRAM_OCI_PASSWORD_FILE"):
-            password = read_token_file(
-                Path(os.environ["ENGRAM_OCI_PASSWORD_FILE"]), "$ENGRAM_OCI_PASSWORD_FILE"
-            )
+        elif password_path := given.get("ENGRAM_OCI_PASSWORD_FILE"):
+            password = read_token_file(Path(password_path), "$ENGRAM_OCI_PASSWORD_FILE")
         else:
-            password = os.environ.get("ENGRAM_OCI_PASSWORD")
+            password = given.environ.get("ENGRAM_OCI_PASSWORD")
         if password is not None and not username:
             raise InvalidRequest("a registry password needs a --username")
         credentials = Credentials(username, password or "") if username else None
@@ -86,15 +79,6 @@ def _connection(command: F) -> F:
     )(decorated)
 
 
-def _trust(path: Path | None) -> TrustRegistry | None:
-    return None if path is None else load_trust_registry(path.read_bytes())
-
-
-_trust_option = trust_registry_option(
-    "trust_file", "--trust", help="ACX trust registry (acx.trust-registry/1) for the §4.5 verdict."
-)
-
-
 def _how(via: str) -> str:
     return "referrers API" if via == "api" else "referrers tag"
 
@@ -115,7 +99,8 @@ def _now() -> datetime:
     default=None,
     help="Also write cosign's .sig/.att tags, signed with this Ed25519 key.",
 )
-@_trust_option
+@level_check_options("The levels' status list (file or URL); default: each one's URL.")
+@trust_registry_option
 @_connection
 @json_option
 def push_command(
@@ -123,11 +108,17 @@ def push_command(
     target: str,
     levels: tuple[Path, ...],
     cosign_key: Path | None,
-    trust_file: Path | None,
+    issuer_key: str | None,
+    did_document: Path | None,
+    status_list: str | None,
+    trust_registry: TrustRegistry | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
     """Push FILE.acx to REGISTRY/REPO:TAG as one OCI artifact, its signature and levels attached."""
+    from engram.core.keys import load_private_key
+    from engram.oci import parse_reference, push_cartridge
+
     reference = parse_reference(target, require_tag=True)
     key = load_private_key(cosign_key) if cosign_key else None
     with connect(reference) as client:
@@ -135,8 +126,9 @@ def push_command(
             file,
             reference,
             client,
-            trust=_trust(trust_file),
-            levels=[p.read_bytes() for p in levels],
+            trust=trust_registry,
+            levels=[read_regular(p, what="level credential") for p in levels],
+            level_check=attach_check(issuer_key, did_document, status_list),
             cosign_key=key,
             now=_now(),
         )
@@ -172,7 +164,7 @@ def push_command(
 @click.option(
     "--max-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LAYER, show_default=True
 )
-@_trust_option
+@trust_registry_option
 @_connection
 @json_option
 def pull_command(
@@ -181,11 +173,14 @@ def pull_command(
     accept: tuple[str, ...],
     force: bool,
     max_bytes: int,
-    trust_file: Path | None,
+    trust_registry: TrustRegistry | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
     """Pull a cartridge, check its manifest and layer digest, verify it, then write it to -o DIR."""
+    from engram.oci import DEFAULT_PULL_ACCEPT, parse_reference, pull_cartridge
+    from engram.trust import TrustState
+
     reference = parse_reference(source)
     states = frozenset(TrustState(a) for a in accept) or DEFAULT_PULL_ACCEPT
     with connect(reference) as client:
@@ -193,7 +188,7 @@ def pull_command(
             reference,
             out,
             client,
-            trust=_trust(trust_file),
+            trust=trust_registry,
             accept=states,
             now=_now(),
             max_layer_bytes=max_bytes,
@@ -212,18 +207,29 @@ def pull_command(
 @click.command("discover")
 @click.argument("source")
 @click.option("--artifact-type", default=None, help="Only referrers of this artifactType.")
+@level_check_options("The levels' status list (file or URL); default: each one's URL.")
 @_connection
 @json_option
 def discover_command(
     source: str,
     artifact_type: str | None,
+    issuer_key: str | None,
+    did_document: Path | None,
+    status_list: str | None,
     connect: Callable[[Reference], RegistryClient],
     as_json: bool,
 ) -> None:
     """List a cartridge's referrers (DSSE signature, level credentials) and check each one."""
+    from engram.oci import discover, parse_reference
+
     reference = parse_reference(source)
     with connect(reference) as client:
-        found = discover(reference, client, artifact_type=artifact_type)
+        found = discover(
+            reference,
+            client,
+            artifact_type=artifact_type,
+            level_check=attach_check(issuer_key, did_document, status_list),
+        )
     how = _how(found.via)
     lines = [
         f"{found.reference.with_digest(found.digest)} (ROM {found.rom_hash})",
@@ -241,9 +247,7 @@ def discover_command(
 @click.command("attach-level")
 @click.argument("target")
 @click.argument("credential", type=_FILE)
-@click.option("--issuer-key", help="The issuer's public key: PEM file or z6Mk multikey.")
-@click.option("--did-document", type=_FILE, help="The issuer's DID document (did:web).")
-@click.option("--status-list", help="Its status list credential (file or URL); default: its URL.")
+@level_check_options("Its status list credential (file or URL); default: its URL.")
 @_connection
 @json_option
 def attach_level_command(
@@ -252,9 +256,11 @@ def attach_level_command(
 ) -> None:  # fmt: skip
     """Attach CRED.json, a level credential bound to the cartridge's ROM, as a referrer, once it
     verifies and is not revoked."""
+    from engram.oci import attach_level, parse_reference
+
     reference = parse_reference(target)
-    data = credential.read_bytes()
-    check = attach_check(data, issuer_key, did_document, status_list)
+    data = read_regular(credential, what="level credential")
+    check = attach_check(issuer_key, did_document, status_list)
     with connect(reference) as client:
         attached = attach_level(reference, data, client, check=check)
     how = _how(attached.via)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from engram.cli._app import cli
-from engram.cli._db import database_option, open_database
+from engram.cli._common import database_option, open_cli_store
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 
@@ -95,7 +95,7 @@ def migrate_command(rings: bool, as_json: bool, database: str | None) -> None:
 
     if not rings:
         raise InvalidRequest("nothing to migrate: pass --rings")
-    store = open_database(database)
+    store = open_cli_store(database)
     try:
         result = migrate_rings(store)
     finally:

@@ -13,27 +13,25 @@ itself.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from engram.cli._acx_input import is_cartridge, read_verified
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.policy import (
-    POLICY_PATH,
-    EffectivePolicy,
-    PolicyError,
-    effective_policy,
-    load_host_limits,
-    load_policy,
-    load_rule_overlay,
-)
+
+if TYPE_CHECKING:
+    from engram.policy import EffectivePolicy
+
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def policy_bytes(file: Path) -> tuple[bytes, bytes | None]:
     """The policy's bytes and the SAVE overlay's: from a verified cartridge, or the file itself."""
+    from engram.policy import POLICY_PATH
+
     if not is_cartridge(file):
         return file.read_bytes(), None
     cartridge = read_verified(file)
@@ -64,6 +62,14 @@ def policy_command(
     file: Path, host_limits: Path | None, overlay: Path | None, as_json: bool
 ) -> None:
     """Print the effective loop-context policy and where each value comes from."""
+    from engram.policy import (
+        PolicyError,
+        effective_policy,
+        load_host_limits,
+        load_policy,
+        load_rule_overlay,
+    )
+
     raw, saved_overlay = policy_bytes(file)
     try:
         policy = load_policy(raw, what=str(file))

@@ -9,41 +9,25 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from engram.cli._app import cli
 from engram.cli._common import emit, json_option, trust_registry_option
-from engram.cli._files import read_regular
 from engram.core.canonical import parse_object
+from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.registry import (
-    INDEX_FILE,
-    RELATIONS,
-    Problem,
-    build_index,
-    build_site,
-    check_registry,
-    problem_line,
-    problem_wire,
-    remix_draft,
-)
-from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
+from engram.registry import RELATIONS, problem_line, problem_wire
+
+if TYPE_CHECKING:
+    from engram.registry import Problem
+    from engram.trust import TrustRegistry
+
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-trust_option = trust_registry_option(
-    "trust_file",
-    "--trust",
-    help="ACX trust registry (default: DIR/trust-registry.json when present).",
-)
-
-
-def _trust(path: Path | None) -> TrustRegistry | None:
-    if path is None:
-        return None
-    return load_trust_registry(read_regular(path, what="trust registry", error=TrustRegistryError))
 
 
 def _now() -> datetime:
@@ -61,11 +45,16 @@ def registry_group() -> None:
 
 @registry_group.command("index")
 @click.argument("directory", type=_DIR)
-@trust_option
+@trust_registry_option
 @json_option
-def index_command(directory: Path, trust_file: Path | None, as_json: bool) -> None:
-    """Verify every artifact in DIRECTORY and rewrite DIRECTORY/index.json from what passed."""
-    build = build_index(directory, now=_now(), trust=_trust(trust_file))
+def index_command(directory: Path, trust_registry: TrustRegistry | None, as_json: bool) -> None:
+    """Verify every artifact in DIRECTORY and rewrite DIRECTORY/index.json from what passed.
+
+    Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
+    """
+    from engram.registry import INDEX_FILE, build_index
+
+    build = build_index(directory, now=_now(), trust=trust_registry)
     index = build.index
     if build.ok:
         target = directory / INDEX_FILE
@@ -100,14 +89,23 @@ def index_command(directory: Path, trust_file: Path | None, as_json: bool) -> No
     "--since", default=None, metavar="REV", help="The accepted base commit of the pull request."
 )
 @click.option("--no-history", is_flag=True, help="Skip the git history check.")
-@trust_option
+@trust_registry_option
 @json_option
 def check_command(
-    directory: Path, since: str | None, no_history: bool, trust_file: Path | None, as_json: bool
+    directory: Path,
+    since: str | None,
+    no_history: bool,
+    trust_registry: TrustRegistry | None,
+    as_json: bool,
 ) -> None:
-    """The pull-request gate: policy, live verification, pins, ledger, history, fresh index."""
+    """The pull-request gate: policy, live verification, pins, ledger, history, fresh index.
+
+    Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
+    """
+    from engram.registry import check_registry
+
     report = check_registry(
-        directory, now=_now(), since=since, trust=_trust(trust_file), history=not no_history
+        directory, now=_now(), since=since, trust=trust_registry, history=not no_history
     )
     lines = (
         ["ok: the registry passes its gate"]
@@ -125,11 +123,18 @@ def check_command(
 @click.option(
     "-o", "--output", "out", required=True, type=click.Path(file_okay=False, path_type=Path)
 )
-@trust_option
+@trust_registry_option
 @json_option
-def build_site_command(directory: Path, out: Path, trust_file: Path | None, as_json: bool) -> None:
-    """Build the static Exchange of DIRECTORY into -o SITE (files only; no server needed)."""
-    site = build_site(directory, out, now=_now(), trust=_trust(trust_file))
+def build_site_command(
+    directory: Path, out: Path, trust_registry: TrustRegistry | None, as_json: bool
+) -> None:
+    """Build the static Exchange of DIRECTORY into -o SITE (files only; no server needed).
+
+    Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
+    """
+    from engram.registry import build_site
+
+    site = build_site(directory, out, now=_now(), trust=trust_registry)
     value = {
         "output": str(site.out),
         "artifacts": site.artifacts,
@@ -163,6 +168,8 @@ def remix_command(
     out: Path,
 ) -> None:
     """An unsigned remix draft of a signed workflow or Agent Graph, its parent pinned in lineage."""
+    from engram.registry import remix_draft
+
     if out.exists():
         raise InvalidRequest(f"{out} exists; give a new file")
     document = parse_object(

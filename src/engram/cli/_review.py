@@ -7,21 +7,31 @@ once and cannot be shown again. ``docs/spec/review-page.md`` ("One-time links") 
 
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING
 
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.cli._demo import DEFAULT_URL
-from engram.cli._token import parse_ttl
-from engram.context import list_subjects
+from engram.cli._common import (
+    CLOCK,
+    DEFAULT_URL,
+    cli_store,
+    database_option,
+    emit,
+    json_option,
+    parse_ttl,
+)
+from engram.cli._settings import settings
 from engram.core.clock import format_instant
 from engram.errors import InvalidRequest
-from engram.store import Store
+
+if TYPE_CHECKING:
+    from engram.store import Store
 
 
 def _only_subject(store: Store) -> str:
+    from engram.context import list_subjects
+
     subjects = list_subjects(store)
     if len(subjects) == 1:
         return subjects[0].id
@@ -59,7 +69,7 @@ def review_link_command(
     from engram.provider.review import create_review_link  # starlette: not for --help (issue 33)
 
     lifetime = parse_ttl(ttl)
-    base = (url or os.environ.get("ENGRAM_PUBLIC_URL") or DEFAULT_URL).rstrip("/")
+    base = (url or settings().public_url or DEFAULT_URL).rstrip("/")
     with cli_store(database) as store:
         link = create_review_link(store, CLOCK, subject_id or _only_subject(store), lifetime)
     address = f"{base}/review/link?code={link.code}"

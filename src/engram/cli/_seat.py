@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import getpass
 import hashlib
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,11 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from engram.cli._db import open_database
-from engram.store import Store, engram_home, redact_url
+from engram.cli._common import open_cli_store
+from engram.cli._settings import settings
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
     from engram.memory import MemoryEngine, SeatSource
+    from engram.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,17 +66,19 @@ def resolve_seat(ote: Path | None) -> SeatSource:
     """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
     from engram.memory import locate_seat
 
-    return locate_seat(ote, os.environ, Path.cwd())
+    return locate_seat(ote, settings().environ, Path.cwd())
 
 
 def index_folder_for(store: Store) -> Path | None:
     """Where this host keeps the store's derived index: beside a SQLite file (None: the
     engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
     the host shares one index and keeps it current from the shared database's change sequence."""
+    from engram.store import redact_url
+
     if store.dialect.name != "postgresql":
         return None
     digest = hashlib.sha256(redact_url(store.url).encode("utf-8")).hexdigest()[:16]
-    return engram_home(os.environ) / "index" / f"postgresql-{digest}"
+    return settings().home / "index" / f"postgresql-{digest}"
 
 
 @contextmanager
@@ -97,8 +99,8 @@ def seat_engine(
     from engram.memory import deferred_engine, load_seat, remote_stages
 
     spec = load_seat(seat or resolve_seat(ote))
-    embedder, reranker = remote_stages(spec, os.environ.get("THALAMUS_URL") or None)
-    store = open_database(database)
+    embedder, reranker = remote_stages(spec, settings().thalamus_url)
+    store = open_cli_store(database)
     try:
         require_subject(store, subject)
 

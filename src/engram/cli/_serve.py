@@ -13,7 +13,7 @@ on a ready schema. ``--demo`` reuses the demo subject and its token (``engram.cl
 prints the file that holds the token, never the token: the access log goes to stdout too.
 Settings reach the workers through the environment (``ProviderConfig.from_env``). With a seat
 manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tools are served at
-``/mcp`` too (``engram.cli._mcp``; docs/spec/mcp.md). Ctrl-C stops it with exit code 130.
+``/mcp`` too (``engram.cli._serve_app``; docs/spec/mcp.md). Ctrl-C stops it with exit code 130.
 """
 
 from __future__ import annotations

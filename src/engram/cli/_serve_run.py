@@ -24,12 +24,12 @@ import uvicorn.config
 from uvicorn.supervisors import Multiprocess
 
 from engram.cli._common import CLOCK, cli_store, database_url
-from engram.cli._demo import demo_text, open_demo
-from engram.cli._mcp import OTE_FROM_OPTION, mcp_banner, serve_seat
+from engram.cli._demo_subject import demo_text, open_demo
+from engram.cli._serve_app import OTE_FROM_OPTION, mcp_banner, serve_seat
 from engram.mcp import load_seat
 from engram.provider import ProviderConfig, create_app
 
-APP = "engram.cli._mcp:app_with_mcp_from_env"
+APP = "engram.cli._serve_app:app_with_mcp_from_env"
 
 
 def log_config(level: str) -> dict[str, Any]:  # uvicorn's dictConfig, typed dict[str, Any]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import emit, json_option, trust_registry_option
-from engram.registry import share
-from engram.trust import load_trust_registry
+from engram.cli._common import emit, json_option, trust_registry_option_beside_folder
+
+if TYPE_CHECKING:
+    from engram.trust import TrustRegistry
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -38,24 +40,25 @@ def _make(kind: str, help_text: str) -> click.Command:
     @click.option(
         "--dry-run", is_flag=True, help="Verify and say where it would go; write nothing."
     )
-    @trust_registry_option("trust_file", "--trust")
+    @trust_registry_option_beside_folder
     @json_option
     def command(
         file: Path,
         registry: Path,
         publisher: str | None,
         dry_run: bool,
-        trust_file: Path | None,
+        trust_registry: TrustRegistry | None,
         as_json: bool,
     ) -> None:
-        trust = None if trust_file is None else load_trust_registry(trust_file.read_bytes())
+        from engram.registry import share
+
         registry.mkdir(parents=True, exist_ok=True) if not dry_run else None
         shared = share(
             kind,
             file,
             registry,
             now=datetime.now(UTC),
-            trust=trust,
+            trust=trust_registry,
             publisher_id=publisher,
             dry_run=dry_run,
         )

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import click
 
-from engram.cartridge import write_starter_package
 from engram.core.canonical import JsonObject
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.graph import starter_graph
-from engram.workflow import starter_workflow
 
 _TARGET = click.Path(path_type=Path)
 
@@ -31,6 +28,8 @@ def _write_new(path: Path, document: JsonObject) -> None:
 @click.option("--name", default="My Agent", show_default=True, help="The agent's name.")
 def cartridge_new(folder: Path, name: str) -> None:
     """Write an agent package to start from into FOLDER (absent or empty)."""
+    from engram.cartridge import write_starter_package
+
     for path in write_starter_package(folder, name):
         click.echo(f"wrote {path}")
     click.echo(f"next: read {folder / 'README.md'}, then engram cartridge export {folder} ...")
@@ -41,6 +40,8 @@ def cartridge_new(folder: Path, name: str) -> None:
 @click.option("--id", "workflow_id", default="my-workflow", show_default=True)
 def workflow_new(file: Path, workflow_id: str) -> None:
     """Write a build-and-review workflow (acx.cal/1) to start from into FILE."""
+    from engram.workflow import starter_workflow
+
     _write_new(file, starter_workflow(workflow_id))
     click.echo(f"wrote {file}; next: engram workflow lint {file} --publish")
 
@@ -50,6 +51,8 @@ def workflow_new(file: Path, workflow_id: str) -> None:
 @click.option("--id", "graph_id", default="my-team", show_default=True)
 def graph_new(file: Path, graph_id: str) -> None:
     """Write an Agent Graph (a lead and a team) to start from into FILE."""
+    from engram.graph import starter_graph
+
     _write_new(file, starter_graph(graph_id))
     click.echo(f"wrote {file}; next: engram graph lint {file} --publish")
 

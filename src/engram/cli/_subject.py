@@ -7,7 +7,6 @@ import click
 from engram.cli._app import cli
 from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
 from engram.cli._seat import actor, index_folder_for
-from engram.context import create_subject, erase_subject, get_subject, list_subjects
 
 
 @cli.group("subject")
@@ -22,6 +21,8 @@ def subject_group() -> None:
 @json_option
 def create_command(name: str, timezone: str, database: str | None, as_json: bool) -> None:
     """Create a subject and print its id."""
+    from engram.context import create_subject
+
     with cli_store(database) as store:
         subject = create_subject(store, CLOCK, name, timezone)
     emit(subject.to_wire(), as_json, subject.id)
@@ -32,6 +33,8 @@ def create_command(name: str, timezone: str, database: str | None, as_json: bool
 @json_option
 def list_command(database: str | None, as_json: bool) -> None:
     """List subjects."""
+    from engram.context import list_subjects
+
     with cli_store(database) as store:
         subjects = list_subjects(store)
     lines = [f"{s.id}  {s.display_name} ({s.timezone})" for s in subjects]
@@ -44,6 +47,7 @@ def list_command(database: str | None, as_json: bool) -> None:
 @database_option
 def delete_command(subject_id: str, yes: bool, database: str | None) -> None:
     """Erase a subject: its beliefs, corrections, history and memories are deleted for good."""
+    from engram.context import erase_subject, get_subject
     from engram.integrations import erase_subject_integrations
     from engram.memory import default_manifest_text, open_engine, parse_manifest
     from engram.transfer import erase_subject_memories

@@ -6,27 +6,12 @@ its token id, which ``revoke`` takes, on stderr; ``--json`` carries both.
 
 from __future__ import annotations
 
-import re
-from datetime import timedelta
-
 import click
 
 from engram.cli._app import cli
-from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option
-from engram.context import Permission, authenticate_token, issue_token, list_tokens, revoke_token
+from engram.cli._common import CLOCK, cli_store, database_option, emit, json_option, parse_ttl
+from engram.context import Permission
 from engram.core.clock import format_instant
-from engram.errors import InvalidRequest
-
-_TTL = re.compile(r"^(\d+)([smhd]?)$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_ttl(text: str) -> timedelta:
-    """``90``, ``90s``, ``15m``, ``12h`` or ``30d``."""
-    match = _TTL.match(text.strip())
-    if not match:
-        raise InvalidRequest(f"not a duration: {text!r} (use e.g. 3600, 15m, 12h, 30d)")
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
 
 
 @cli.group("token")
@@ -51,6 +36,8 @@ def create_command(
     subject_id: str, permissions: str, ttl: str, label: str, database: str | None, as_json: bool
 ) -> None:
     """Create a token and print it; it cannot be shown again."""
+    from engram.context import authenticate_token, issue_token
+
     lifetime = parse_ttl(ttl)
     with cli_store(database) as store:
         token = issue_token(store, CLOCK, subject_id, permissions.split(","), lifetime, label=label)
@@ -79,6 +66,8 @@ def create_command(
 @json_option
 def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
     """List a subject's tokens (ids and permissions; never the secret)."""
+    from engram.context import list_tokens
+
     with cli_store(database) as store:
         tokens = list_tokens(store, subject_id)
     lines = [
@@ -97,9 +86,11 @@ def list_command(subject_id: str, database: str | None, as_json: bool) -> None:
 @database_option
 def revoke_command(subject_id: str, token_id: str, database: str | None) -> None:
     """Revoke a token at once."""
+    from engram.context import revoke_token
+
     with cli_store(database) as store:
         revoke_token(store, CLOCK, subject_id, token_id)
     click.echo(f"revoked {token_id}")
 
 
-__all__ = ["parse_ttl"]
+__all__ = ["token_group"]

@@ -6,211 +6,62 @@ machine form). A verdict that does not hold (lint errors, not ready, a signature
 sound) exits 1 after printing its report; an unreadable file is an error line and exit 2.
 None of these commands runs a task, a verification command or a RAC check.
 
-The helpers here (reading a document, the trust registry and own keys, the lint table, the
-signature table) are shared with ``engram graph`` (``cli/_graph.py``).
+What ``engram graph`` shares with these commands (reading a document, the trust registry and own
+keys, the lint and signature tables, signing) lives in ``cli/_acx_documents.py``.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from engram.cli._app import LazySubgroup, cli
-from engram.cli._common import F, trust_registry_option
-from engram.cli._files import read_regular
-from engram.cli._level import fetch
-from engram.core.canonical import Json, JsonObject
-from engram.core.clock import SystemClock
-from engram.core.jsonio import dumps_text
-from engram.core.keys import load_private_key
-from engram.level import envelope_file_name
-from engram.trust import TrustRegistry, TrustRegistryError, load_trust_registry
-from engram.workflow import (
-    MAX_DOCUMENT_BYTES,
-    ArtifactCheck,
-    CartridgeOffer,
-    DocumentError,
-    LevelCredential,
-    LevelOutcome,
-    LintReport,
-    ReadyReport,
-    Verification,
-    check_workflow,
-    find_cartridges,
-    lint_workflow,
-    load_workflow,
-    prove_levels,
-    read_cartridge_offer,
-    read_offers,
-    ready,
-    sign_workflow,
-    verify_workflow,
-    workflow_card,
-    workflow_digest,
+from engram.cli._acx_documents import (
+    DIRECTORY,
+    FILE,
+    MAX_CREDENTIAL_BYTES,
+    cell,
+    console,
+    emit_json,
+    lint_command,
+    lint_table,
+    own_keyids,
+    read_bytes,
+    report_check,
+    sign_file,
+    sign_options,
+    verification_table,
 )
+from engram.cli._app import LazySubgroup, cli
+from engram.cli._common import load_trust_registry_file, trust_registry_option
+from engram.cli._level_keys import status_list_option
+from engram.core.canonical import JsonObject
+from engram.core.clock import SystemClock
+from engram.core.files import read_regular
+from engram.core.jsonio import dumps_text
 
-FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-MAX_CREDENTIAL_BYTES = 1 << 24
-DIRECTORY = click.Path(exists=True, file_okay=False, path_type=Path)
-
-
-def _cell(value: object) -> str:
-    """A table cell for a JSON member: empty for null or absent, else its text."""
-    return "" if value is None else str(value)
-
-
-def read_bytes(path: Path) -> bytes:
-    """At most the document limit of a regular file (a FIFO or a huge file is refused unread)."""
-    return read_regular(path, limit=MAX_DOCUMENT_BYTES, what="document", error=DocumentError)
-
-
-def read_registry(path: Path | None) -> TrustRegistry | None:
-    if path is None:
-        return None
-    data = read_regular(path, what="trust registry", error=TrustRegistryError)
-    return load_trust_registry(data)
-
-
-def own_keyids(paths: Iterable[Path]) -> frozenset[str]:
-    return frozenset(load_private_key(p).public_key().key_id for p in paths)
-
-
-def console() -> Console:
-    # Piped output gets wide tables rather than rich's 80 columns: rule ids and digests stay on
-    # one line for grep.
-    width = None if sys.stdout.isatty() else 160
-    # markup=False: every string shown comes from a document, and "[red]" in a description
-    # must print as itself, not restyle the table. Styles are given as Text objects instead.
-    return Console(soft_wrap=False, highlight=False, markup=False, width=width)
-
-
-def emit_json(value: Json) -> None:
-    click.echo(dumps_text(value, indent=2))
-
-
-def lint_table(report: LintReport, what: str) -> Table:
-    """One row per issue: severity, rule id, path, message."""
-    title = f"{what}: {'valid' if report.ok else 'INVALID'}"
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for column in ("", "rule", "where", "what"):
-        table.add_column(column, overflow="fold")
-    for issue in report.issues:
-        mark = Text("✗", "red") if issue.severity == "error" else Text("!", "yellow")
-        table.add_row(mark, issue.rule, issue.path, issue.message)
-    return table
-
-
-def print_lint(report: LintReport, what: str) -> None:
-    out = console()
-    if report.issues:
-        out.print(lint_table(report, what))
-    else:
-        out.print(f"{what}: valid, no issues")
-
-
-def verification_table(verification: Verification, title: str) -> Table:
-    table = Table(title=title, title_justify="left", show_header=False)
-    table.add_column("", style="bold")
-    table.add_column("", overflow="fold")
-    colour = {"tampered": "red", "unsigned": "yellow", "portable": "yellow"}.get(
-        verification.verdict, "green"
+if TYPE_CHECKING:
+    from engram.trust import TrustRegistry
+    from engram.workflow import (
+        CartridgeOffer,
+        LevelCredential,
+        LevelOutcome,
+        LintReport,
+        ReadyReport,
     )
-    table.add_row("verdict", Text(verification.verdict, colour))
-    table.add_row("reason", verification.reason)
-    table.add_row("digest", verification.digest)
-    for label, value in (
-        ("publisher", verification.publisher_id),
-        ("keyid", verification.keyid),
-        ("signed at", verification.signed_at),
-    ):
-        if value:
-            table.add_row(label, value)
-    for warning in verification.warnings:
-        table.add_row("warning", warning)
-    return table
-
-
-def report_check(check: ArtifactCheck, what: str, as_json: bool) -> None:
-    """Print ``verify``'s answer; exit 1 unless the signature holds and lint --publish passes."""
-    if as_json:
-        emit_json(check.to_wire())
-    else:
-        out = console()
-        out.print(verification_table(check.verification, f"{what} signature"))
-        if check.lint.issues:
-            out.print(lint_table(check.lint, f"{what} publishable profile"))
-    if not check.ok:
-        raise click.exceptions.Exit(1)
-
-
-def lint_command(
-    load: Callable[[bytes, str], JsonObject],
-    lint: Callable[[JsonObject, bool], LintReport],
-    file: Path,
-    publish: bool,
-    as_json: bool,
-) -> None:
-    document = load(read_bytes(file), str(file))
-    report = lint(document, publish)
-    if as_json:
-        emit_json(report.to_wire())
-    else:
-        print_lint(report, f"{file}{' (publish profile)' if publish else ''}")
-    if not report.ok:
-        raise click.exceptions.Exit(1)
-
-
-def sign_options(command: F) -> F:
-    """FILE, --publisher, --sign-key and -o, shared by ``workflow sign`` and ``graph sign``."""
-    for option in reversed(
-        [
-            click.argument("file", type=FILE),
-            click.option("--publisher", required=True, help="Reverse-DNS publisherId."),
-            click.option("--sign-key", required=True, type=FILE, help="Ed25519 private key."),
-            click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path)),
-        ]
-    ):
-        command = option(command)
-    return command
-
-
-def sign_file(
-    load: Callable[[bytes, str], JsonObject],
-    sign: Callable[..., Json],
-    file: Path,
-    publisher: str,
-    sign_key: Path,
-    out: Path | None,
-) -> None:
-    """Load FILE, sign it with the key file for ``publisher`` now, write it to -o or stdout."""
-    document = load(read_bytes(file), str(file))
-    signed = sign(
-        document, load_private_key(sign_key), publisher_id=publisher, signed_at=SystemClock().now()
-    )
-    write_signed(signed, out)
-
-
-def write_signed(document: Json, out: Path | None) -> None:
-    text = dumps_text(document, indent=2, sort_keys=False) + "\n"
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        out.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {out}", err=True)
 
 
 def _load(data: bytes, what: str) -> JsonObject:
+    from engram.workflow import load_workflow
+
     return load_workflow(data, what=what)
 
 
 def _lint(document: JsonObject, publish: bool) -> LintReport:
+    from engram.workflow import lint_workflow
+
     return lint_workflow(document, publish=publish)
 
 
@@ -231,7 +82,7 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 @workflow_group.command("ready")
 @click.argument("file", type=FILE)
 @click.option("--cartridges", type=DIRECTORY, help="Folder searched for *.acx cartridges.")
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option(
     "--credentials",
     type=DIRECTORY,
@@ -240,13 +91,11 @@ def lint_cmd(file: Path, publish: bool, as_json: bool) -> None:
 @click.option(
     "--issuers", type=FILE, help="Trust registry of level issuers (needed with --credentials)."
 )
-@click.option(
-    "--status-list", help="The credentials' status list (file or URL); default: each one's URL."
-)
+@status_list_option("The credentials' status list (file or URL); default: each one's URL.")
 @click.option("--json", "as_json", is_flag=True)
 def ready_cmd(
-    file: Path, cartridges: Path | None, registry: Path | None, credentials: Path | None,
-    issuers: Path | None, status_list: str | None, as_json: bool,
+    file: Path, cartridges: Path | None, trust_registry: TrustRegistry | None,
+    credentials: Path | None, issuers: Path | None, status_list: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Verify the signature, then staff every participant from --cartridges; exit 1 if not ready.
 
@@ -254,10 +103,21 @@ def ready_cmd(
     under a key --issuers publishes, bound to that cartridge's ROM, status bit read and clear,
     evidence replayed.
     """
+    from engram.level import pinned_fetch
+    from engram.workflow import (
+        find_cartridges,
+        load_workflow,
+        prove_levels,
+        read_cartridge_offer,
+        read_offers,
+        ready,
+        verify_workflow,
+    )
+
     if credentials is not None and issuers is None:
         raise click.UsageError("--credentials needs --issuers (the level issuers' trust registry)")
     document = load_workflow(read_bytes(file), what=str(file))
-    trust, now = read_registry(registry), SystemClock().now()
+    trust, now = trust_registry, SystemClock().now()
     verification = verify_workflow(document, registry=trust, now=now)
 
     def reader(path: Path) -> CartridgeOffer:
@@ -269,14 +129,13 @@ def ready_cmd(
     )
     outcomes: list[LevelOutcome] = []
     if credentials is not None and issuers is not None:
-        issuer_registry = read_registry(issuers)
-        assert issuer_registry is not None
+        issuer_registry = load_trust_registry_file(issuers)
         offers, outcomes = prove_levels(
             offers,
             level_credentials(credentials),
             issuers=issuer_registry,
             now=now,
-            status_fetch=(lambda _url: fetch(status_list)) if status_list else fetch,
+            status_fetch=pinned_fetch(status_list),
         )
     report = ready(
         document, offers, verification=verification, unreadable=unreadable, levels=outcomes
@@ -295,6 +154,8 @@ MAX_CREDENTIALS = 10_000
 def level_credentials(folder: Path) -> list[LevelCredential]:
     """Each ``*.json`` under ``folder`` but ``*.dsse.json`` (evidence), sorted, bounded, read
     through :func:`read_regular`; evidence is looked up beside each credential."""
+    from engram.workflow import DocumentError, LevelCredential
+
     found: list[LevelCredential] = []
     for path in sorted(folder.rglob("*.json")):
         if path.name.endswith(".dsse.json") or path.is_symlink() or not path.is_file():
@@ -307,6 +168,8 @@ def level_credentials(folder: Path) -> list[LevelCredential]:
 
 
 def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
+    from engram.level import envelope_file_name
+
     def lookup(link: str) -> bytes | None:
         name = envelope_file_name(link)
         path = folder / name if name else None
@@ -318,6 +181,9 @@ def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
 
 
 def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     out = console()
     out.print(verification_table(report.verification, f"{file} signature"))
     if report.lint.issues:
@@ -344,8 +210,8 @@ def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> No
             if isinstance(check, dict):
                 hint = f"{check.get('type', '')} {check.get('hint', '')}".strip()
             mark = "□" if item.get("required") else "·"
-            cells = [_cell(item.get(name)) for name in ("id", "kind")]
-            table.add_row(mark, *cells, hint, _cell(item.get("description")))
+            cells = [cell(item.get(name)) for name in ("id", "kind")]
+            table.add_row(mark, *cells, hint, cell(item.get("description")))
         out.print(table)
     if report.levels:
         table = Table(title="level credentials", title_justify="left")
@@ -371,22 +237,26 @@ def _print_ready(report: ReadyReport, file: Path, cartridges: Path | None) -> No
 @sign_options
 def sign_cmd(file: Path, publisher: str, sign_key: Path, out: Path | None) -> None:
     """Sign a publishable workflow (acx.workflow-signature/1); write it to -o or stdout."""
+    from engram.workflow import sign_workflow
+
     sign_file(_load, sign_workflow, file, publisher, sign_key, out)
 
 
 @workflow_group.command("verify")
 @click.argument("file", type=FILE)
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--own-key", "own_keys", multiple=True, type=FILE, help="This host's own key.")
 @click.option("--json", "as_json", is_flag=True)
 def verify_cmd(
-    file: Path, registry: Path | None, own_keys: tuple[Path, ...], as_json: bool
+    file: Path, trust_registry: TrustRegistry | None, own_keys: tuple[Path, ...], as_json: bool
 ) -> None:
     """Recompute the digest and check every signature binding; exit 1 unless sound and valid."""
+    from engram.workflow import check_workflow, load_workflow
+
     document = load_workflow(read_bytes(file), what=str(file))
     check = check_workflow(
         document,
-        registry=read_registry(registry),
+        registry=trust_registry,
         now=SystemClock().now(),
         local_keyids=own_keyids(own_keys),
     )
@@ -395,14 +265,17 @@ def verify_cmd(
 
 @workflow_group.command("inspect")
 @click.argument("file", type=FILE)
-@trust_registry_option("registry", "--registry")
+@trust_registry_option
 @click.option("--json", "as_json", is_flag=True)
-def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
+def inspect_cmd(file: Path, trust_registry: TrustRegistry | None, as_json: bool) -> None:
     """Show the discovery card: identity, team, tasks, context, safety, digest and trust."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from engram.workflow import load_workflow, verify_workflow, workflow_card
+
     document = load_workflow(read_bytes(file), what=str(file))
-    verification = verify_workflow(
-        document, registry=read_registry(registry), now=SystemClock().now()
-    )
+    verification = verify_workflow(document, registry=trust_registry, now=SystemClock().now())
     card: dict[str, Any] = workflow_card(document, verification)  # engram's own card shape
     if as_json:
         emit_json(card)
@@ -438,22 +311,9 @@ def inspect_cmd(file: Path, registry: Path | None, as_json: bool) -> None:
 @click.argument("file", type=FILE)
 def digest_cmd(file: Path) -> None:
     """Print the JCS digest (sha256 of the document without its integrity block)."""
+    from engram.workflow import load_workflow, workflow_digest
+
     click.echo(workflow_digest(load_workflow(read_bytes(file), what=str(file))))
 
 
-__all__ = [
-    "DIRECTORY",
-    "FILE",
-    "emit_json",
-    "lint_command",
-    "own_keyids",
-    "print_lint",
-    "read_bytes",
-    "read_registry",
-    "report_check",
-    "sign_file",
-    "sign_options",
-    "verification_table",
-    "workflow_group",
-    "write_signed",
-]
+__all__ = ["workflow_group"]

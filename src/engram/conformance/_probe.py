@@ -147,14 +147,17 @@ async def admin_add(run: ProbeRun, category: str) -> str | None:
         token=run.options.admin_token,
         judged=False,
     )
+    refuse_token(run, got, ADMIN_TOKEN, "admin")
     ident: object = got.body.get("id") if got.ok and isinstance(got.body, dict) else None
     return ident if isinstance(ident, str) else None
 
 
 async def admin_delete(run: ProbeRun, ident: str) -> Exchange:
-    return await run.client.request(
+    got = await run.client.request(
         "DELETE", f"/v1/beliefs/{ident}", token=run.options.admin_token, judged=False
     )
+    refuse_token(run, got, ADMIN_TOKEN, "admin")
+    return got
 
 
 def text(value: object) -> bool:
@@ -171,15 +174,19 @@ def identified(body: Json) -> list[tuple[str, JsonObject]]:
     return [(ident, b) for b in beliefs(body) if (ident := belief_id(b)) is not None]
 
 
+ADMIN_TOKEN = "--admin-token"  # noqa: S105 - the option's name, not a secret
+
+
 class TokenRefused(Unauthorized):
-    """The provider refused the operator's ``--token`` (401, or 403 on a read): nothing can be
+    """The provider refused the operator's ``--token`` (401, or 403 on a read) or
+    ``--admin-token`` (401 or 403 on engram's admin API): nothing can be
     judged through a token it will not honour, so the run stops in one line instead of
     reporting every requirement ``executed-fail`` against a provider that may be fine."""
 
     code = "token_refused"
 
 
-def refuse_token(run: ProbeRun, got: Exchange, what: str) -> None:
+def refuse_token(run: ProbeRun, got: Exchange, what: str, permission: str = "read") -> None:
     """Stop the run when ``got`` (a request made with ``what``) says the token was refused."""
     if got.status not in (401, 403):
         return
@@ -189,7 +196,7 @@ def refuse_token(run: ProbeRun, got: Exchange, what: str) -> None:
     said = f"HTTP {got.status}" + (f" {code}" if code else "") + (f": {detail}" if detail else "")
     raise TokenRefused(
         f"the provider at {run.options.url} refused the {what} ({said}); check that it is "
-        "current and has the read permission: nothing was judged"
+        f"current and has the {permission} permission: nothing was judged"
     )
 
 
@@ -200,6 +207,7 @@ def error_code(got: Exchange) -> str | None:
 
 
 __all__ = [
+    "ADMIN_TOKEN",
     "BELIEF_ID_PLACEHOLDER",
     "PROVIDER_WITNESSED",
     "RUNTIME_ID",

@@ -23,6 +23,7 @@ from datetime import timedelta
 from engram.conformance import _envelope as env
 from engram.conformance._http import Exchange
 from engram.conformance._probe import (
+    ADMIN_TOKEN,
     BELIEF_ID_PLACEHOLDER,
     RUNTIME_ID,
     ProbeRun,
@@ -31,6 +32,7 @@ from engram.conformance._probe import (
     beliefs,
     error_code,
     identified,
+    refuse_token,
 )
 from engram.conformance._probe_full import signed
 from engram.core.canonical import Json, JsonObject, canonicalize
@@ -153,6 +155,7 @@ async def _withdraw(run: ProbeRun, correction_ids: list[str]) -> None:
         got = await run.client.post(
             f"/v1/corrections/{cid}/reject", {}, token=run.options.admin_token, judged=False
         )
+        refuse_token(run, got, ADMIN_TOKEN, "admin")
         if not got.ok:
             run.notes.append(f"probe correction {cid} could not be rejected: HTTP {got.status}")
 

@@ -31,19 +31,17 @@ from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
 from engram.level._benchmark import Benchmark
 from engram.level._credential import level_credential
+from engram.level._defaults import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
 from engram.level._errors import LevelRefused
 from engram.level._evidence import Evidence, sign_trajectory
 from engram.level._ledger import Ledger
 from engram.level._proof import add_proof
 from engram.level._rating import Game, Gate, Rating, career_tier, level_for, rate
 from engram.level._solver import ReferenceSolver, Solver
-from engram.level._status import MIN_ENTRIES
 from engram.level._trust import self_issued
 
 ROM_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 PUBLISHER_ID = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$")
-DEFAULT_COOLDOWN = timedelta(hours=24)
-DEFAULT_DRAW = 90
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.core.keys import PrivateKey
 from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
+from engram.level._defaults import MIN_ENTRIES
 from engram.level._errors import ProofInvalid, StatusCheckError
 from engram.level._proof import KeyResolver, add_proof, verify_proof
 
-MIN_ENTRIES = 131_072
 MAX_LIST_BYTES = 1 << 24
 """16 MiB: 128 Mi entries. Bounds what a hostile list can make us inflate (a GZIP bomb)."""
 MAX_CREDENTIAL_BYTES = 1 << 24

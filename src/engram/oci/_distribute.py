@@ -22,8 +22,6 @@ Referrers"; docs/spec/acx-oci.md.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import shutil
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -32,12 +30,13 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.cartridge import Cartridge, verify_rom
-from engram.core.canonical import Json, JsonObject, parse_strict
+from engram.core.canonical import JsonObject
 from engram.core.keys import PrivateKey
-from engram.errors import CanonicalJsonError, EngramError, InvalidRequest
+from engram.errors import EngramError, InvalidRequest
 from engram.oci._client import MONOLITHIC_LIMIT, RegistryClient, sha256_digest
 from engram.oci._cosign import CosignWritten, sign_and_attest
 from engram.oci._errors import ArtifactRefused, RegistryError
+from engram.oci._limits import DEFAULT_MAX_LAYER, MAX_REFERRER_LAYER
 from engram.oci._manifest import (
     Built,
     CartridgeLayer,
@@ -61,11 +60,10 @@ from engram.oci._media import (
     referrers_tag,
 )
 from engram.oci._reference import Reference
+from engram.oci._referrer_checks import check_level, content_check, member, statement_of
 from engram.oci._staging import file_digest, install, staging
 from engram.trust import TrustRegistry, TrustState
 
-DEFAULT_MAX_LAYER = 1 << 30
-MAX_REFERRER_LAYER = 16 << 20
 DEFAULT_PULL_ACCEPT = frozenset({TrustState.PORTABLE, TrustState.TRUSTED, TrustState.LOCAL})
 """A pull refuses ``tampered`` always and ``legacy`` (no signature to check) by default."""
 
@@ -212,11 +210,18 @@ def push_cartridge(
     *,
     trust: TrustRegistry | None = None,
     levels: Iterable[bytes] = (),
+    level_check: Callable[[bytes, str], object] | None = None,
     cosign_key: PrivateKey | None = None,
     now: datetime,
 ) -> Pushed:
+    """Push ``path`` with its signature and ``levels`` attached. Each level is attached only
+    once ``level_check(credential, rom_hash)`` has not raised (as :func:`attach_level`), and
+    every level is checked before anything is pushed."""
     if reference.tag is None:
         raise InvalidRequest(f"{reference} needs a tag to push to")
+    levels = list(levels)
+    if levels and level_check is None:
+        raise InvalidRequest("levels are attached only with a level_check that verifies them")
     with _private_copy(path) as copy:
         with Cartridge.open(copy) as cartridge:
             report, _rom = verify_rom(cartridge, registry=trust, now=now)
@@ -228,6 +233,10 @@ def push_cartridge(
                 )
             envelope, embedded = _embedded(cartridge)
             spec_version = cartridge.meta().get("acx.spec_version", "")
+        for credential in levels:
+            check_level(credential, report.manifest_hash)
+            if level_check is not None:
+                level_check(credential, report.manifest_hash)
         size = copy.stat().st_size
         source: bytes | Path = copy.read_bytes() if size <= MONOLITHIC_LIMIT else copy
         layer_digest = sha256_digest(source) if isinstance(source, bytes) else file_digest(copy)
@@ -245,7 +254,7 @@ def push_cartridge(
     client.put_manifest(repo, reference.tag, manifest.body, IMAGE_MANIFEST)
     attached = [_attach_envelope(client, repo, manifest, envelope, report.manifest_hash)]
     for credential in [*embedded, *levels]:
-        _check_level(credential, report.manifest_hash)
+        check_level(credential, report.manifest_hash)
         attached.append(_attach_level(client, repo, manifest, credential, report.manifest_hash))
     cosign: list[CosignWritten] = []
     if cosign_key is not None:
@@ -270,7 +279,7 @@ def _safe_title(name: str) -> str:
 
 
 def _predicate(envelope_text: str) -> JsonObject:
-    statement = _statement(envelope_text.encode("utf-8"))
+    statement = statement_of(envelope_text.encode("utf-8"))
     predicate = statement.get("predicate")
     if not isinstance(predicate, dict):
         raise ArtifactRefused("the cartridge's DSSE Statement has no predicate")
@@ -432,11 +441,14 @@ def discover(
     *,
     artifact_type: str | None = None,
     max_layer_bytes: int = DEFAULT_MAX_LAYER,
+    level_check: Callable[[bytes, str], object] | None = None,
 ) -> Discovery:
+    """The cartridge's referrers, each checked: bound to this ROM, and a level credential also
+    ``level_check``-ed (verifies, not revoked) when one is given."""
     manifest, layer = _fetch_cartridge(client, reference, max_layer_bytes)
     listed = client.referrers(reference.repository, manifest.digest, artifact_type=artifact_type)
     referrers = tuple(
-        _inspect(client, reference.repository, d, manifest.digest, layer.rom_hash)
+        _inspect(client, reference.repository, d, manifest.digest, layer.rom_hash, level_check)
         for d in listed.descriptors
     )
     return Discovery(
@@ -450,7 +462,12 @@ def discover(
 
 
 def _inspect(
-    client: RegistryClient, repo: str, entry: JsonObject, subject: str, rom_hash: str
+    client: RegistryClient,
+    repo: str,
+    entry: JsonObject,
+    subject: str,
+    rom_hash: str,
+    level_check: Callable[[bytes, str], object] | None,
 ) -> Referrer:
     digest = str(entry.get("digest", ""))
     raw = entry.get("annotations")
@@ -465,7 +482,7 @@ def _inspect(
             checks.append(("manifest", False, f"{digest} is listed but not served"))
             return Referrer(artifact_type, digest, size, annotations, tuple(checks))
         document = fetched.json()
-        bound = _member(document.get("subject"), "digest")
+        bound = member(document.get("subject"), "digest")
         checks.append(("subject", bound == subject, f"subject {bound}"))
         layers = document.get("layers") or []
         if (
@@ -474,82 +491,24 @@ def _inspect(
             and len(layers) == 1
         ):
             blob = client.fetch_blob(
-                repo, str(_member(layers[0], "digest")), max_bytes=MAX_REFERRER_LAYER
+                repo, str(member(layers[0], "digest")), max_bytes=MAX_REFERRER_LAYER
             )
-            checks.append(_content_check(artifact_type, blob, rom_hash))
+            checks.append(content_check(artifact_type, blob, rom_hash))
+            if artifact_type == LEVEL_ARTIFACT and checks[-1][1] and level_check is not None:
+                checks.append(_verified(level_check, blob, rom_hash))
     except EngramError as e:
         checks.append(("read", False, e.message))
     return Referrer(artifact_type, digest, size, annotations, tuple(checks))
 
 
-def _content_check(artifact_type: str, blob: bytes, rom_hash: str) -> tuple[str, bool, str]:
-    if artifact_type == DSSE_ENVELOPE:
-        try:
-            statement = _statement(blob)
-        except ArtifactRefused as e:
-            return ("dsse", False, e.message)
-        subjects = statement.get("subject") or []
-        first = subjects[0] if isinstance(subjects, list) and subjects else None
-        bound = _member(_member(first, "digest"), "sha256")
-        holds = f"sha256:{bound}" == rom_hash
-        return (
-            "dsse",
-            holds,
-            f"Statement subject sha256:{bound} ({statement.get('predicateType')})",
-        )
+def _verified(
+    level_check: Callable[[bytes, str], object], credential: bytes, rom_hash: str
+) -> tuple[str, bool, str]:
     try:
-        _check_level(blob, rom_hash)
-    except ArtifactRefused as e:
-        return ("level", False, e.message)
-    return ("level", True, f"bound to ROM {rom_hash}")
-
-
-def _member(value: Json, name: str) -> Json:
-    """``value[name]`` when ``value`` is an object that has it, else ``None``: a referrer's
-    manifest and Statement are read from a registry, so their shape is not taken on trust."""
-    return value.get(name) if isinstance(value, dict) else None
-
-
-def _statement(envelope_bytes: bytes) -> JsonObject:
-    try:
-        envelope = parse_strict(envelope_bytes)
-        payload = envelope["payload"] if isinstance(envelope, dict) else None
-        text = str(payload)
-        raw = base64.b64decode(
-            text + "=" * (-len(text) % 4), altchars=b"-_" if "-" in text or "_" in text else None
-        )
-        statement = parse_strict(raw)
-    except (CanonicalJsonError, KeyError, binascii.Error, ValueError) as e:
-        raise ArtifactRefused(f"not a DSSE envelope over a JSON Statement: {e}") from e
-    if not isinstance(statement, dict):
-        raise ArtifactRefused("the DSSE payload is not a JSON object")
-    return statement
-
-
-def _check_level(credential: bytes, rom_hash: str) -> None:
-    """A credential is attached only when it is a level credential bound to this very ROM."""
-    try:
-        document = parse_strict(credential)
-    except CanonicalJsonError as e:
-        raise ArtifactRefused(f"the level credential is not strict JSON: {e.message}") from e
-    if not isinstance(document, dict):
-        raise ArtifactRefused("the level credential is not a JSON object")
-    types = document.get("type")
-    if not isinstance(types, list) or not {"VerifiableCredential", "OpenBadgeCredential"} <= {
-        str(t) for t in types
-    }:
-        raise ArtifactRefused(
-            "not a level credential (type must hold VerifiableCredential and OpenBadgeCredential)"
-        )
-    subject = document.get("credentialSubject")
-    results = subject.get("result") if isinstance(subject, dict) else None
-    listed = results if isinstance(results, list) else []
-    bound = {r.get("acx:cartridgeRomDigest") for r in listed if isinstance(r, dict)} - {None}
-    if bound != {rom_hash}:
-        shown = ", ".join(sorted(str(b) for b in bound)) or "none"
-        raise ArtifactRefused(
-            f"the level credential is bound to ROM {shown}, not this cartridge's {rom_hash}"
-        )
+        level_check(credential, rom_hash)
+    except EngramError as e:
+        return ("verified", False, e.message)
+    return ("verified", True, "verifies and is not revoked")
 
 
 def attach_level(
@@ -563,7 +522,7 @@ def attach_level(
     """Attach ``credential`` once ``check(credential, rom_hash)`` has not raised: the caller's
     verification (``engram.level.require_verified``: not revoked, a proof that verifies)."""
     manifest, layer = _fetch_cartridge(client, reference, max_layer_bytes)
-    _check_level(credential, layer.rom_hash)
+    check_level(credential, layer.rom_hash)
     check(credential, layer.rom_hash)
     return _attach_level(client, reference.repository, manifest, credential, layer.rom_hash)
 

@@ -18,9 +18,8 @@ from typing import Any
 from engram.graph import verify_graph
 from engram.registry._layout import AGENT_GRAPH, ARTIFACT_ID, SEMVER, WORKFLOW
 from engram.registry._problems import RegistryRefused
+from engram.registry._relations import RELATIONS
 from engram.workflow import unsigned, verify_workflow
-
-RELATIONS = ("fork", "remix", "derived-from", "supersedes")
 
 
 def remix_draft(

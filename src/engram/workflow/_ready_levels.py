@@ -11,7 +11,8 @@ the offer whose verified ROM digest it binds to, with that cartridge's publisher
 for the self-issuance check, and issuer keys taken only from the issuers' trust registry. A
 credential counts when every check concluded and held: proof, issuer published, not
 self-issued, the gate re-derived, the ROM binding, the status bit read and clear, and the
-evidence replayed. Anything less (no status list to read, evidence not available, an issuer not
+evidence replayed, by a real run (a demo level, which the built-in simulated solver played, never
+counts). Anything less (no status list to read, evidence not available, an issuer not
 in the registry, a revoked bit, a tampered credential, a credential for another ROM) never
 counts, and the outcome says why. A tampered cartridge is never given a level.
 """
@@ -166,6 +167,10 @@ def _why_not(report: LevelReport) -> str | None:
     failed = report.failures()
     if failed:
         return f"{failed[0].check}: {failed[0].message}"
+    if report.simulated:
+        # A demo level verifies as what it says it is, but nothing from the cartridge ran:
+        # it is not an independently proven level (§14.2, §10; issue 32).
+        return "solver: a demo level (acx:simulatedSolver): nothing from the cartridge ran"
     concluded = {f.check for f in report.findings if f.ok is True}
     for check in sorted(REQUIRED_CHECKS - concluded):
         finding = next((f for f in report.findings if f.check == check), None)

@@ -31,7 +31,7 @@ def starter_workflow(workflow_id: str = "my-workflow") -> JsonObject:
             {
                 "alias": "builder",
                 "bind": "slot",
-                "slot": {"role": "builder", "capabilities": [{"taskType": "build-feature"}]},
+                "slot": {"role": "builder", "capabilities": [{"taskType": "implement-feature"}]},
             },
             {"alias": "reviewer", "bind": "slot", "slot": {"role": "reviewer"}},
         ],
@@ -52,7 +52,7 @@ def starter_workflow(workflow_id: str = "my-workflow") -> JsonObject:
                 "type": "task",
                 "agent": "builder",
                 "action": "Build the change (say what the task is).",
-                "requires": {"capabilities": ["build-feature"], "rac": ["code-wiki"]},
+                "requires": {"capabilities": ["implement-feature"], "rac": ["code-wiki"]},
                 "completion": {
                     "type": "verification",
                     "commands": ["make test"],

@@ -1,11 +1,12 @@
-"""Reading an input file named on the command line: regular files only, bounded, never blocking.
+"""Reading an input file: regular files only, bounded, never blocking.
 
 Issue 15 (hostile input): a FIFO given where a document is expected used to block a plain
 ``read`` forever, and a huge file was read whole before any limit applied. Every ACX JSON input
 (workflow, Agent Graph, trust registry, level credential, status list, DID document) goes
 through :func:`read_regular`: the file is opened non-blocking and checked with ``fstat`` on that
 descriptor (the file checked is the file read), anything but a regular file is refused at once,
-and at most ``limit`` + 1 bytes are ever read.
+and at most ``limit`` + 1 bytes are ever read. It lives in core because the library reads such
+files too (a status list or DID document named by path: :func:`engram.level.fetch_location`).
 """
 
 from __future__ import annotations
