@@ -185,7 +185,7 @@ def _conversation(
     def stage(use: tuple[str, ...]) -> Callable[[str], list[str]]:
         def ranked(q: str) -> list[str]:
             r = fused_ranking(
-                engine, q, ["seat:locomo-implementer"], {}, Tuning(w_author=0, w_entity=0), use=use
+                engine, q, ["seat:locomo-implementer"], Tuning(w_author=0, w_entity=0), use=use
             )
             return [dia_of_doc[d] for d in r.order[:10]]
 
