@@ -7,7 +7,8 @@ status that says they must no longer be served: a Portable AI Memory document (P
 memory is out of recall; ``reinstate`` undoes it (PAM keeps retractions so they can be undone).
 The row stays in ``memory_items`` with its events and posterior; only :func:`recall` skips it.
 
-A separate component (``memory-withdrawn``) so the memory tables' own migrations are untouched.
+A separate component (``memory-withdrawn``, declared in ``_schema``) so the memory tables' own
+migrations are untouched; opening an engine migrates it, never a withdraw or reinstate call.
 """
 
 # ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
@@ -18,26 +19,12 @@ from collections.abc import Collection, Sequence
 
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
-from engram.store import Component, Dialect, Migration, Tx, is_migrated
-
-
-def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
-    return [
-        """CREATE TABLE memory_withdrawn (
-            memory_id TEXT PRIMARY KEY,
-            reason TEXT NOT NULL,
-            withdrawn_at TEXT NOT NULL
-        )"""
-    ]
-
+from engram.memory._schema import WITHDRAWN_COMPONENT
+from engram.store import Tx, is_migrated
 
 # Why a memory is withdrawn, where engram itself withdraws it (PAM imports give their own).
 FORGOTTEN = "forgotten"
 SUPERSEDED = "superseded"
-
-WITHDRAWN_COMPONENT = Component(
-    name="memory-withdrawn", migrations=[Migration(1, "memories withdrawn from recall", _v1)]
-)
 
 
 def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> int:
@@ -45,7 +32,6 @@ def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> 
 
     Returns how many were newly withdrawn.
     """
-    engine.store.migrate(WITHDRAWN_COMPONENT)
     ids = sorted(set(memory_ids))
     now = engine.now()
     with engine.store.transaction() as tx:
@@ -60,7 +46,6 @@ def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> 
 
 def reinstate(engine: MemoryEngine, memory_ids: Collection[str]) -> int:
     """Serve withdrawn memories again; returns how many were withdrawn."""
-    engine.store.migrate(WITHDRAWN_COMPONENT)
     ids = sorted(set(memory_ids))
     with engine.store.transaction() as tx:
         back = withdrawn_among(tx, ids)
