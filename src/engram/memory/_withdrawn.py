@@ -16,7 +16,9 @@ migrations are untouched; opening an engine migrates it, never a withdraw or rei
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
+from engram.core.clock import format_instant_precise
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
 from engram.memory._schema import WITHDRAWN_COMPONENT
@@ -82,6 +84,17 @@ def withdrawn_ns(
     return frozenset(int(r["n"]) for r in tx.execute(sql, params))
 
 
+def superseded_ns(tx: Tx, ring_ids: Sequence[str], instant: datetime) -> frozenset[int]:
+    """The row numbers of the memories in ``ring_ids`` superseded at or before ``instant``
+    (recall brings them back for "what was it before")."""
+    at = format_instant_precise(instant)
+    # Withdrawn but for those superseded after ``at``, less withdrawn but for every superseded
+    # one (an empty instant precedes them all): those superseded by ``at``.
+    return withdrawn_ns(tx, ring_ids, superseded_after=at) - withdrawn_ns(
+        tx, ring_ids, superseded_after=""
+    )
+
+
 def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], int]:
     """How many withdrawn memories each (ring id, status) of ``ring_ids`` holds."""
     if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
@@ -103,6 +116,7 @@ __all__ = [
     "SUPERSEDED",
     "WITHDRAWN_COMPONENT",
     "reinstate",
+    "superseded_ns",
     "withdraw",
     "withdrawn_among",
     "withdrawn_counts",

@@ -17,7 +17,8 @@ from engram.memory._analysis import MAX_WORD, cache_sizes, fold, script_of
 from engram.memory._engine import MemoryEngine, memory_id, writing
 from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, RowFile, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
-from engram.memory._recall import common_terms_query, fused_ranking
+from engram.memory._recall import Ranking, common_terms_query, fused_ranking
+from engram.memory._recall.time_intent import TimeIntent, time_intent
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
 
 
@@ -51,7 +52,9 @@ __all__ = [
     "MAX_WORD",
     "TEXT_SCHEMA",
     "MiniLMEmbedder",
+    "Ranking",
     "RowFile",
+    "TimeIntent",
     "analysed_with",
     "cache_sizes",
     "common_terms_query",
@@ -64,6 +67,7 @@ __all__ = [
     "rebuild_index",
     "script_of",
     "terms",
+    "time_intent",
     "vector_to_blob",
     "words",
 ]

@@ -27,6 +27,7 @@ from engram.memory._recall.stages import (
     normalised,
     tag_stage,
 )
+from engram.memory._recall.time_prior import TimeQuery, time_stage
 from engram.memory._recall.tuning import DEFAULT_TUNING, Tuning
 from engram.memory._text import local_vector, terms
 
@@ -83,6 +84,7 @@ def fused_ranking(
     query_vector: np.ndarray | _Unset | None = UNSET,
     view: View | None = None,
     exact_head: int | None = None,
+    when: TimeQuery | None = None,
 ) -> Ranking:
     """Fused candidate documents with per-stage raw scores, on a bounded candidate set
     (``stages.candidates``), the stages of ``use`` run on it and fused in a fixed order.
@@ -91,9 +93,12 @@ def fused_ranking(
     is fetched here when ``use`` has "dense". ``exact_head`` (recall's MMR depth) lets the
     ranking skip the exact BM25 of candidates that provably cannot reach its first
     ``exact_head`` places; ``Ranking.exact`` then says how long the exact prefix of ``order`` is
-    (the rest may be out of order, never the prefix).
+    (the rest may be out of order, never the prefix). ``when``: the query's time intent, a
+    prior on the fused score (``time_prior``; the whole ranking is then exact).
     """
     view = view or engine.index.sync(engine.store)
+    if when is not None:
+        exact_head = None  # the prior reads every candidate's time: no bound to settle on
     lexical_on = "lexical" in use
     search = Search(view, terms(query) if lexical_on else [], ring_ids, tuning)
     statuses: dict[str, str] = {}
@@ -123,6 +128,12 @@ def fused_ranking(
         tagged = tag_stage(view, search, pool, query, patterns, tuning)
         if tagged is not None:
             columns.append(tagged)
+    if when is not None:
+        timed = time_stage(
+            engine, view, ring_ids, pool, fuse(len(pool.docs), columns), when, tuning
+        )
+        if timed is not None:
+            columns.append(timed)
     fused = fuse(len(pool.docs), columns)
     exact: int | None = None
     if lexical is not None and lexical.pending:

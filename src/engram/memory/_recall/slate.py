@@ -21,9 +21,11 @@ from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._recall.fusion import Parts, fused_ranking
 from engram.memory._recall.stages import OK, embed_query
+from engram.memory._recall.time_intent import time_intent
+from engram.memory._recall.time_prior import TimeQuery
 from engram.memory._recall.tuning import DEFAULT_TUNING, Tuning
 from engram.memory._supersede import hidden_as_of
-from engram.memory._withdrawn import withdrawn_ns
+from engram.memory._withdrawn import superseded_ns, withdrawn_ns
 
 STAGES = ("lexical", "local_vector", "dense", "rerank")
 DISABLED = "disabled"
@@ -72,6 +74,7 @@ def rank(
     query_vector: np.ndarray | None,
     tuning: Tuning,
     exact_head: bool = True,
+    when: TimeQuery | None = None,
 ) -> Ranked:
     """The local stages and the cross-encoder's candidate texts; call under engine.lock.
     ``exact_head``: only the first ``mmr_depth`` places need be exact (``fused_ranking``)."""
@@ -88,6 +91,7 @@ def rank(
         # Only MMR's head must be exact when no cross-encoder reads further (the slate checks
         # that its walk stayed in it, else ranks again in full: ``slate``).
         exact_head=None if rerank_on or not exact_head else tuning.mmr_depth,
+        when=when,
     )
     order, dense = ranking.order, ranking.dense
     stages = dict(ranking.stages)
@@ -193,12 +197,13 @@ def slate(
     tuning: Tuning,
     query_vector: np.ndarray | None,
     hidden: frozenset[int] = frozenset(),
+    when: TimeQuery | None = None,
 ) -> Slate:
     """The slate of ``k``, leaving out the rows numbered in ``hidden``."""
     # A slate of k needs about k places of MMR's head; a larger k ranks everything exactly.
     head_only = k + 10 <= tuning.mmr_depth
     while True:
-        found = slate_of(engine, query, k, mounts, tuning, query_vector, head_only, hidden)
+        found = slate_of(engine, query, k, mounts, tuning, query_vector, head_only, hidden, when)
         if found is not None:
             return found
         head_only = False  # the budget walked past the exact head: rank again, in full
@@ -213,11 +218,12 @@ def slate_of(
     query_vector: np.ndarray | None,
     head_only: bool,
     hidden: frozenset[int] = frozenset(),
+    when: TimeQuery | None = None,
 ) -> Slate | None:
     """``slate``'s work; None when the ranking was exact only in its head and the budget's
     walk would have read past it."""
     with engine.lock:  # the index handle is shared by every thread using this engine
-        ranked = rank(engine, query, mounts, query_vector, tuning, head_only)
+        ranked = rank(engine, query, mounts, query_vector, tuning, head_only, when)
     order, rerank_status = rerank(engine, query, ranked)
     stages = {**ranked.stages, "rerank": rerank_status}
     fused_of = (
@@ -294,13 +300,20 @@ def recall(
         if missing:
             raise Forbidden(f"ring {missing[0]!r} is not mounted by {spec.seat.seat_id}")
         mounts = [m for m in chosen if m is not None]
+    # Relative times ("last week") are read against the recall instant.
+    intent = time_intent(query, as_of if as_of is not None else engine.clock.now())
+    back: frozenset[int] = frozenset()
     with engine.store.read() as tx:
         # Forgotten and retracted memories are kept, never served: left out of the slate
         # itself, so they take no place of k and none of the token budget.
         ring_ids = [m.ring_id for m in mounts]
         hidden = withdrawn_ns(tx, ring_ids) if as_of is None else hidden_as_of(tx, ring_ids, as_of)
+        if intent is not None and intent.previous:
+            # "What was it before": the memories superseded by then were current once.
+            back = superseded_ns(tx, ring_ids, as_of or engine.clock.now())
+    when = None if intent is None else TimeQuery(intent, back)
     dense = embed_query(engine, query)
-    chosen_slate = slate(engine, query, k, mounts, tuning, dense.vector, hidden)
+    chosen_slate = slate(engine, query, k, mounts, tuning, dense.vector, hidden - back, when)
     picked, parts = chosen_slate.picked, chosen_slate.parts
     with engine.store.read() as tx:
         found: dict[int, Memory] = _repo.memories_by_n(tx, [n for n, _ in picked])
