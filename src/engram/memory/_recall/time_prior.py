@@ -9,6 +9,8 @@ window never empties the slate (a prior, not a filter; docs/spec/memory-retrieva
 updates").
 """
 
+# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
+
 from __future__ import annotations
 
 import math
@@ -18,10 +20,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from engram.memory import _repo
+from engram.core.canonical import Json, parse_strict
 from engram.memory._engine import MemoryEngine
 from engram.memory._index import View
-from engram.memory._models import Memory
 from engram.memory._recall.search import Search
 from engram.memory._recall.stages import Candidates, Column
 from engram.memory._recall.time_intent import LATEST, TimeIntent
@@ -42,16 +43,30 @@ class TimeQuery:
     superseded: frozenset[int] = frozenset()
 
 
-def occurred(memory: Memory) -> float:
-    """When the memory happened, as POSIX seconds: ``provenance["occurred_at"]`` when it is an
-    instant, else its recording time."""
-    provenance = memory.provenance
+def occurred(provenance: Json, created_at: str) -> float:
+    """When a memory happened, as POSIX seconds: ``provenance["occurred_at"]`` when it is an
+    instant, else its recording time ``created_at``."""
     value = provenance.get(OCCURRED_AT) if isinstance(provenance, dict) else None
     if isinstance(value, str):
         moment = _instant(value)
         if moment is not None:
             return moment
-    return _instant(memory.created_at) or 0.0
+    return _instant(created_at) or 0.0
+
+
+def occurred_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, float]:
+    """When the memories numbered ``ns`` happened (two columns per row, 500 rows a query)."""
+    out: dict[int, float] = {}
+    for start in range(0, len(ns), 500):
+        chunk = list(ns[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT n, provenance, created_at FROM memory_items WHERE n IN ({marks})"
+        for row in tx.execute(sql, chunk):
+            text = str(row["provenance"])
+            # Most provenance has no time: parse it only when the key is there.
+            provenance = parse_strict(text) if OCCURRED_AT in text else None
+            out[int(row["n"])] = occurred(provenance, str(row["created_at"]))
+    return out
 
 
 def _instant(text: str) -> float | None:
@@ -75,19 +90,16 @@ def time_stage(
 ) -> Column | None:
     """The time column over the candidates: their prior, and the fused score's share it adds
     (``base`` x prior, ``base`` being the other stages' fused score). None: nothing scored."""
-    rows = np.flatnonzero(base > 0)
+    intent = when.intent
+    rows = _reachable(base, intent, when, tuning)
     if rows.shape[0] == 0:
         return None
     n_of = view.arrays["n"]
-    docs = [pool.docs[int(i)] for i in rows]
-    ns = [int(n_of[d]) for d in docs]
-    intent = when.intent
+    ns = [int(n_of[pool.docs[int(i)]]) for i in rows]
     with engine.store.read() as tx:
-        found = _repo.memories_by_n(tx, ns)
+        found = occurred_by_n(tx, ns)
         start, end, anchor = _window(tx, view, ring_ids, intent, tuning)
-    times = np.asarray(
-        [occurred(found[n]) if n in found else math.nan for n in ns], dtype=np.float64
-    )
+    times = np.asarray([found.get(n, math.nan) for n in ns], dtype=np.float64)
     prior = np.zeros(len(pool.docs), dtype=np.float32)
     part = np.zeros(rows.shape[0], dtype=np.float64)
     known = ~np.isnan(times)
@@ -104,6 +116,23 @@ def time_stage(
         part[[n == anchor for n in ns]] = 0.0  # the event itself is neither before nor after
     prior[rows] = np.nan_to_num(part, nan=0.0).astype(np.float32)
     return Column("time", prior, (base * prior,))
+
+
+def _reachable(base: np.ndarray, intent: TimeIntent, when: TimeQuery, tuning: Tuning) -> np.ndarray:
+    """The rows whose prior can matter: a positive base score that, multiplied by the largest
+    factor the prior can give, reaches the ``pool``-th best base score (only the first ``pool``
+    places are ranked; a row below that bound stays below ``pool`` rows whatever its time)."""
+    positive = np.flatnonzero(base > 0)
+    if positive.shape[0] <= tuning.pool:
+        return positive
+    largest = (
+        1.0 + tuning.w_time_window * intent.windowed + tuning.w_time_order * bool(intent.order)
+    )
+    largest += tuning.w_superseded * (intent.previous and bool(when.superseded))
+    values = base[positive]
+    threshold = float(np.partition(values, values.shape[0] - tuning.pool)[-tuning.pool])
+    # A margin for float32 rounding: a row at the bound is kept, never lost.
+    return positive[values >= threshold / largest * 0.999]
 
 
 def _inside(times: np.ndarray, start: float | None, end: float | None) -> np.ndarray:
@@ -134,11 +163,11 @@ def _window(
     if not best:
         return None, None, None
     n = int(view.arrays["n"][next(iter(best))])
-    found = _repo.memories_by_n(tx, [n])
+    found = occurred_by_n(tx, [n])
     if n not in found:
         return None, None, None
-    at = occurred(found[n])
+    at = found[n]
     return (None, at, n) if intent.event_side == "before" else (at, None, n)
 
 
-__all__ = ["OCCURRED_AT", "TimeQuery", "occurred", "time_stage"]
+__all__ = ["OCCURRED_AT", "TimeQuery", "occurred", "occurred_by_n", "time_stage"]

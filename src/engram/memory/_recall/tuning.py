@@ -34,9 +34,10 @@ class Tuning:
     common_min_docs: int = 50_000  # below this many documents the rewrite does not pay
     common_bound_share: float = 0.8  # skip it when the common terms' bound nears a rare term's
     # The time stage (queries that name a time only): the fused score is multiplied by
-    # 1 + the sum of these shares (``time_prior``).
-    w_time_window: float = 1.0  # inside the window the query names (fading outside it)
-    w_time_order: float = 0.5  # newest (or oldest) among the candidates, for "latest"/"first"
+    # 1 + the sum of these shares (``time_prior``). Window and order: the best of 8 settings on
+    # LoCoMo's tuning folds, the smallest among equals (bench/README.md "locomo").
+    w_time_window: float = 0.5  # inside the window the query names (fading outside it)
+    w_time_order: float = 0.25  # newest (or oldest) among the candidates, for "latest"/"first"
     w_superseded: float = 1.0  # a superseded memory, for "before"/"previously"
 
 
