@@ -24,7 +24,10 @@ from engram.memory import (
     supersede,
     withdraw,
 )
-from engram.memory._recall.time_intent import EARLIEST, LATEST, MAX_QUERY, time_intent
+from engram.memory.internals import time_intent
+
+LATEST, EARLIEST = "latest", "earliest"
+MAX_QUERY = 4_000  # characters of a query read (docs/spec/memory-retrieval.md)
 
 NOW = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
 

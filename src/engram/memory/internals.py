@@ -18,6 +18,7 @@ from engram.memory._engine import MemoryEngine, memory_id, writing
 from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, RowFile, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
 from engram.memory._recall import Ranking, common_terms_query, fused_ranking
+from engram.memory._recall.slate import Slate, slate, slate_of
 from engram.memory._recall.time_intent import TimeIntent, time_intent
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
 
@@ -54,6 +55,7 @@ __all__ = [
     "MiniLMEmbedder",
     "Ranking",
     "RowFile",
+    "Slate",
     "TimeIntent",
     "analysed_with",
     "cache_sizes",
@@ -66,6 +68,8 @@ __all__ = [
     "memory_id",
     "rebuild_index",
     "script_of",
+    "slate",
+    "slate_of",
     "terms",
     "time_intent",
     "vector_to_blob",
