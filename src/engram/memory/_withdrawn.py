@@ -73,9 +73,13 @@ def withdrawn_ns(
     if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return frozenset()
     marks = ", ".join("?" for _ in ring_ids)
+    # CROSS JOIN: SQLite then walks the withdrawn rows and looks each memory up, instead of
+    # walking every memory of the rings through the ring index and probing the withdrawn table
+    # (10k memories, none withdrawn: 4.8 ms a recall against 0.02 ms); PostgreSQL plans it as
+    # the same inner join.
     sql = (
-        "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-        f"WHERE m.ring_id IN ({marks})"
+        "SELECT m.n AS n FROM memory_withdrawn w CROSS JOIN memory_items m "
+        f"WHERE m.id = w.memory_id AND m.ring_id IN ({marks})"
     )
     params: list[str] = list(ring_ids)
     if superseded_after is not None:
@@ -104,8 +108,8 @@ def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], i
         (str(r["ring_id"]), str(r["status"])): int(r["c"])
         for r in tx.execute(
             "SELECT m.ring_id AS ring_id, m.status AS status, COUNT(*) AS c "
-            "FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-            f"WHERE m.ring_id IN ({marks}) GROUP BY m.ring_id, m.status",
+            "FROM memory_withdrawn w CROSS JOIN memory_items m "  # walk the withdrawn rows
+            f"WHERE m.id = w.memory_id AND m.ring_id IN ({marks}) GROUP BY m.ring_id, m.status",
             list(ring_ids),
         )
     }

@@ -88,10 +88,7 @@ class Candidates:
     scoring: list[int]  # the candidates and their neighbours: whose BM25 the context reads
     own: dict[int, float]  # the BM25 top from the index
     threads: dict[int, float]  # the best threads' BM25, by thread code
-
-    @property
-    def array(self) -> np.ndarray:
-        return np.asarray(self.docs, dtype=np.int64)
+    array: np.ndarray  # ``docs`` as an int64 array (built once: every stage indexes with it)
 
 
 def candidates(
@@ -133,7 +130,7 @@ def candidates(
     docs = search.in_rings(list(found)) if search.ring_filter is not None else list(found)
     around = around_of(docs)  # for the scoring set and the thread context both
     scoring = list(_with_neighbours(docs, around))
-    return Candidates(docs, around, scoring, own, thread_scores)
+    return Candidates(docs, around, scoring, own, thread_scores, np.asarray(docs, dtype=np.int64))
 
 
 def lexical_stage(
