@@ -189,3 +189,25 @@ def test_only_a_bounded_prefix_of_a_huge_query_is_read() -> None:
     # A time word past the first MAX_QUERY characters is never read: the work is bounded.
     assert time_intent("x" * MAX_QUERY + " yesterday", NOW) is None
     assert time_intent("x" * (MAX_QUERY - 20) + " yesterday", NOW) is not None
+
+
+@pytest.mark.req("engram.memory.recall-time-intent")
+def test_relative_times_are_read_against_as_of_when_given(
+    engine: MemoryEngine, clock: FixedClock
+) -> None:
+    start = clock.current
+    clock.current = datetime(2025, 6, 1, tzinfo=UTC)  # both recorded before either as_of
+    _record(
+        engine,
+        [
+            ("Swim practice at the lake, cold water", "2025-06-10"),
+            ("Swim practice at the pool, warm water", "2025-06-14"),
+        ],
+    )
+    clock.current = start
+
+    def first(as_of: datetime) -> str:
+        return recall(engine, "swim practice yesterday", as_of=as_of).hits[0].memory.text
+
+    assert "pool" in first(datetime(2025, 6, 15, 9, tzinfo=UTC))
+    assert "lake" in first(datetime(2025, 6, 11, 9, tzinfo=UTC))
