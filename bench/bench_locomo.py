@@ -7,21 +7,29 @@ pass ``--data PATH`` (a file with any subset of its ten conversations works).
 Split (fixed, by conversation): the development half conv-26, conv-41, conv-43, conv-47,
 conv-49 is the only data engram's constants were tuned on; the other five (conv-30, conv-42,
 conv-44, conv-48, conv-50) are held out for evaluation. Each figure is printed per split.
+Folds (``--folds``): each development conversation is a fold; conv-26, conv-41 and conv-43 are
+the tuning folds, conv-47 and conv-49 the check folds. ``--tune`` scores its configurations on
+every fold and prints both groups: a change that helps the tuning folds and hurts the check
+folds is not kept (bench/README.md).
 
 Task: per conversation, record every turn as one memory (``[session date] Speaker: text``,
-provenance ``{"author": speaker}``, thread = session); for each question of categories 1-4
+provenance ``{"author": speaker, "occurred_at": session time + turn index seconds}`` as
+conversation ingestion records a turn's time (``--no-occurred``: without it), thread =
+session); for each question of categories 1-4
 with evidence, recall the top k for the question text; recall@k = share of the question's
 evidence turns in the top k, averaged over questions. ``bm25s`` runs on the same texts in the
 same run. ``--cli`` also runs the path a user takes: ``engram record --from`` (with
 ``thread``) and ``engram recall --batch``, in subprocesses, on a SQLite file.
 
-Run: python bench/bench_locomo.py --data locomo10.json [--cli] [--no-dense | --embedding P] [--json]
-(the dense stage is the default seat's, minilm-l6-v2, unless --embedding minilm-l6-v2-static)
+Run: python bench/bench_locomo.py --data locomo10.json [--cli] [--no-dense | --embedding P]
+[--folds] [--tune] [--no-occurred] [--json] (the dense stage is the default seat's,
+minilm-l6-v2, unless --embedding minilm-l6-v2-static)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -32,6 +40,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -55,6 +64,8 @@ from engram.store import open_store
 
 KS = (5, 10)
 DEV = ("conv-26", "conv-41", "conv-43", "conv-47", "conv-49")
+TUNING_FOLDS = ("conv-26", "conv-41", "conv-43")
+CHECK_FOLDS = ("conv-47", "conv-49")
 HELD_OUT = ("conv-30", "conv-42", "conv-44", "conv-48", "conv-50")
 WHERE = (
     "the public LoCoMo data set: locomo10.json in the snap-research/locomo repository "
@@ -92,6 +103,40 @@ DENSE_PROVIDER = ["minilm-l6-v2"]
 
 def split_of(sample_id: str) -> str:
     return "dev" if sample_id in DEV else "held-out" if sample_id in HELD_OUT else "other"
+
+
+def fold_of(sample_id: str) -> str:
+    role = "tuning" if sample_id in TUNING_FOLDS else "check" if sample_id in CHECK_FOLDS else ""
+    return f"{role} folds" if role else ""
+
+
+def session_times(sample: dict[str, Any]) -> dict[str, datetime]:
+    """When each session happened ("1:56 pm on 8 May, 2023"), read as UTC."""
+    conv = sample["conversation"]
+    out = {}
+    for key, value in conv.items():
+        found = re.fullmatch(r"(session_\d+)_date_time", key)
+        if found and isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                moment = datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
+                out[found[1]] = moment.replace(tzinfo=UTC)
+    return out
+
+
+def provenance(sample: dict[str, Any], occurred: bool) -> list[dict[str, Json]]:
+    """Each turn's provenance: its speaker, and (``occurred``) when it happened (the session's
+    time plus the turn's index in seconds, so turns keep their order)."""
+    times = session_times(sample)
+    out = []
+    at: dict[str, int] = defaultdict(int)
+    for _, key, speaker, _ in turns(sample):
+        entry: dict[str, Json] = {"author": speaker}
+        if occurred and key in times:
+            moment = times[key] + timedelta(seconds=at[key])
+            entry["occurred_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        at[key] += 1
+        out.append(entry)
+    return out
 
 
 def turns(sample: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -132,12 +177,10 @@ def score(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
     return sum(1 for g in set(gold) if g in top) / len(set(gold))
 
 
-def _inputs(sample: dict[str, Any]) -> list[RecordInput]:
+def inputs(sample: dict[str, Any], occurred: bool = True) -> list[RecordInput]:
     return [
-        RecordInput(
-            text=t, kind="episode", thread=f"{sample['sample_id']}/{s}", provenance={"author": a}
-        )
-        for _, s, a, t in turns(sample)
+        RecordInput(text=t, kind="episode", thread=f"{sample['sample_id']}/{s}", provenance=p)
+        for (_, s, _, t), p in zip(turns(sample), provenance(sample, occurred), strict=True)
     ]
 
 
@@ -152,18 +195,31 @@ def _add(
         results[split][name][f"@{k}/cat{cat}"].append(score(ranked, gold, k))
 
 
+def _groups(sample_id: str, folds: bool) -> list[str]:
+    """Where a question's scores go: its split, and with ``folds`` its fold and fold group."""
+    out = [split_of(sample_id)]
+    if folds and fold_of(sample_id):
+        out += [f"fold {sample_id}", fold_of(sample_id)]
+    return out
+
+
 def _conversation(
-    sample: dict[str, Any], tunings: dict[str, Tuning], dense: bool, results: Results
+    sample: dict[str, Any],
+    tunings: dict[str, Tuning],
+    dense: bool,
+    results: Results,
+    occurred: bool = True,
+    folds: bool = False,
 ) -> None:
     """Record one conversation in process, then score every system on its questions."""
     ts = turns(sample)
-    split = split_of(sample["sample_id"])
+    groups = _groups(sample["sample_id"], folds)
     store = open_store("memory://")
     provider = DENSE_PROVIDER[0] if dense else "local-hash-128"
     spec = parse_manifest(SEAT.replace("{provider}", provider), "locomo-seat")
     embedder = remote_stages(spec, None)[0]  # as the CLI builds it
     engine = open_engine(store, spec, FixedClock(), embedder=embedder)
-    recorded = record_many(engine, _inputs(sample))
+    recorded = record_many(engine, inputs(sample, occurred))
     dia_of = {r.memory.id: ts[i][0] for i, r in enumerate(recorded)}
     view = engine.index.sync(store)
     dia_of_doc = {d: ts[d][0] for d in range(view.docs)}  # documents follow recording order
@@ -195,7 +251,7 @@ def _conversation(
     def stage(use: tuple[str, ...]) -> Callable[[str], list[str]]:
         def ranked(q: str) -> list[str]:
             r = fused_ranking(
-                engine, q, ["seat:locomo-implementer"], {}, Tuning(w_author=0, w_entity=0), use=use
+                engine, q, ["seat:locomo-implementer"], Tuning(w_author=0, w_entity=0), use=use
             )
             return [dia_of_doc[d] for d in r.order[:10]]
 
@@ -204,14 +260,23 @@ def _conversation(
     systems["engram lexical only"] = stage(("lexical",))
     for q, gold, cat in questions(sample):
         for name, system in systems.items():
-            _add(results, split, name, system(q), gold, cat)
+            ranked = system(q)
+            for group in groups:
+                _add(results, group, name, ranked, gold, cat)
     store.close()
 
 
-def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, work: Path) -> None:
-    """The user's path: record --from (with thread and author) and recall --batch."""
+def _cli_conversation(
+    sample: dict[str, Any],
+    dense: bool,
+    results: Results,
+    work: Path,
+    occurred: bool = True,
+    folds: bool = False,
+) -> None:
+    """The user's path: record --from (with thread, author and time) and recall --batch."""
     ts = turns(sample)
-    split = split_of(sample["sample_id"])
+    groups = _groups(sample["sample_id"], folds)
     folder = work / sample["sample_id"]
     folder.mkdir()
     seat = folder / "ote.toml"
@@ -222,10 +287,10 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
                 "text": t,
                 "kind": "episode",
                 "thread": f"{sample['sample_id']}/{s}",
-                "provenance": {"author": a},
+                "provenance": p,
             }
         )
-        for _, s, a, t in ts
+        for (_, s, _, t), p in zip(ts, provenance(sample, occurred), strict=True)
     ]
     (folder / "turns.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     qs = questions(sample)
@@ -254,14 +319,9 @@ def _cli_conversation(sample: dict[str, Any], dense: bool, results: Results, wor
         hits = answer.get("hits") if isinstance(answer, dict) else None
         if not isinstance(hits, list):
             raise SystemExit(f"recall --batch wrote a line without hits: {line[:200]}")
-        _add(
-            results,
-            split,
-            "engram CLI (record --from, recall --batch)",
-            [by_text[_hit_text(h)] for h in hits],
-            gold,
-            cat,
-        )
+        ranked = [by_text[_hit_text(h)] for h in hits]
+        for group in groups:
+            _add(results, group, "engram CLI (record --from, recall --batch)", ranked, gold, cat)
 
 
 def _hit_text(hit: Json) -> str:
@@ -294,15 +354,20 @@ def load(data: Path) -> list[dict[str, Any]]:
 
 
 def run(
-    samples: list[dict[str, Any]], dense: bool, cli: bool, tunings: dict[str, Tuning]
+    samples: list[dict[str, Any]],
+    dense: bool,
+    cli: bool,
+    tunings: dict[str, Tuning],
+    occurred: bool = True,
+    folds: bool = False,
 ) -> dict[str, Any]:
     results: Results = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for sample in samples:
-        _conversation(sample, tunings, dense, results)
+        _conversation(sample, tunings, dense, results, occurred, folds)
     if cli:
         with tempfile.TemporaryDirectory() as tmp:
             for sample in samples:
-                _cli_conversation(sample, dense, results, Path(tmp))
+                _cli_conversation(sample, dense, results, Path(tmp), occurred, folds)
     return {
         split: {
             name: {key: round(statistics.fmean(v), 4) for key, v in sorted(r.items())}
@@ -311,6 +376,11 @@ def run(
         | {"questions": len(next(iter(systems.values()))["@5"])}
         for split, systems in sorted(results.items())
     }
+
+
+# The time stage's weights tried with --tune (the first: the stage off).
+TIME_GRID = [(0.0, 0.0, 0.0), (0.5, 0.25, 1.0), (0.5, 0.5, 1.0), (1.0, 0.25, 1.0), (1.0, 1.0, 1.0)]
+TIME_GRID += [(2.0, 0.5, 1.0), (2.0, 0.25, 1.0), (3.0, 0.5, 1.0)]
 
 
 def main() -> None:
@@ -327,7 +397,13 @@ def main() -> None:
         default="minilm-l6-v2",
         help="the dense stage: the default seat's model, or the static table distilled from it",
     )
-    parser.add_argument("--tune", action="store_true", help="try fusion weights (dev split only)")
+    parser.add_argument(
+        "--tune", action="store_true", help="try the time weights, reported on every fold"
+    )
+    parser.add_argument("--folds", action="store_true", help="also per fold and fold group")
+    parser.add_argument(
+        "--no-occurred", action="store_true", help="record turns without provenance occurred_at"
+    )
     args = parser.parse_args()
     DENSE_PROVIDER[0] = args.embedding
     if args.data is None:
@@ -337,14 +413,16 @@ def main() -> None:
     tunings = {"engram recall()": Tuning()}
     if args.tune:
         samples = [s for s in samples if split_of(s["sample_id"]) == "dev"]  # never the held-out
+        # Chosen on the tuning folds only; the check folds say whether it holds.
         tunings |= {
-            f"a={a} e={e} d={d}": replace(Tuning(), w_author=a, w_entity=e, w_dense=d)
-            for a in (0.0, 0.15, 0.3, 0.5)
-            for e in (0.2,)
-            for d in ((0.5, 1.0, 1.5) if dense else (1.0,))
+            f"time window={w} order={o} superseded={p}": replace(
+                Tuning(), w_time_window=w, w_time_order=o, w_superseded=p
+            )
+            for w, o, p in TIME_GRID
         }
     started = time.perf_counter()
-    report = run(samples, dense, args.cli, tunings)
+    folds = args.folds or args.tune
+    report = run(samples, dense, args.cli, tunings, not args.no_occurred, folds)
     seconds = round(time.perf_counter() - started, 1)
     if args.json:
         print(dumps_text(report | {"seconds": seconds, "dense": dense}, indent=2))

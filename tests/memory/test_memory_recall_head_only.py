@@ -16,7 +16,7 @@ import random
 import pytest
 
 from engram.memory import MemoryEngine, RecordInput, Tuning, record_many
-from engram.memory import _recall as recall_module
+from engram.memory.internals import fused_ranking, slate, slate_of
 
 QUERIES = [
     "zorblax filler12 filler7",
@@ -66,14 +66,10 @@ def _slate(
     engine: MemoryEngine, query: str, k: int, head_only: bool
 ) -> tuple[list[tuple[int, int]], list[dict[str, float]], int] | None:
     mounts = list(engine.spec.mounts)
-    stages: dict[str, str] = {}
-    found = recall_module._slate_of(
-        engine, query, k, mounts, recall_module.DEFAULT_TUNING, stages, None, head_only
-    )
+    found = slate_of(engine, query, k, mounts, Tuning(), None, head_only)
     if found is None:
         return None
-    picked, parts, used = found
-    return picked, [dict(parts[d]) for _, d in picked], used
+    return found.picked, [dict(found.parts[d]) for _, d in found.picked], found.used
 
 
 @pytest.fixture
@@ -95,7 +91,7 @@ def test_the_head_only_ranking_gives_the_full_rankings_slate(
         fast = _slate(engine, query, k, head_only=True)
         assert full is not None
         assert fast is None or fast == full, query  # None: the walk passed the head
-        ranking = recall_module.fused_ranking(engine, query, rings, {}, exact_head=60)
+        ranking = fused_ranking(engine, query, rings, exact_head=60)
         acted += ranking.exact is not None
     assert acted  # the shortcut was taken
 
@@ -107,10 +103,7 @@ def test_a_walk_past_the_head_ranks_again_in_full(engine_with_corpus: MemoryEngi
     # 70 picks read past the 60 exact places: the head-only pass gives up ...
     assert _slate(engine, query, 70, head_only=True) is None
     # ... and the slate recall uses is the full ranking's.
-    stages: dict[str, str] = {}
-    picked, parts, used = recall_module._slate(
-        engine, query, 70, list(engine.spec.mounts), Tuning(), stages
-    )
+    found = slate(engine, query, 70, list(engine.spec.mounts), Tuning(), None)
     full = _slate(engine, query, 70, head_only=False)
     assert full is not None
-    assert (picked, [dict(parts[d]) for _, d in picked], used) == full
+    assert (found.picked, [dict(found.parts[d]) for _, d in found.picked], found.used) == full

@@ -20,8 +20,7 @@ from engram.memory import (
     record_many,
     remote_stages,
 )
-from engram.memory._static import DIMS, ENGINE, SCALES, TABLE, StaticEmbedder
-from engram.memory._static_distill import piece_vectors, project, quantize
+from engram.memory.internals import static, static_distill
 from engram.store import Store
 
 
@@ -31,13 +30,15 @@ def test_the_shipped_table_is_the_bundled_models_distillation() -> None:
     shipped projection equal the shipped rows: the table is what the recipe makes of this model,
     not a table from elsewhere."""
     pytest.importorskip("onnxruntime")  # the model's runtime; the table itself needs none
-    table, scales = np.load(TABLE), np.load(SCALES)
-    projection = np.load(TABLE.with_name("projection.npy"))
+    table, scales = np.load(static.TABLE), np.load(static.SCALES)
+    projection = np.load(static.TABLE.with_name("projection.npy"))
     assert table.dtype == np.int8
-    assert table.shape[1] == DIMS
+    assert table.shape[1] == static.DIMS
     rng = np.random.default_rng(30)
     ids = np.sort(rng.choice(table.shape[0], 48, replace=False))
-    rows, row_scales = quantize(project(piece_vectors(ids), projection, ids, table.shape[0]))
+    vectors = static_distill.piece_vectors(ids)
+    projected = static_distill.project(vectors, projection, ids, table.shape[0])
+    rows, row_scales = static_distill.quantize(projected)
     np.testing.assert_allclose(row_scales, scales[ids], rtol=1e-3)
     assert int(np.abs(rows.astype(np.int16) - table[ids]).max()) <= 1  # float rounding only
 
@@ -51,7 +52,7 @@ def test_a_static_seat_finds_a_paraphrase_through_the_dense_stage(
     )
     spec = parse_manifest(text, str(tmp_path / "ote.toml"), tmp_path)
     embedder, _ = remote_stages(spec, None)
-    assert isinstance(embedder, StaticEmbedder)
+    assert isinstance(embedder, static.StaticEmbedder)
     engine = open_engine(any_store, spec, FixedClock(), embedder=embedder)
     texts = [
         "My kittens sleep on the windowsill every afternoon.",
@@ -59,7 +60,7 @@ def test_a_static_seat_finds_a_paraphrase_through_the_dense_stage(
         "Rotate the database credentials before the audit.",
     ]
     results = record_many(engine, [RecordInput(t, "fact", "M2") for t in texts])
-    assert {r.dense for r in results} == {f"stored:{ENGINE}"}
+    assert {r.dense for r in results} == {f"stored:{static.ENGINE}"}
     result = recall(engine, "where does my feline nap", k=1)  # no word in common
     assert result.stages["dense"] == "ok"
     assert result.hits[0].memory.text == texts[0]
@@ -68,7 +69,7 @@ def test_a_static_seat_finds_a_paraphrase_through_the_dense_stage(
 
 @pytest.mark.req("engram.memory.dense-static")
 def test_the_text_is_never_cut_for_its_context_and_context_moves_the_vector() -> None:
-    embedder = StaticEmbedder()
+    embedder = static.StaticEmbedder()
     alone = embedder.embed(["It cut our p99 latency in half"])[0]
     same = embedder.embed_in_context(["It cut our p99 latency in half"], [()])[0]
     np.testing.assert_array_equal(alone, same)
@@ -84,7 +85,7 @@ def test_the_text_is_never_cut_for_its_context_and_context_moves_the_vector() ->
 
 @pytest.mark.req("engram.memory.dense-static")
 def test_hostile_texts_embed_in_bounded_time_and_memory() -> None:
-    embedder = StaticEmbedder()
+    embedder = static.StaticEmbedder()
     cjk = "".join(chr(0x4E00 + i) for i in range(10_000))
     hostile = ["", "\u200d\u200f\u0301", "🙂" * 50, "a" * 1_000_000, cjk, "Grüße aus München"]
     tracemalloc.start()
@@ -94,7 +95,7 @@ def test_hostile_texts_embed_in_bounded_time_and_memory() -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert len(vectors) == len(hostile)
-    assert all(v.shape == (DIMS,) and np.isfinite(v).all() for v in vectors)
+    assert all(v.shape == (static.DIMS,) and np.isfinite(v).all() for v in vectors)
     assert not vectors[0].any()  # nothing to embed: a zero vector, never a division by zero
     assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-4 for v in vectors[4:])
     assert seconds < 30  # generous: a bound, not a speed target

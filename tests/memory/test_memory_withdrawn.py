@@ -43,3 +43,21 @@ def test_a_seat_view_recalls_exactly_its_own_rings(engine: MemoryEngine) -> None
     assert view.index is engine.index  # the same index: nothing is loaded again
     assert [h.memory.id for h in recall(view, "deploys").hits] == [team.id]
     assert {h.memory.id for h in recall(engine, "deploys").hits} == {mine.id, team.id}
+
+
+@pytest.mark.req("engram.store.migrations-at-roots")
+def test_withdraw_and_reinstate_never_migrate(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Opening the engine (the composition root) created the table; the calls only use it.
+    assert engine.store.schema_versions().get("memory-withdrawn") == 1
+    memory = record(engine, "The lab opens at nine", "fact", "M4").memory
+
+    def refuse(*_: object) -> list[tuple[str, int, str]]:
+        raise AssertionError("a domain call migrated")
+
+    monkeypatch.setattr(engine.store, "migrate", refuse)
+    assert withdraw(engine, [memory.id], "retracted by the user") == 1
+    assert not recall(engine, "lab opens nine").hits
+    assert reinstate(engine, [memory.id]) == 1
+    assert [h.memory.id for h in recall(engine, "lab opens nine").hits] == [memory.id]

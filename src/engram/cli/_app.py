@@ -154,7 +154,7 @@ COMMAND_HELP: dict[str, str] = {
     "registry": "The ACX git registry: rebuild its index, run its PR gate, build its static "
     "Exchange.",
     "restore": "Bring forgotten memories back into recall.",
-    "review-link": "Print a single-use link that signs the subject in to the review page.",
+    "review-link": "Print a single-use link that signs the subject in to /review or /memories.",
     "serve": "Serve the Engram context provider (Tier 3) over HTTP.",
     "share": "Share a signed agent, workflow or Agent Graph into a git registry folder.",
     "status": "Ring counts, graduation, attestation anchor, oracle split and vector coverage.",

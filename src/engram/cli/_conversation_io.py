@@ -10,10 +10,11 @@ MAX_CONVERSATION_FILE bytes.
 from __future__ import annotations
 
 import contextlib
-import shutil
+import io
+import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -33,47 +34,99 @@ MAX_CONVERSATION_FILE = 32 * 1024 * 1024
 # lists peaked at 900 MB; a real conversation of 20,000 messages holds about 100,000 values.
 MAX_CONVERSATION_VALUES = 1_000_000
 _SNIFF = 1 << 20
+# A memory line opens with one of its own members; a chat document never does.
+_MEMORY_LINE = re.compile(rb'\{\s*"(?:text|kind|ring|thread|provenance)"\s*:')
 
 
-@contextlib.contextmanager
-def readable(source: Path, cap: int | None = None) -> Iterator[Path]:
-    """``source``, or for ``-`` stdin spooled to an unlinked temporary file (read twice in
-    bounded memory: once to tell its format, once to record), at most ``cap`` bytes of it."""
-    if str(source) != "-":
-        yield source
-        return
-    with tempfile.TemporaryFile() as spool:
-        if cap is None:
-            shutil.copyfileobj(sys.stdin.buffer, spool)
-        else:
-            spool.write(_read_capped(sys.stdin.buffer, source))  # no further than the cap
-        spool.flush()
-        spool.seek(0)
-        yield Path(f"/dev/fd/{spool.fileno()}")
+class _Prefixed(io.RawIOBase):
+    """Bytes already read (``head``), then the rest of ``rest``: stdin with its sniffed first
+    line put back, so the format's own reader sees every byte once."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read1(len(buffer)) if hasattr(self._rest, "read1") else b""
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _first_line(f: IO[bytes]) -> bytes:
+    """The bytes up to and including the first non-blank line, at most _SNIFF of that line."""
+    head = b""
+    while True:
+        line = f.readline(_SNIFF)
+        head += line
+        if not line or line.strip():
+            return head
+
+
+def _spooled(stack: contextlib.ExitStack, head: bytes, source: Path) -> Path:
+    """stdin (``head`` first) in an unlinked temporary file, at most MAX_CONVERSATION_FILE
+    bytes: a conversation is read twice (its format, then its messages)."""
+    spool = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 - the stack closes it
+    spool.write(_read_capped(io.BufferedReader(_Prefixed(head, sys.stdin.buffer)), source))
+    spool.flush()
+    spool.seek(0)
+    return Path(f"/dev/fd/{spool.fileno()}")
+
+
+def _put_back(stack: contextlib.ExitStack, head: bytes) -> None:
+    """Memory lines on stdin are streamed by ``record --from -`` itself, which reads
+    ``sys.stdin``: give it stdin with the sniffed line put back, for this command only."""
+    original = sys.stdin
+    chained = io.BufferedReader(_Prefixed(head, original.buffer), buffer_size=1 << 16)
+    sys.stdin = io.TextIOWrapper(chained, encoding=original.encoding or "utf-8")
+    stack.callback(setattr, sys, "stdin", original)
 
 
 def told_apart(stack: contextlib.ExitStack, source: Path, fmt: str) -> tuple[Path, str]:
-    """The file to read and its format (``--format``, or for ``auto`` its first line). stdin is
-    spooled here unless it is memory lines (``record --from`` spools those itself), within
-    MAX_CONVERSATION_FILE when it is named a conversation."""
+    """The file to read and its format (``--format``, or for ``auto`` its first line).
+
+    A conversation on stdin is spooled within MAX_CONVERSATION_FILE; memory lines on stdin are
+    never spooled here (``record --from -`` streams them, line by line within its own line
+    limit), so an endless stream is refused after at most one line, not copied first."""
     if fmt == "records":
         return source, fmt
-    cap = MAX_CONVERSATION_FILE if fmt != "auto" else None
-    path = stack.enter_context(readable(source, cap))
-    return path, sniff(path, source) if fmt == "auto" else fmt
+    if str(source) != "-":
+        return source, sniff_line(_head_of(source), source) if fmt == "auto" else fmt
+    head = _first_line(sys.stdin.buffer)
+    if fmt == "auto":
+        fmt = sniff_line(head, source)
+    if fmt == "records":
+        _put_back(stack, head)
+        return source, fmt
+    return _spooled(stack, head, source), fmt
+
+
+def _head_of(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return _first_line(f)
 
 
 def sniff(source: Path, shown: Path) -> str:
-    """The format of ``source`` from its first line: a JSON array is ``chat``; an object with
-    ``role`` (or ``type``) a ``messages`` line, with ``messages`` a ``chat`` document, with
-    ``text`` a ``records`` line; an object that does not end on its first line is a ``chat``
-    document written over several lines."""
-    with source.open("rb") as f:
-        line = b""
-        while not line.strip():
-            line = f.readline(_SNIFF)
-            if not line:
-                return "records"  # empty: nothing to record either way
+    """The format of the file ``source`` from its first line (see :func:`sniff_line`)."""
+    return sniff_line(_head_of(source), shown)
+
+
+def sniff_line(head: bytes, shown: Path) -> str:
+    """The format from the first non-blank line (``head``): a JSON array is ``chat``; an
+    object with ``role`` (or ``type``) a ``messages`` line, with ``messages`` a ``chat``
+    document, with ``text`` a ``records`` line; an object that does not end on its first line
+    is a ``chat`` document written over several lines, unless it opens as a memory line
+    (``{"text"``), which then is one line too long for ``records``."""
+    line = head.strip()
+    if not line:
+        return "records"  # empty: nothing to record either way
     first = line.lstrip()[:1]
     if first == b"[":
         return "chat"
@@ -81,7 +134,7 @@ def sniff(source: Path, shown: Path) -> str:
         value = parse_strict(line.strip())
     except InputError:
         if first == b"{":
-            return "chat"
+            return "records" if _MEMORY_LINE.match(line) else "chat"
         raise InvalidRequest(
             f"{shown}: cannot tell the format from the first line; pass --format "
             "records, messages or chat"
@@ -230,7 +283,7 @@ __all__ = [
     "RecordedChat",
     "conversation_options",
     "read_conversation",
-    "readable",
     "sniff",
+    "sniff_line",
     "told_apart",
 ]

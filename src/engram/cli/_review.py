@@ -65,7 +65,7 @@ def review_link_command(
     database: str | None,
     as_json: bool,
 ) -> None:
-    """Print a single-use link that signs the subject in to the review page (or memories)."""
+    """Print a single-use link that signs the subject in to /review or /memories."""
     from engram.provider.review import create_review_link  # starlette: not for --help (issue 33)
 
     lifetime = parse_ttl(ttl)

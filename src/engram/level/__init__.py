@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         public_from_multikey,
         public_multikey,
     )
-    from engram.level._ob3 import Finding, published_schema
+    from engram.level._ob3 import Finding, finding_wire, published_schema
     from engram.level._proof import (
         CRYPTOSUITE,
         KeyResolver,
@@ -120,6 +120,7 @@ _LAZY: dict[str, str] = {
     "public_from_multikey": "engram.level._multikey",
     "public_multikey": "engram.level._multikey",
     "Finding": "engram.level._ob3",
+    "finding_wire": "engram.level._ob3",
     "published_schema": "engram.level._ob3",
     "CRYPTOSUITE": "engram.level._proof",
     "KeyResolver": "engram.level._proof",
@@ -210,6 +211,7 @@ __all__ = [
     "envelope_file_name",
     "environment",
     "fetch_location",
+    "finding_wire",
     "hash_data",
     "issuer_key_published",
     "level_credential",

@@ -135,15 +135,36 @@ MEMORY_COMPONENT = Component(
 )
 
 
+def _withdrawn_v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
+    return [
+        """CREATE TABLE memory_withdrawn (
+            memory_id TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            withdrawn_at TEXT NOT NULL
+        )"""
+    ]
+
+
+# Memories withdrawn from recall (``engram.memory._withdrawn``): a separate component so the
+# memory tables' own migrations are untouched; declared here so opening an engine (the
+# composition root) migrates it with them, not each withdraw or reinstate call.
+WITHDRAWN_COMPONENT = Component(
+    name="memory-withdrawn",
+    migrations=[Migration(1, "memories withdrawn from recall", _withdrawn_v1)],
+)
+ENGINE_COMPONENTS = (MEMORY_COMPONENT, WITHDRAWN_COMPONENT)
+
+
 def migrate_memory(store: Store) -> None:
     """Bring the memory tables up to date, taking the write lock only when a step is pending.
 
     Opening an engine on a current schema is then a read, so ``engram status`` or a recall
     started beside a long import never waits for the import's write lock.
     """
-    current = store.schema_versions().get(MEMORY_COMPONENT.name, 0)
-    if current != len(MEMORY_COMPONENT.migrations):
-        store.migrate(MEMORY_COMPONENT)  # applies what is pending, or refuses a newer schema
+    versions = store.schema_versions()
+    if any(versions.get(c.name, 0) != len(c.migrations) for c in ENGINE_COMPONENTS):
+        # Applies what is pending, or refuses a newer schema.
+        store.migrate(*ENGINE_COMPONENTS)
 
 
-__all__ = ["MEMORY_COMPONENT", "migrate_memory"]
+__all__ = ["ENGINE_COMPONENTS", "MEMORY_COMPONENT", "WITHDRAWN_COMPONENT", "migrate_memory"]

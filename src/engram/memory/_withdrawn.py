@@ -7,7 +7,8 @@ status that says they must no longer be served: a Portable AI Memory document (P
 memory is out of recall; ``reinstate`` undoes it (PAM keeps retractions so they can be undone).
 The row stays in ``memory_items`` with its events and posterior; only :func:`recall` skips it.
 
-A separate component (``memory-withdrawn``) so the memory tables' own migrations are untouched.
+A separate component (``memory-withdrawn``, declared in ``_schema``) so the memory tables' own
+migrations are untouched; opening an engine migrates it, never a withdraw or reinstate call.
 """
 
 # ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
@@ -15,29 +16,17 @@ A separate component (``memory-withdrawn``) so the memory tables' own migrations
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
+from engram.core.clock import format_instant_precise
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
-from engram.store import Component, Dialect, Migration, Tx, is_migrated
-
-
-def _v1(dialect: Dialect) -> Sequence[str]:  # noqa: ARG001 - portable DDL
-    return [
-        """CREATE TABLE memory_withdrawn (
-            memory_id TEXT PRIMARY KEY,
-            reason TEXT NOT NULL,
-            withdrawn_at TEXT NOT NULL
-        )"""
-    ]
-
+from engram.memory._schema import WITHDRAWN_COMPONENT
+from engram.store import Tx, is_migrated
 
 # Why a memory is withdrawn, where engram itself withdraws it (PAM imports give their own).
 FORGOTTEN = "forgotten"
 SUPERSEDED = "superseded"
-
-WITHDRAWN_COMPONENT = Component(
-    name="memory-withdrawn", migrations=[Migration(1, "memories withdrawn from recall", _v1)]
-)
 
 
 def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> int:
@@ -45,7 +34,6 @@ def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> 
 
     Returns how many were newly withdrawn.
     """
-    engine.store.migrate(WITHDRAWN_COMPONENT)
     ids = sorted(set(memory_ids))
     now = engine.now()
     with engine.store.transaction() as tx:
@@ -60,7 +48,6 @@ def withdraw(engine: MemoryEngine, memory_ids: Collection[str], reason: str) -> 
 
 def reinstate(engine: MemoryEngine, memory_ids: Collection[str]) -> int:
     """Serve withdrawn memories again; returns how many were withdrawn."""
-    engine.store.migrate(WITHDRAWN_COMPONENT)
     ids = sorted(set(memory_ids))
     with engine.store.transaction() as tx:
         back = withdrawn_among(tx, ids)
@@ -86,15 +73,30 @@ def withdrawn_ns(
     if not ring_ids or not is_migrated(tx, WITHDRAWN_COMPONENT):
         return frozenset()
     marks = ", ".join("?" for _ in ring_ids)
+    # CROSS JOIN: SQLite then walks the withdrawn rows and looks each memory up, instead of
+    # walking every memory of the rings through the ring index and probing the withdrawn table
+    # (10k memories, none withdrawn: 4.8 ms a recall against 0.02 ms); PostgreSQL plans it as
+    # the same inner join.
     sql = (
-        "SELECT m.n AS n FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-        f"WHERE m.ring_id IN ({marks})"
+        "SELECT m.n AS n FROM memory_withdrawn w CROSS JOIN memory_items m "
+        f"WHERE m.id = w.memory_id AND m.ring_id IN ({marks})"
     )
     params: list[str] = list(ring_ids)
     if superseded_after is not None:
         sql += " AND (w.reason <> ? OR w.withdrawn_at <= ?)"
         params += [SUPERSEDED, superseded_after]
     return frozenset(int(r["n"]) for r in tx.execute(sql, params))
+
+
+def superseded_ns(tx: Tx, ring_ids: Sequence[str], instant: datetime) -> frozenset[int]:
+    """The row numbers of the memories in ``ring_ids`` superseded at or before ``instant``
+    (recall brings them back for "what was it before")."""
+    at = format_instant_precise(instant)
+    # Withdrawn but for those superseded after ``at``, less withdrawn but for every superseded
+    # one (an empty instant precedes them all): those superseded by ``at``.
+    return withdrawn_ns(tx, ring_ids, superseded_after=at) - withdrawn_ns(
+        tx, ring_ids, superseded_after=""
+    )
 
 
 def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], int]:
@@ -106,8 +108,8 @@ def withdrawn_counts(tx: Tx, ring_ids: Sequence[str]) -> dict[tuple[str, str], i
         (str(r["ring_id"]), str(r["status"])): int(r["c"])
         for r in tx.execute(
             "SELECT m.ring_id AS ring_id, m.status AS status, COUNT(*) AS c "
-            "FROM memory_withdrawn w JOIN memory_items m ON m.id = w.memory_id "
-            f"WHERE m.ring_id IN ({marks}) GROUP BY m.ring_id, m.status",
+            "FROM memory_withdrawn w CROSS JOIN memory_items m "  # walk the withdrawn rows
+            f"WHERE m.id = w.memory_id AND m.ring_id IN ({marks}) GROUP BY m.ring_id, m.status",
             list(ring_ids),
         )
     }
@@ -118,6 +120,7 @@ __all__ = [
     "SUPERSEDED",
     "WITHDRAWN_COMPONENT",
     "reinstate",
+    "superseded_ns",
     "withdraw",
     "withdrawn_among",
     "withdrawn_counts",

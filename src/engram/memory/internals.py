@@ -12,12 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from engram.memory import _minilm as minilm
 from engram.memory import _repo, _text
+from engram.memory import _static as static
+from engram.memory import _static_distill as static_distill
 from engram.memory._analysis import MAX_WORD, cache_sizes, fold, script_of
 from engram.memory._engine import MemoryEngine, memory_id, writing
 from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, RowFile, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
-from engram.memory._recall import common_terms_query, fused_ranking
+from engram.memory._recall import Ranking, common_terms_query, fused_ranking
+from engram.memory._recall.slate import Slate, slate, slate_of
+from engram.memory._recall.time_intent import TimeIntent, time_intent
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
 
 
@@ -51,7 +56,10 @@ __all__ = [
     "MAX_WORD",
     "TEXT_SCHEMA",
     "MiniLMEmbedder",
+    "Ranking",
     "RowFile",
+    "Slate",
+    "TimeIntent",
     "analysed_with",
     "cache_sizes",
     "common_terms_query",
@@ -61,9 +69,15 @@ __all__ = [
     "local_vectors",
     "matvec",
     "memory_id",
+    "minilm",
     "rebuild_index",
     "script_of",
+    "slate",
+    "slate_of",
+    "static",
+    "static_distill",
     "terms",
+    "time_intent",
     "vector_to_blob",
     "words",
 ]
