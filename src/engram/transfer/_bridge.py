@@ -134,6 +134,8 @@ def import_cartridge(
     survivors = [TransferRecord.from_wire(r) for r in merged.records]
     origin = f"{report.publisher_id}/{report.artifact_id}@{report.artifact_version}"
     created = engine.now()
+    # Looked up once, not per memory (an enum's .value is a descriptor call; 100,000 memories).
+    trust, candidate, seat_id = report.state.value, MemoryStatus.CANDIDATE, engine.spec.seat.seat_id
     typed = [
         MemoryRecord(
             Memory(
@@ -148,14 +150,14 @@ def import_cartridge(
                     "artifactFingerprint": r.artifact_fingerprint,
                     "cartridge": origin,
                     "manifestHash": report.manifest_hash,
-                    "trust": report.state.value,
+                    "trust": trust,
                 },
                 thread="",
-                seat_id=engine.spec.seat.seat_id,
+                seat_id=seat_id,
                 tokens=0,
                 alpha=1.0,
                 beta=1.0,
-                status=MemoryStatus.CANDIDATE,
+                status=candidate,
                 graduated_at=None,
                 origin="import",
                 created_at=created,
