@@ -28,6 +28,7 @@ from engram.cartridge._rom import UNSIGNED_META, load_rom, meta_oid, sha256_id
 from engram.cartridge._scrub import require_clean
 from engram.cartridge._signing import checksum_hash, sign, statement
 from engram.cartridge._skills import derive_skills
+from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
@@ -71,7 +72,13 @@ def write(
     key: PrivateKey | None,
     signed_at: datetime,
 ) -> Built:
-    target = Path(out)
+    with gc_paused():
+        return _write(Path(out), contents, key=key, signed_at=signed_at)
+
+
+def _write(
+    target: Path, contents: Contents, *, key: PrivateKey | None, signed_at: datetime
+) -> Built:
     for name in contents.files:
         check_path(name)
     ids = [str(m.get("id")) for m in contents.memories]

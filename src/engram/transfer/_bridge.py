@@ -32,6 +32,7 @@ from engram.cartridge import (
     require_state,
     verify_rom,
 )
+from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, Forbidden
 from engram.memory import (
@@ -111,6 +112,30 @@ def import_cartridge(
     local_keyids: Collection[str] = (),
     accept: Collection[TrustState] = DEFAULT_ACCEPT,
     now: datetime | None = None,
+) -> ImportSummary:
+    with gc_paused():
+        return _import_cartridge(
+            engine,
+            path,
+            ring=ring,
+            codebase_fingerprint=codebase_fingerprint,
+            registry=registry,
+            local_keyids=local_keyids,
+            accept=accept,
+            now=now,
+        )
+
+
+def _import_cartridge(
+    engine: MemoryEngine,
+    path: str | os.PathLike[str],
+    *,
+    ring: str,
+    codebase_fingerprint: str | None,
+    registry: TrustRegistry | None,
+    local_keyids: Collection[str],
+    accept: Collection[TrustState],
+    now: datetime | None,
 ) -> ImportSummary:
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
