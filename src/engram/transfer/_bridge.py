@@ -56,6 +56,11 @@ def ring_records(engine: MemoryEngine, ring: str) -> list[JsonObject]:
     if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
         # A subject's memories go only where that subject's own caller takes them.
         raise Forbidden(f"ring {ring!r} is not mounted by this caller")
+    with gc_paused():
+        return _ring_records(engine, ring_id)
+
+
+def _ring_records(engine: MemoryEngine, ring_id: str) -> list[JsonObject]:
     items = export_memories(engine.store, ring_id)
     with engine.store.read() as tx:
         forgotten = withdrawn_among(tx, [item.memory.id for item in items])
