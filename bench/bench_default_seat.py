@@ -28,7 +28,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench.bench_recall import _build, _cold, _record_at_scale, _warm, folder_name
+from bench._recall_build import build as _build
+from bench.bench_recall import _cold, _record_at_scale, _warm, folder_name
 
 DEFAULT = "minilm-l6-v2"  # what `engram init` writes
 

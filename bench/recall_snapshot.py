@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import bench.bench_locomo as locomo_bench
-from bench.bench_recall import SEAT as BENCH_SEAT
-from bench.bench_recall import corpus, queries
+from bench._recall_build import SEAT as BENCH_SEAT
+from bench._recall_build import corpus, queries
 from engram.core.canonical import Json
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text

@@ -277,7 +277,7 @@ def node_verify(path: Path, kind: str) -> dict[str, Any]:
     node = shutil.which("node")
     installed = (TESTS / "workflow" / "node_modules" / "canonicalize").is_dir()
     if node is None or not installed:
-        message = "node and `npm ci` in tests/workflow are needed for the independent verifier"
+        message = "node and npm canonicalize are needed for the verifier (run: scripts/node-tools)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

@@ -41,6 +41,28 @@ from engram.store import Store, open_store, redact_url
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
+TESTS = Path(__file__).resolve().parent
+# The README's `python -m pytest` runs on every core (pyproject's addopts: `-n auto --dist
+# loadgroup`). Each test file is one xdist group, so a file's tests run in order on one worker
+# and its module fixtures (a built wheel, a docker-registry, an issued level) are made once; a
+# folder here is one group as a whole, because its session fixtures are costly (the strict
+# mkdocs build, the interop peers). Files share nothing else: every test writes under tmp_path,
+# listens on a free port and gets its own PostgreSQL database per worker.
+ONE_WORKER_FOLDERS = frozenset({"docs", "interop"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        try:
+            parts = item.path.resolve().relative_to(TESTS).parts
+        except ValueError:  # a test outside tests/ (pytest given another path)
+            continue
+        group = parts[0] if len(parts) > 1 and parts[0] in ONE_WORKER_FOLDERS else "/".join(parts)
+        item.add_marker(pytest.mark.xdist_group(group))
+
 
 def _admin_url() -> str:
     return os.environ.get("ENGRAM_TEST_POSTGRES_URL") or DEFAULT_POSTGRES_URL

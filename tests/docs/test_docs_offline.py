@@ -137,7 +137,7 @@ def test_chromium_reading_the_main_pages_requests_nothing_from_another_host(
         check=False,
     )
     if "Cannot find module 'playwright-core'" in result.stderr:
-        _unavailable("npm playwright-core is not installed (run: npm ci in tests/browser)")
+        _unavailable("npm playwright-core is not installed (run: scripts/node-tools)")
     assert result.returncode == 0, result.stderr[-4000:]
     report = json.loads(result.stdout)
     assert report["foreign"] == []

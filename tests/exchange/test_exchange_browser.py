@@ -22,12 +22,19 @@ from exchange_kit import built_site, serve
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "exchange_driver.cjs"
+NODE_MODULES = HERE.parent / "browser" / "node_modules"
 
 
 def _unavailable(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI=true: the browser test must run in CI)", pytrace=False)
     pytest.skip(reason)
+
+
+def _node_env() -> dict[str, str]:
+    # scripts/node-tools installs playwright-core in tests/browser; NODE_PATH may name others.
+    paths = [str(NODE_MODULES), *filter(None, os.environ.get("NODE_PATH", "").split(os.pathsep))]
+    return {**os.environ, "NODE_PATH": os.pathsep.join(paths)}
 
 
 def _tools() -> tuple[str, str]:
@@ -40,10 +47,13 @@ def _tools() -> tuple[str, str]:
     assert chromium is not None
     assert node is not None
     probe = subprocess.run(
-        [node, "-e", "require.resolve('playwright-core')"], capture_output=True, check=False
+        [node, "-e", "require.resolve('playwright-core')"],
+        capture_output=True,
+        check=False,
+        env=_node_env(),
     )
     if probe.returncode != 0:
-        _unavailable("npm playwright-core is not installed (npm ci in .ci/node, NODE_PATH)")
+        _unavailable("npm playwright-core is not installed (run: scripts/node-tools)")
     return node, chromium
 
 
@@ -52,7 +62,9 @@ def drive(base: str, pages: list[str], shots: str | None = None) -> dict[str, An
     args = [node, str(DRIVER), base, json.dumps(pages), chromium]  # noqa: TID251
     if shots:
         args.append(shots)
-    done = subprocess.run(args, capture_output=True, text=True, check=False, timeout=180)
+    done = subprocess.run(
+        args, capture_output=True, text=True, check=False, timeout=180, env=_node_env()
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result

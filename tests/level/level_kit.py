@@ -117,7 +117,7 @@ def node_verify(
     node = shutil.which("node")
     modules = HERE / "node_modules" / "@digitalbazaar" / "vc"
     if node is None or not modules.is_dir():
-        reason = "node or tests/level/node_modules missing (run npm ci in tests/level)"
+        reason = "node or tests/level/node_modules missing (run: scripts/node-tools)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{reason}; CI must run the independent verifier", pytrace=False)
         pytest.skip(reason)

@@ -28,6 +28,7 @@ from engram.provider import ProviderConfig, create_app
 from engram.store import open_store
 
 HERE = Path(__file__).resolve().parent
+NODE_MODULES = HERE.parent / "browser" / "node_modules"
 ALLOWED = "https://app.example"
 CLOCK = FixedClock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
 
@@ -141,6 +142,12 @@ def test_the_configured_origins_are_checked() -> None:
             ProviderConfig(cors_origins=(bad,))
 
 
+def _node_env() -> dict[str, str]:
+    # scripts/node-tools installs playwright-core in tests/browser; NODE_PATH may name others.
+    paths = [str(NODE_MODULES), *filter(None, os.environ.get("NODE_PATH", "").split(os.pathsep))]
+    return {**os.environ, "NODE_PATH": os.pathsep.join(paths)}
+
+
 def _chromium() -> tuple[str, str]:
     def unavailable(reason: str) -> None:
         if os.environ.get("CI", "").lower() == "true":
@@ -156,10 +163,13 @@ def _chromium() -> tuple[str, str]:
     assert chromium is not None
     assert node is not None
     probe = subprocess.run(
-        [node, "-e", "require.resolve('playwright-core')"], capture_output=True, check=False
+        [node, "-e", "require.resolve('playwright-core')"],
+        capture_output=True,
+        check=False,
+        env=_node_env(),
     )
     if probe.returncode != 0:
-        unavailable("npm playwright-core is not on NODE_PATH (npm ci in .ci/node or tests/browser)")
+        unavailable("npm playwright-core is not installed (run: scripts/node-tools)")
     return node, chromium
 
 
@@ -219,7 +229,7 @@ def test_a_browser_runtime_reads_the_provider_only_from_an_allowed_origin(
     page = (pages[0] if allowed else pages[1]) + "/runtime.html"
     run = subprocess.run(
         [node, str(HERE / "cors_fetch.cjs"), page, base, token, chromium],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=120, check=False, env=_node_env(),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     seen = json.loads(run.stdout)

@@ -52,7 +52,7 @@ def browser_tools() -> tuple[str, str]:
         check=False,
     )
     if probe.returncode != 0:
-        _unavailable("npm playwright-core is not installed (run: npm ci in tests/browser)")
+        _unavailable("npm playwright-core is not installed (run: scripts/node-tools)")
     return node, chromium
 
 

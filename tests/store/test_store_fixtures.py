@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# -n 0: one test needs no workers (pyproject's addopts asks for one per core).
+PYTEST_OPTIONS = ("-q", "-rs", "-n", "0", "-p", "no:cacheprovider")
 ONE_POSTGRES_TEST = (
     "tests/store/test_store_contract.py::test_dialect_spells_types_for_its_backend[postgresql]"
 )
@@ -21,7 +23,7 @@ def run_pytest_against(url: str, ci: str | None) -> subprocess.CompletedProcess[
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", ONE_POSTGRES_TEST],
+        [sys.executable, "-m", "pytest", *PYTEST_OPTIONS, ONE_POSTGRES_TEST],
         cwd=REPO,
         env=env,
         capture_output=True,

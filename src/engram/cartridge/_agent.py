@@ -48,6 +48,7 @@ from engram.cartridge._records import (
 )
 from engram.cartridge._skills import REVERSE_DNS, derive_skills
 from engram.cartridge._sqlar import EXEC_MODE, FILE_MODE
+from engram.core.bulk import gc_paused
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import format_instant
 from engram.core.jsonio import dumps_text
@@ -267,6 +268,11 @@ def set_memories(contents: Contents, records: list[JsonObject]) -> None:
 
 def export_records(raw: list[JsonObject], options: ExportOptions) -> tuple[list[JsonObject], int]:
     """§7.4 for every record; field-learned ones only when asked (then with the salt)."""
+    with gc_paused():
+        return _export_records(raw, options)
+
+
+def _export_records(raw: list[JsonObject], options: ExportOptions) -> tuple[list[JsonObject], int]:
     out: list[JsonObject] = []
     quarantined = 0
     for record in raw:

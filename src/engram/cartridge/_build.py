@@ -28,6 +28,7 @@ from engram.cartridge._rom import UNSIGNED_META, load_rom, meta_oid, sha256_id
 from engram.cartridge._scrub import require_clean
 from engram.cartridge._signing import checksum_hash, sign, statement
 from engram.cartridge._skills import derive_skills
+from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import format_instant
 from engram.core.keys import PrivateKey
@@ -71,7 +72,13 @@ def write(
     key: PrivateKey | None,
     signed_at: datetime,
 ) -> Built:
-    target = Path(out)
+    with gc_paused():
+        return _write(Path(out), contents, key=key, signed_at=signed_at)
+
+
+def _write(
+    target: Path, contents: Contents, *, key: PrivateKey | None, signed_at: datetime
+) -> Built:
     for name in contents.files:
         check_path(name)
     ids = [str(m.get("id")) for m in contents.memories]
@@ -100,14 +107,15 @@ def write(
         for k, v in contents.meta.items():
             scanned[f"cartridge:{k}"] = v.encode("utf-8")
         require_clean(scanned, contents.literals)
-        writer.executemany(
-            "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) "
-            "VALUES (?, ?, ?, ?)",
-            [
-                (m["id"], m["zone"], pack(embed(memory_text(m))), m["artifactFingerprint"])
-                for m in contents.memories
-            ],
-        )
+        for at in range(0, len(contents.memories), _BATCH):  # a batch of blobs at a time
+            writer.executemany(
+                "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) "
+                "VALUES (?, ?, ?, ?)",
+                [
+                    (m["id"], m["zone"], pack(embed(memory_text(m))), m["artifactFingerprint"])
+                    for m in contents.memories[at : at + _BATCH]
+                ],
+            )
         digest = rom.manifest_hash
         writer.execute(
             "INSERT INTO cartridge(key, value) VALUES ('acx.rom_manifest_hash', ?)", (digest,)
@@ -145,12 +153,13 @@ def _fill(writer: Writer, contents: Contents) -> dict[str, bytes]:
     for name, (content, mode, mtime) in sorted(contents.files.items()):
         writer.put_file(name, content, mode=mode, mtime=mtime)
         _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
-    # Memory rows go in with one executemany each (a cartridge may hold 100,000); an oid that
-    # another object already has is refused exactly as _object refuses it.
+    # Memory rows go in by executemany, _BATCH at a time (a cartridge may hold 100,000: the
+    # rows are never all held at once); an oid that another object already has is refused
+    # exactly as _object refuses it.
     listed = set(writer.conn.execute("SELECT oid FROM objects").fetchall())
     memory_rows: list[tuple[object, ...]] = []
     object_rows: list[tuple[object, ...]] = []
-    for record in contents.memories:
+    for at, record in enumerate(contents.memories, 1):
         payload = canonicalize(record)
         ref = f"memory:{record['id']}"
         payloads[ref] = payload
@@ -170,15 +179,9 @@ def _fill(writer: Writer, contents: Contents) -> dict[str, bytes]:
             )
         )
         object_rows.append((oid, "memory", ref, "jcs-rfc8785", str(record["zone"]), len(payload)))
-    writer.executemany(
-        "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
-        "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        memory_rows,
-    )
-    writer.executemany(
-        "INSERT INTO objects(oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
-        object_rows,
-    )
+        if at % _BATCH == 0 or at == len(contents.memories):
+            _insert_memories(writer, memory_rows, object_rows)
+            memory_rows, object_rows = [], []
     for capability in contents.capabilities:
         text = canonicalize(capability)
         oid = sha256_id(text)
@@ -196,6 +199,24 @@ def _fill(writer: Writer, contents: Contents) -> dict[str, bytes]:
             len(text),
         )
     return payloads
+
+
+_BATCH = 2000
+"""Memory rows written per executemany."""
+
+
+def _insert_memories(
+    writer: Writer, memory_rows: list[tuple[object, ...]], object_rows: list[tuple[object, ...]]
+) -> None:
+    writer.executemany(
+        "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
+        "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        memory_rows,
+    )
+    writer.executemany(
+        "INSERT INTO objects(oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
+        object_rows,
+    )
 
 
 def _object(

@@ -33,6 +33,7 @@ from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
 from engram.cartridge._skills import derive_skills, index_problems
 from engram.cartridge._sqlar import Entry
+from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject, canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
@@ -226,6 +227,11 @@ def _capability_rows(cartridge: Cartridge, problems: list[str]) -> dict[str, str
 
 def load_rom(cartridge: Cartridge) -> Rom:
     """Read every ROM source, recompute the manifest from live bytes, collect disagreements."""
+    with gc_paused():  # a row object per memory: up to 100,000 of them (engram.core.bulk)
+        return _load_rom(cartridge)
+
+
+def _load_rom(cartridge: Cartridge) -> Rom:
     problems: list[str] = []
     meta = cartridge.meta()
     entries = cartridge.entries()

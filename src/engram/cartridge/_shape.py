@@ -178,7 +178,7 @@ def _compile(schema: object) -> Predicate:
         checks.append(shape)
     if "items" in schema:
         item = _compile(schema["items"])
-        checks.append(lambda v: not isinstance(v, list) or all(item(x) for x in v))
+        checks.append(_each_item(item))
     if "minItems" in schema:
         least = _count(schema["minItems"])
         checks.append(lambda v: not isinstance(v, list) or len(v) >= least)
@@ -211,7 +211,29 @@ def _compile(schema: object) -> Predicate:
         checks.append(lambda v: then(v) if condition(v) else otherwise(v))
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(c(v) for c in checks)
+    return _every(checks)
+
+
+def _every(checks: list[Predicate]) -> Predicate:
+    # A loop, not all() over a generator: this runs for every member of 100,000 records.
+    def every(value: object) -> bool:
+        for check in checks:  # noqa: SIM110 - measured faster than all() over a generator
+            if not check(value):
+                return False
+        return True
+
+    return every
+
+
+def _each_item(item: Predicate) -> Predicate:
+    def each(value: object) -> bool:
+        if isinstance(value, list):
+            for x in value:
+                if not item(x):
+                    return False
+        return True
+
+    return each
 
 
 def compile_shape(schema: object) -> Predicate | None:

@@ -9,7 +9,7 @@ in docs/spec/limits.md names each with the entry points that apply it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from engram.errors import InvalidRequest
 
@@ -29,6 +29,7 @@ MAX_BASE58_CHARS = 256
 """Characters of a base58-btc value (a key, a multihash, an Ed25519 proof is ~88)."""
 
 _INT_BITS = int(MAX_NUMBER_CHARS * 3.33) + 1  # log2(10) bits per decimal digit, rounded up
+_CONTAINERS = (dict, list, tuple)
 
 
 def check_shape(
@@ -39,7 +40,11 @@ def check_shape(
     max_elements: int = MAX_ELEMENTS,
     max_string: int = MAX_STRING_CHARS,
 ) -> None:
-    """Refuse ``value`` (parsed JSON/YAML: dicts, lists, scalars) over any limit; iterative."""
+    """Refuse ``value`` (parsed JSON/YAML: dicts, lists, scalars) over any limit; iterative.
+
+    Exact ``str`` members and items are counted and measured in place rather than pushed (a
+    memory record is mostly strings, and a cartridge has 100,000 of them): the same limits,
+    refused with the same messages."""
     stack: list[tuple[object, int]] = [(value, 0)]
     seen = 0
     while stack:
@@ -47,15 +52,35 @@ def check_shape(
         seen += 1
         if seen > max_elements:
             raise InvalidRequest(f"{what} has more than {max_elements} values")
-        if isinstance(item, Mapping | list | tuple):
+        kind = type(item)
+        if kind is str:
+            _check_scalar(item, what, max_string)
+            continue
+        if (
+            kind is dict
+            or kind is list
+            or kind is tuple
+            or isinstance(item, Mapping | list | tuple)
+        ):
             if depth >= max_depth:
                 raise InvalidRequest(f"{what} nests deeper than {max_depth} levels")
+            members: Iterable[object]
             if isinstance(item, Mapping):
-                for key, member in item.items():
-                    _check_scalar(key, what, max_string)
-                    stack.append((member, depth + 1))
+                for key in item:
+                    if type(key) is not str or len(key) > max_string:
+                        _check_scalar(key, what, max_string)
+                members = item.values()
             else:
-                stack.extend((member, depth + 1) for member in item)
+                members = item  # type: ignore[assignment]  # a list or tuple, checked above
+            for member in members:
+                if type(member) is str:
+                    seen += 1
+                    if seen > max_elements:
+                        raise InvalidRequest(f"{what} has more than {max_elements} values")
+                    if len(member) > max_string:
+                        _check_scalar(member, what, max_string)
+                else:
+                    stack.append((member, depth + 1))
         else:
             _check_scalar(item, what, max_string)
 

@@ -3,7 +3,8 @@
 A package ``__init__`` lists ``name -> module`` for the names it exports without importing their
 modules at start-up (a cold ``engram recall`` must not pay for signing or the context domain;
 issue 16, cold CLI start), keeps the real imports under ``TYPE_CHECKING`` for type checkers, and
-sets ``__getattr__ = lazy_attributes(__name__, names, globals())``.
+sets ``__getattr__ = lazy_attributes(__name__, names, globals())``. A value ``"module:attr"``
+exports the module's ``attr`` under another name.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ def lazy_attributes(
     in ``namespace`` (the package's globals), so later lookups never come back here."""
 
     def attribute(name: str) -> Any:
-        module = names.get(name)
-        if module is None:
+        where = names.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        module, _, attr = where.partition(":")
+        value = getattr(importlib.import_module(module), attr or name)
         namespace[name] = value
         return value
 

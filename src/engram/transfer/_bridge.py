@@ -32,6 +32,7 @@ from engram.cartridge import (
     require_state,
     verify_rom,
 )
+from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, Forbidden
 from engram.memory import (
@@ -55,6 +56,11 @@ def ring_records(engine: MemoryEngine, ring: str) -> list[JsonObject]:
     if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
         # A subject's memories go only where that subject's own caller takes them.
         raise Forbidden(f"ring {ring!r} is not mounted by this caller")
+    with gc_paused():
+        return _ring_records(engine, ring_id)
+
+
+def _ring_records(engine: MemoryEngine, ring_id: str) -> list[JsonObject]:
     items = export_memories(engine.store, ring_id)
     with engine.store.read() as tx:
         forgotten = withdrawn_among(tx, [item.memory.id for item in items])
@@ -112,6 +118,30 @@ def import_cartridge(
     accept: Collection[TrustState] = DEFAULT_ACCEPT,
     now: datetime | None = None,
 ) -> ImportSummary:
+    with gc_paused():
+        return _import_cartridge(
+            engine,
+            path,
+            ring=ring,
+            codebase_fingerprint=codebase_fingerprint,
+            registry=registry,
+            local_keyids=local_keyids,
+            accept=accept,
+            now=now,
+        )
+
+
+def _import_cartridge(
+    engine: MemoryEngine,
+    path: str | os.PathLike[str],
+    *,
+    ring: str,
+    codebase_fingerprint: str | None,
+    registry: TrustRegistry | None,
+    local_keyids: Collection[str],
+    accept: Collection[TrustState],
+    now: datetime | None,
+) -> ImportSummary:
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
@@ -134,6 +164,8 @@ def import_cartridge(
     survivors = [TransferRecord.from_wire(r) for r in merged.records]
     origin = f"{report.publisher_id}/{report.artifact_id}@{report.artifact_version}"
     created = engine.now()
+    # Looked up once, not per memory (an enum's .value is a descriptor call; 100,000 memories).
+    trust, candidate, seat_id = report.state.value, MemoryStatus.CANDIDATE, engine.spec.seat.seat_id
     typed = [
         MemoryRecord(
             Memory(
@@ -148,14 +180,14 @@ def import_cartridge(
                     "artifactFingerprint": r.artifact_fingerprint,
                     "cartridge": origin,
                     "manifestHash": report.manifest_hash,
-                    "trust": report.state.value,
+                    "trust": trust,
                 },
                 thread="",
-                seat_id=engine.spec.seat.seat_id,
+                seat_id=seat_id,
                 tokens=0,
                 alpha=1.0,
                 beta=1.0,
-                status=MemoryStatus.CANDIDATE,
+                status=candidate,
                 graduated_at=None,
                 origin="import",
                 created_at=created,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from engram.core.bulk import gc_paused
 from engram.core.canonical import Json, JsonObject
 from engram.core.clock import format_instant_precise
 from engram.core.keys import PrivateKey
@@ -162,6 +163,26 @@ def export_pam(
     but not served (retracted, superseded, archived) are exported with their status, never
     dropped. The export is logged so a later delta can name it as its base.
     """
+    with gc_paused():  # one dict per memory, up to the document's cap (engram.core.bulk)
+        return _export_pam(
+            engine,
+            rings=rings,
+            owner_id=owner_id,
+            since=since,
+            base_export_id=base_export_id,
+            sign_key=sign_key,
+        )
+
+
+def _export_pam(
+    engine: MemoryEngine,
+    *,
+    rings: Sequence[str] | None,
+    owner_id: str | None,
+    since: datetime | None,
+    base_export_id: str | None,
+    sign_key: PrivateKey | None,
+) -> PamExport:
     tables.migrate(engine.store)
     ring_ids = _ring_ids(engine, rings)
     owner = _owner(engine, owner_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from engram.core.bulk import gc_paused
 from engram.core.canonical import Json, JsonObject
 from engram.core.clock import format_instant_precise
 from engram.core.keys import PublicKey
@@ -317,6 +318,20 @@ def import_pam(
     ``trusted_keys``: when given, the document must be signed by one of them. ``any_base``:
     merge an incremental document whose base export this store has never seen.
     """
+    with gc_paused():  # one dict per memory, up to the document's cap (engram.core.bulk)
+        return _import_pam(
+            engine, document, ring=ring, trusted_keys=trusted_keys, any_base=any_base
+        )
+
+
+def _import_pam(
+    engine: MemoryEngine,
+    document: Json,
+    *,
+    ring: str,
+    trusted_keys: Collection[PublicKey],
+    any_base: bool,
+) -> PamImport:
     tables.migrate(engine.store)
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
