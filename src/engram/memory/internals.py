@@ -18,11 +18,12 @@ from engram.memory import _static as static
 from engram.memory import _static_distill as static_distill
 from engram.memory._analysis import MAX_WORD, cache_sizes, fold, script_of
 from engram.memory._engine import MemoryEngine, memory_id, writing
-from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, RowFile, matvec
+from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, matvec
 from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
 from engram.memory._recall import Ranking, common_terms_query, fused_ranking
 from engram.memory._recall.slate import Slate, slate, slate_of
 from engram.memory._recall.time_intent import TimeIntent, time_intent
+from engram.memory._rowfile import RowFile
 from engram.memory._text import local_vector, local_vectors, terms, vector_to_blob, words
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from engram.errors import Forbidden, InvalidRequest, RemoteError
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
-from engram.memory._index import RowFile, View
+from engram.memory._index import View
 from engram.memory._manifest import Mount
 from engram.memory._models import Memory, RecallHit, RecallResult
 from engram.memory._recall.fusion import Parts, fused_ranking
@@ -24,6 +24,7 @@ from engram.memory._recall.stages import OK, embed_query
 from engram.memory._recall.time_intent import time_intent
 from engram.memory._recall.time_prior import TimeQuery
 from engram.memory._recall.tuning import DEFAULT_TUNING, Tuning
+from engram.memory._rowfile import RowFile
 from engram.memory._supersede import hidden_as_of
 from engram.memory._withdrawn import superseded_ns, withdrawn_ns
 
