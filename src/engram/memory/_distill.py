@@ -15,12 +15,13 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # httpx costs 70 ms to import: only a remote stage needs it
     import httpx
 
 from engram.errors import InvalidRequest, RemoteError
+from engram.memory._chat import ChatModel
 from engram.memory._engine import MemoryEngine, record
 from engram.memory._models import RecordResult
 from engram.memory._text import terms
@@ -95,17 +96,12 @@ class ChatDistiller:
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        base = endpoint.rstrip("/")
-        self.url = (base[:-3] if base.endswith("/v1") else base) + "/v1/chat/completions"
+        self._model = ChatModel(endpoint, model, timeout, transport)
+        self.url = self._model.url
         self.model = model
         self.name = f"llm:{model}"
-        from engram.fetch import model_fetcher
-
-        self._client = model_fetcher(self.url, timeout, transport)
 
     def distill(self, episodes: Sequence[str], kind: str) -> str:
-        from engram.fetch import FetchError, post_json
-
         goal = (
             "a reusable known process: the symptom, the cause and the numbered steps that fix it"
             if kind == "known_process"
@@ -115,19 +111,8 @@ class ChatDistiller:
             f"Distill these debugging episodes into {goal}. Answer with the text only, at "
             "most 120 words.\n\n" + "\n\n---\n\n".join(episodes)
         )
-        request = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        try:
-            body: Any = post_json(self._client, self.url, request)
-            text = body["choices"][0]["message"]["content"]
-        except FetchError as e:
-            raise RemoteError(f"{self.url}: distillation failed: {e.message}") from e
-        except (KeyError, IndexError, TypeError) as e:
-            raise RemoteError(f"{self.url}: distillation failed: {type(e).__name__}") from e
-        if not isinstance(text, str) or not text.strip():
+        text = self._model.complete(prompt, "distillation")
+        if not text.strip():
             raise RemoteError(f"{self.url}: no distilled text in the response")
         return text.strip()
 

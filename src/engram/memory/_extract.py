@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.errors import RemoteError
+from engram.memory._chat import ChatModel
 
 if TYPE_CHECKING:  # httpx costs 70 ms to import: only a remote stage needs it
     import httpx
@@ -80,38 +81,19 @@ class ChatFactExtractor:
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        base = endpoint.rstrip("/")
-        self.url = (base[:-3] if base.endswith("/v1") else base) + "/v1/chat/completions"
+        self._model = ChatModel(endpoint, model, timeout, transport)
+        self.url = self._model.url
         self.model = model
         self.name = f"llm:{model}"
-        from engram.fetch import model_fetcher
-
-        self._client = model_fetcher(self.url, timeout, transport)
 
     def extract(self, lines: Sequence[str]) -> list[str]:
-        from engram.fetch import FetchError, post_json
-
         prompt = (
             "List the facts worth remembering that this conversation states about its "
             "speakers and the world: one short, self-contained sentence each, naming who "
             "(never 'I' or 'you') and when if the conversation says. Answer with JSON only: "
             '{"facts": ["...", "..."]}; {"facts": []} when there is none.\n\n' + "\n".join(lines)
         )
-        request = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [{"role": "user", "content": prompt}],
-        }
-        try:
-            body: Any = post_json(self._client, self.url, request)
-            content = body["choices"][0]["message"]["content"]
-        except FetchError as e:
-            raise RemoteError(f"{self.url}: fact extraction failed: {e.message}") from e
-        except (KeyError, IndexError, TypeError) as e:
-            raise RemoteError(f"{self.url}: fact extraction failed: {type(e).__name__}") from e
-        if not isinstance(content, str):
-            raise RemoteError(f"{self.url}: no text in the response")
-        return parse_facts(content, self.url)
+        return parse_facts(self._model.complete(prompt, "fact extraction"), self.url)
 
 
 __all__ = [
