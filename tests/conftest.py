@@ -51,6 +51,14 @@ TESTS = Path(__file__).resolve().parent
 ONE_WORKER_FOLDERS = frozenset({"docs", "interop"})
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. About a third of the suite's wall time is spent waiting
+    on subprocesses, sockets and the database, so one worker per core leaves the cores idle:
+    measured on 2 cores, the whole suite took 510 s in one process, 299 s with one worker per
+    core and 269 s with two."""
+    return 2 * (os.cpu_count() or 1)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
