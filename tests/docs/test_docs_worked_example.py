@@ -11,17 +11,20 @@ skipped.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docs_kit import REPO
 
+# tests/oci is not on the type checker's path (each test folder is checked on its own).
 sys.path.insert(0, str(REPO / "tests" / "oci"))
-from referrers_registry import ReferrersRegistry
+ReferrersRegistry: Any = importlib.import_module("referrers_registry").ReferrersRegistry
 
 PAGE = REPO / "docs" / "worked-example.md"
 BLOCK = re.compile(r"(?P<before>[^\n]*)\n```sh\n(?P<body>.*?)\n```", re.S)

@@ -40,7 +40,7 @@ def test_push_discover_attach_pull_from_the_command_line(
     assert attached.returncode == 0, attached.stderr
     assert "application/vnd.acx.level-attestation.v1" in attached.stdout
 
-    found = engram_shell("cartridge", "discover", target)
+    found = engram_shell("cartridge", "discover", target, *how)  # it verifies the level too
     assert found.returncode == 0, found.stderr
     assert "2 referrer(s), via the referrers tag" in found.stdout
     assert "application/vnd.dsse.envelope.v1+json" in found.stdout
@@ -99,7 +99,9 @@ def test_attach_level_refuses_a_revoked_or_unverifiable_credential_in_one_line(
     assert len(refused.stderr.splitlines()) == 1
 
     # No key for its did:web issuer: the proof cannot be checked, so it is not vouched for.
-    unknown = engram_shell(*args, "--status-list", str(work / "status-unused.json"))
+    current = work / "status.json"
+    current.write_bytes(status_list())
+    unknown = engram_shell(*args, "--status-list", str(current))
     assert unknown.returncode == 1
     assert unknown.stderr.startswith("error: level_unverified: the level credential does not")
     assert "proof" in unknown.stderr
