@@ -43,6 +43,37 @@ def cli(env: Mapping[str, str], *args: str, check: bool = True) -> subprocess.Co
     return done
 
 
+def engram_env(home: Path, database: str | None = None) -> dict[str, str]:
+    """This environment without any ENGRAM_ setting, with ``home`` (and ``database``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_HOME"] = str(home)
+    if database is not None:
+        env["ENGRAM_DATABASE_URL"] = database
+    return env
+
+
+def write_seat(folder: Path, env: dict[str, str]) -> Path:
+    """The default seat manifest in ``folder``; the commands run beside the server use it too."""
+    ote = folder / "ote.toml"
+    ote.write_text(cli(env, "default-ote").stdout)
+    env["ENGRAM_OTE"] = str(ote)
+    return ote
+
+
+def postgres_hosts(
+    tmp_path: Path, postgres_url: str
+) -> tuple[list[Path], list[dict[str, str]], Path]:
+    """Two hosts' folders and environments (each its own ENGRAM_HOME, so its own index
+    folder) on one migrated PostgreSQL database, and the seat they both serve."""
+    hosts = [tmp_path / "host1", tmp_path / "host2"]
+    for h in hosts:
+        h.mkdir()
+    envs = [engram_env(h, postgres_url) for h in hosts]
+    ote = write_seat(hosts[0], envs[0])
+    cli(envs[0], "db", "migrate")
+    return hosts, envs, ote
+
+
 def subject(env: Mapping[str, str], name: str) -> str:
     return cli(env, "subject", "create", "--name", name).stdout.strip()
 

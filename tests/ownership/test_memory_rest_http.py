@@ -11,7 +11,6 @@ included.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -19,11 +18,13 @@ import pytest
 from ownership_peer import (
     RestClient,
     bytes_searched,
-    cli,
+    engram_env,
     files_containing,
+    postgres_hosts,
     serve,
     subject,
     token,
+    write_seat,
 )
 
 A_MEMORIES = [
@@ -48,20 +49,6 @@ A_CHAT = {
     ],
     "thread": "chat-ines-1",
 }
-
-
-def _env(home: Path, database: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    env["ENGRAM_HOME"] = str(home)
-    if database is not None:
-        env["ENGRAM_DATABASE_URL"] = database
-    return env
-
-
-def _seat(folder: Path, env: dict[str, str]) -> Path:
-    ote = folder / "ote.toml"
-    ote.write_text(cli(env, "default-ote").stdout)
-    return ote
 
 
 def _leaks(text: str) -> list[str]:
@@ -163,8 +150,8 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.mark.req("engram.memory.rest.isolation", "engram.memory.rest.erase-seals-idempotency")
 def test_subject_b_never_reaches_a_memories_on_any_route_two_workers(home: Path) -> None:
-    env = _env(home)
-    ote = _seat(home, env)
+    env = engram_env(home)
+    ote = write_seat(home, env)
     alice, bob = subject(env, "Ines"), subject(env, "Tomas")
     a_token, b_token = token(env, alice, "memory"), token(env, bob, "memory")
     with serve(env, ote, workers=2) as base:
@@ -203,12 +190,7 @@ def test_subject_b_never_reaches_a_memories_on_any_route_two_workers(home: Path)
 def test_subject_b_never_reaches_a_memories_across_two_postgresql_hosts(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    hosts = [tmp_path / "host1", tmp_path / "host2"]
-    for h in hosts:
-        h.mkdir()
-    envs = [_env(h, postgres_url) for h in hosts]
-    ote = _seat(hosts[0], envs[0])
-    cli(envs[0], "db", "migrate")
+    hosts, envs, ote = postgres_hosts(tmp_path, postgres_url)
     alice, bob = subject(envs[0], "Ines"), subject(envs[0], "Tomas")
     a_token, b_token = token(envs[0], alice, "memory"), token(envs[0], bob, "memory")
     with serve(envs[0], ote) as one, serve(envs[1], ote) as two:

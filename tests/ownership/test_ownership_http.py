@@ -10,7 +10,6 @@ the database file, its WAL and the index folder finds none of the erased words.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -20,10 +19,13 @@ from ownership_peer import (
     Agent,
     bytes_searched,
     cli,
+    engram_env,
     files_containing,
+    postgres_hosts,
     serve,
     subject,
     token,
+    write_seat,
 )
 
 # Each of A's memories has a phrase found nowhere else: a leak is a substring of an answer.
@@ -47,21 +49,6 @@ QUERIES = [
     "adrenaline pen",
     *A_MEMORIES,
 ]
-
-
-def _env(home: Path, database: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    env["ENGRAM_HOME"] = str(home)
-    if database is not None:
-        env["ENGRAM_DATABASE_URL"] = database
-    return env
-
-
-def _seat(folder: Path, env: dict[str, str]) -> Path:
-    ote = folder / "ote.toml"
-    ote.write_text(cli(env, "default-ote").stdout)
-    env["ENGRAM_OTE"] = str(ote)  # the commands run beside the server use the same seat
-    return ote
 
 
 def _leaks(text: str) -> list[str]:
@@ -136,8 +123,8 @@ def home(tmp_path: Path) -> Path:
     "engram.mcp.forget",
 )
 def test_two_subjects_on_two_workers_never_see_each_others_memories(home: Path) -> None:
-    env = _env(home)
-    ote = _seat(home, env)
+    env = engram_env(home)
+    ote = write_seat(home, env)
     alice, bob = subject(env, "Alice"), subject(env, "Bob")
     a_token, b_token = token(env, alice, "memory"), token(env, bob, "memory")
     with serve(env, ote, workers=2) as base:
@@ -184,8 +171,8 @@ def test_two_subjects_on_two_workers_never_see_each_others_memories(home: Path) 
 
 @pytest.mark.req("engram.memory.owner.http-caller")
 def test_an_admin_token_acts_for_a_named_subject_and_nobody_else_can(home: Path) -> None:
-    env = _env(home)
-    ote = _seat(home, env)
+    env = engram_env(home)
+    ote = write_seat(home, env)
     alice, bob = subject(env, "Alice"), subject(env, "Bob")
     admin = token(env, alice, "admin")
     b_token = token(env, bob, "memory")
@@ -209,12 +196,7 @@ def test_an_admin_token_acts_for_a_named_subject_and_nobody_else_can(home: Path)
 def test_two_hosts_on_one_postgresql_database_keep_subjects_apart(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    hosts = [tmp_path / "host1", tmp_path / "host2"]
-    for h in hosts:
-        h.mkdir()
-    envs = [_env(h, postgres_url) for h in hosts]
-    ote = _seat(hosts[0], envs[0])
-    cli(envs[0], "db", "migrate")
+    hosts, envs, ote = postgres_hosts(tmp_path, postgres_url)
     alice, bob = subject(envs[0], "Alice"), subject(envs[0], "Bob")
     a_token, b_token = token(envs[0], alice, "memory"), token(envs[0], bob, "memory")
     with serve(envs[0], ote) as one, serve(envs[1], ote) as two:
