@@ -41,7 +41,7 @@ from engram.mcp._models import (
     RecordOut,
     StatusOut,
 )
-from engram.memory import MCP_REFUSAL, SIGNALS
+from engram.memory import MAX_MESSAGES, MCP_REFUSAL, SIGNALS
 
 # The engine's functions are imported inside the tools (issue 33): the server answers
 # initialize and tools/list before anything loads numpy or tantivy.
@@ -59,7 +59,6 @@ LOG = logging.getLogger("engram.mcp")
 T = TypeVar("T")
 
 MAX_QUERY = 4_000
-MAX_MESSAGES = 20_000  # engram.memory._turns.MAX_MESSAGES, stated in the schema
 MAX_TEXT = 100_000  # the engine's own limit (engram.memory._engine.MAX_TEXT), stated in the schema
 MAX_EPISODES = 50
 MAX_PROVENANCE_BYTES = 16_384

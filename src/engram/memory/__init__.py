@@ -112,6 +112,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._status import status
     from engram.memory._supersede import SupersedeResult, supersede
     from engram.memory._text import LOCAL_ENGINE, local_vector
+    from engram.memory._turns import MAX_CONVERSATION_BYTES, MAX_MESSAGES
     from engram.memory._view import seat_view, subject_view
     from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
 
@@ -147,6 +148,8 @@ _LAZY: dict[str, str] = {
     "SIGNALS": "engram.memory._epistemology",
     "lower_bound": "engram.memory._epistemology",
     "signal_weight": "engram.memory._epistemology",
+    "MAX_CONVERSATION_BYTES": "engram.memory._turns",
+    "MAX_MESSAGES": "engram.memory._turns",
     "ListedMemory": "engram.memory._listing",
     "MemoryPage": "engram.memory._listing",
     "list_memories": "engram.memory._listing",
@@ -224,6 +227,8 @@ __all__ = [
     "BLOCKED",
     "DEFAULT_TUNING",
     "LOCAL_ENGINE",
+    "MAX_CONVERSATION_BYTES",
+    "MAX_MESSAGES",
     "MCP_REFUSAL",
     "MODEL_CAP",
     "SIGNALS",

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 
 from engram.context import ENGRAM_VERSION, Permission
 from engram.core.canonical import Json, JsonObject
-from engram.memory import SUBJECT_ID_PATTERN
+from engram.memory import MAX_MESSAGES, SUBJECT_ID_PATTERN
 from engram.provider import _openapi as doc
 
 MAX_MEMORY_BODY_BYTES = 512 * 1024
 """A memory request body: 100,000 characters of text are up to 400 KB of UTF-8."""
 MAX_CONVERSATION_BODY_BYTES = 8 * 1024 * 1024
 """A conversation body: send a longer chat in parts with the same ``thread``."""
-MAX_MESSAGES = 20_000  # engram.memory._turns.MAX_MESSAGES, stated in the schema
 MAX_TEXT = 100_000  # engram.memory._engine.MAX_TEXT, stated in the schema
 MAX_QUERY = 4_000
 MAX_ID = 200
