@@ -55,7 +55,9 @@ class _Prefixed(io.RawIOBase):
             buffer[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._rest.read1(len(buffer)) if hasattr(self._rest, "read1") else b""
+        # read1: what the pipe has now (read would wait for a whole buffer of an interactive
+        # stdin); a stream without it is read the plain way, never taken for its end.
+        data = getattr(self._rest, "read1", self._rest.read)(len(buffer))
         buffer[: len(data)] = data
         return len(data)
 
@@ -111,11 +113,6 @@ def told_apart(stack: contextlib.ExitStack, source: Path, fmt: str) -> tuple[Pat
 def _head_of(path: Path) -> bytes:
     with path.open("rb") as f:
         return _first_line(f)
-
-
-def sniff(source: Path, shown: Path) -> str:
-    """The format of the file ``source`` from its first line (see :func:`sniff_line`)."""
-    return sniff_line(_head_of(source), shown)
 
 
 def sniff_line(head: bytes, shown: Path) -> str:
@@ -283,7 +280,6 @@ __all__ = [
     "RecordedChat",
     "conversation_options",
     "read_conversation",
-    "sniff",
     "sniff_line",
     "told_apart",
 ]

@@ -30,6 +30,8 @@ MAX_PAGE = 200
 DEFAULT_PAGE = 50
 CURRENT = "current"
 _MAX_CURSOR_DIGITS = 19  # a row number fits a signed 64-bit integer
+# The memory's columns, qualified: the listing joins the withdrawn table, which has its own.
+_COLUMNS = ", ".join(f"m.{c.strip()}" for c in _repo.MEMORY_COLUMNS.split(","))
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,9 @@ def list_memories(
         params.append(before)
     with engine.store.read() as tx:
         withdrawn = is_migrated(tx, WITHDRAWN_COMPONENT)
-        columns = ", ".join(f"m.{c.strip()}" for c in _repo.MEMORY_COLUMNS.split(","))
         if withdrawn:
             sql = (
-                f"SELECT m.n AS n, {columns}, w.reason AS reason, w.withdrawn_at AS withdrawn_at "
+                f"SELECT m.n AS n, {_COLUMNS}, w.reason AS reason, w.withdrawn_at AS withdrawn_at "
                 "FROM memory_items m LEFT JOIN memory_withdrawn w ON w.memory_id = m.id "
                 f"WHERE {where}"
             )
@@ -112,7 +113,7 @@ def list_memories(
                 sql += " AND w.memory_id IS NULL"
         else:
             sql = (
-                f"SELECT m.n AS n, {columns}, NULL AS reason, NULL AS withdrawn_at "
+                f"SELECT m.n AS n, {_COLUMNS}, NULL AS reason, NULL AS withdrawn_at "
                 f"FROM memory_items m WHERE {where}"
             )
         rows = tx.execute(f"{sql} ORDER BY m.n DESC LIMIT ?", [*params, limit + 1])
