@@ -116,7 +116,11 @@ def serve_command(
     metrics: bool,
     otel: bool,
 ) -> None:
-    """Serve the Engram context provider (Tier 3) over HTTP, with a seat's memories."""
+    """Serve the Engram context provider (Tier 3) over HTTP.
+
+    With a seat's memories: the MCP tools at /mcp, the memory REST API at /v1/memories and
+    the /memories page (which seat: --ote; none: --no-seat).
+    """
     if print_openapi:
         from engram.core.jsonio import dumps_text
         from engram.provider import openapi_document
