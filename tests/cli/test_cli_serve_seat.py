@@ -270,6 +270,26 @@ def test_no_seat_and_ote_exclude_each_other(tmp_path: Path) -> None:
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.req("engram.cli.serve-no-seat")
+def test_a_no_seat_variable_that_says_neither_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, "-c", MAIN, "serve", "--port", str(_free_port())],
+        capture_output=True,
+        text=True,
+        env=_env(home, ENGRAM_NO_SEAT="maybe"),
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")  # invalid_request's exit code
+    assert done.stderr == (
+        "error: invalid_request: ENGRAM_NO_SEAT must be 1 or 0 (true/false, yes/no, on/off), "
+        "got 'maybe'\n"
+    )
+    assert not (home / "engram.db").exists()
+
+
 @pytest.mark.req("engram.cli.serve-default-seat")
 @pytest.mark.slow
 def test_a_manifest_found_the_usual_way_wins_over_the_default(tmp_path: Path) -> None:
