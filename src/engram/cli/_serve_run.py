@@ -164,7 +164,7 @@ def serve(
         os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
     if ote is not None:
         os.environ["ENGRAM_OTE"] = os.environ[OTE_FROM_OPTION] = ote.resolve().as_posix()
-    if no_seat:
+    if no_seat or settings().no_seat:
         os.environ[NO_SEAT] = "1"
     if otel:
         os.environ["ENGRAM_OTEL"] = "1"
