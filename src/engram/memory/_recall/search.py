@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import tantivy
 
 from engram.memory._index import TEXT_SCHEMA, THREAD_SCHEMA, View
@@ -16,6 +17,9 @@ from engram.memory._text import STOPWORDS, extract_entities, words
 
 _Q = tantivy.Query
 _MUST, _SHOULD = tantivy.Occur.Must, tantivy.Occur.Should
+_NO_DOCS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
+_NO_DOCS.flags.writeable = _NO_SCORES.flags.writeable = False
 
 
 class Search:
@@ -42,26 +46,43 @@ class Search:
         self._raw = 0  # hits tantivy returned in the last search (before the docs cut)
 
     def _run(self, query: Any, limit: int, within: Sequence[int] | None) -> dict[int, float]:
+        docs, scores = self._hits(query, limit, within)
+        return dict(zip(docs.tolist(), scores.tolist(), strict=True))
+
+    def _hits(
+        self, query: Any, limit: int, within: Sequence[int] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The documents (int64) ``query`` matches, best first, and their scores (float64 of
+        tantivy's float32), as arrays: a thread-heavy recall scores ~2,000 documents, and one
+        Python object per hit was a fifth of the restricted BM25's cost (the MCP bench)."""
         parts = [(_MUST, query)]
         if self.ring_filter is not None:
             parts.append((_MUST, self.ring_filter))
         if within is not None:
             if not within:
-                return {}
+                return _NO_DOCS, _NO_SCORES
             parts.append((_MUST, _Q.const_score_query(_doc_filter(within), 0.0)))
         full = parts[0][1] if len(parts) == 1 else _Q.boolean_query(parts)
         searcher = self.view.text_searcher
         hits = searcher.search(full, limit, count=False).hits
         self._raw = len(hits)
         if not hits:
-            return {}
-        docs_of = searcher.fast_field_values("doc", [a for _, a in hits])
+            return _NO_DOCS, _NO_SCORES
+        scores, addresses = zip(*hits, strict=True)
+        docs_of = searcher.fast_field_values("doc", list(addresses))
         limit_doc = self.view.docs  # documents past the meta are an update in progress
-        return {
-            int(d): float(score)
-            for (score, _), d in zip(hits, docs_of, strict=True)
-            if d is not None and d < limit_doc
-        }
+        if None in docs_of:  # a segment without the column: keep the others
+            keep = [i for i, d in enumerate(docs_of) if d is not None and d < limit_doc]
+            return (
+                np.asarray([docs_of[i] for i in keep], dtype=np.int64),
+                np.asarray([scores[i] for i in keep], dtype=np.float64),
+            )
+        docs = np.asarray(docs_of, dtype=np.int64)
+        values = np.asarray(scores, dtype=np.float64)
+        inside = docs < limit_doc
+        if not inside.all():
+            docs, values = docs[inside], values[inside]
+        return docs, values
 
     def top(self, n: int) -> dict[int, float]:
         if self.lexical is None:
@@ -81,6 +102,12 @@ class Search:
         if self.lexical is None or not docs:
             return {}
         return self._run(self.lexical, len(docs), docs)
+
+    def scores_array(self, docs: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``scores_of`` as arrays: the documents of ``docs`` that match, and their BM25."""
+        if self.lexical is None or not docs:
+            return _NO_DOCS, _NO_SCORES
+        return self._hits(self.lexical, len(docs), docs)
 
     def in_rings(self, docs: Sequence[int]) -> list[int]:
         if self.ring_filter is None:
