@@ -202,7 +202,7 @@ def _doc_filter(docs: Sequence[int]) -> Any:
         return _Q.boolean_query(
             [(_SHOULD, _Q.term_query(TEXT_SCHEMA, "doc", int(d))) for d in docs]
         )
-    return _Q.term_set_query(TEXT_SCHEMA, "doc", [int(d) for d in docs])
+    return _Q.term_set_query(TEXT_SCHEMA, "doc", list(docs))
 
 
 def query_tags(view: View, query: str, patterns: Sequence[Any]) -> list[str]:

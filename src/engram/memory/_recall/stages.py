@@ -85,7 +85,7 @@ class Candidates:
 
     docs: list[int]  # candidate documents, in the order every column's rows follow
     around: np.ndarray | None  # each candidate's thread neighbours (None: no thread context)
-    scoring: list[int]  # the candidates and their neighbours: whose BM25 the context reads
+    scoring: np.ndarray  # the candidates and their neighbours (int64): whose BM25 the context reads
     own: dict[int, float]  # the BM25 top from the index
     threads: dict[int, float]  # the best threads' BM25, by thread code
     array: np.ndarray  # ``docs`` as an int64 array (built once: every stage indexes with it)
@@ -122,15 +122,16 @@ def candidates(
             core.update(dict.fromkeys(_best(matvec(view.dense.all(), dense_q), tuning.pool)))
     window = tuning.context_window if tuning.context > 0 and view.meta.threads else 0
 
-    def around_of(ds: Sequence[int]) -> np.ndarray | None:
+    def around_of(ds: np.ndarray) -> np.ndarray | None:
         return _neighbours(ds, prev_of, next_of, window, view.docs) if window else None
 
-    core_docs = list(core)
+    core_docs = np.fromiter(core, dtype=np.int64, count=len(core))
     found = _with_neighbours(core_docs, around_of(core_docs))
-    docs = search.in_rings(list(found)) if search.ring_filter is not None else list(found)
-    around = around_of(docs)  # for the scoring set and the thread context both
-    scoring = list(_with_neighbours(docs, around))
-    return Candidates(docs, around, scoring, own, thread_scores, np.asarray(docs, dtype=np.int64))
+    if search.ring_filter is not None:
+        found = np.asarray(search.in_rings(found.tolist()), dtype=np.int64)
+    around = around_of(found)  # for the scoring set and the thread context both
+    scoring = found if around is None else _distinct(np.concatenate([found, around.ravel()]))
+    return Candidates(found.tolist(), around, scoring, own, thread_scores, found)
 
 
 def lexical_stage(
@@ -144,8 +145,7 @@ def lexical_stage(
     # A BM25 top that came back short holds every matching document: the rest score 0.
     missing: list[int] = []
     if not search.complete:
-        scoring = np.asarray(pool.scoring, dtype=np.int64)
-        missing = scoring[~np.isin(scoring, own_docs)].tolist()
+        missing = pool.scoring[~np.isin(pool.scoring, own_docs)].tolist()
     # Candidates outside the BM25 top-n score at most its n-th score. Without thread context
     # (each score counts for its own document only), such a candidate first takes that bound
     # as its lexical score; only those whose bounded fused score could still reach the head get
@@ -272,32 +272,49 @@ def _walk(view: View, start: int, step: np.ndarray, steps: int) -> list[int]:
 
 
 def _neighbours(
-    docs: Sequence[int], prev_of: np.ndarray, next_of: np.ndarray, window: int, limit: int
+    docs: np.ndarray, prev_of: np.ndarray, next_of: np.ndarray, window: int, limit: int
 ) -> np.ndarray:
     """Each document's thread neighbours as a (len(docs), 2 x window) matrix: the previous
     memory, the one before it, ..., then the next, the one after it, ...; -1 past a thread's
     end (or past ``limit``). One array step per column instead of a Python walk per document:
-    a thread-heavy recall walks thousands (issue 16, the MCP bench: 9 ms at 10k memories)."""
-    start = np.asarray(docs, dtype=np.int64)
-    out = np.full((len(start), 2 * window), -1, dtype=np.int64)
+    a thread-heavy recall walks thousands (issue 16, the MCP bench: 9 ms at 10k memories).
+    ``docs`` are documents of the view (0 <= d < ``limit``)."""
+    out = np.empty((len(docs), 2 * window), dtype=np.int64)
     for side, step in enumerate((prev_of, next_of)):
-        at = start
+        at = docs
         for k in range(window):
-            ok = (at >= 0) & (at < limit)
-            at = np.where(ok, step[np.where(ok, at, 0)], -1).astype(np.int64)
-            at[(at < 0) | (at >= limit)] = -1
+            ok = at >= 0
+            nxt = step[np.where(ok, at, 0)]
+            at = np.where(ok & (nxt >= 0) & (nxt < limit), nxt, -1)
             out[:, side * window + k] = at
     return out
 
 
-def _with_neighbours(docs: Sequence[int], around: np.ndarray | None) -> dict[int, None]:
+def _with_neighbours(docs: np.ndarray, around: np.ndarray | None) -> np.ndarray:
     """``docs`` (distinct) in order, then the neighbours ``around`` gives them (their rows of
-    ``_neighbours``) in walking order, first occurrence kept."""
-    found = dict.fromkeys(docs)
-    if around is not None:
-        flat = around.ravel()
-        found.update(dict.fromkeys(flat[flat >= 0].tolist()))
-    return found
+    ``_neighbours``) in walking order, first occurrence kept: as ``dict.fromkeys`` would keep
+    them, in one sort instead of thousands of dict inserts."""
+    if around is None:
+        return docs
+    flat = around.ravel()
+    every = np.concatenate([docs, flat[flat >= 0]])
+    _, first = np.unique(every, return_index=True)  # a stable sort: each value's first index
+    first.sort()
+    out: np.ndarray = every[first]
+    return out
+
+
+def _distinct(docs: np.ndarray) -> np.ndarray:
+    """The documents (>= 0) among ``docs``, each once, sorted: the scoring set, whose order is
+    never read (its BM25 is looked up by document). A sort and a neighbour test: numpy 2's
+    hash-based ``np.unique`` took 1 ms for the 7,000 of a thread-heavy recall."""
+    docs = np.sort(docs)
+    keep = np.empty(len(docs), dtype=bool)
+    keep[:1] = True
+    np.not_equal(docs[1:], docs[:-1], out=keep[1:])
+    keep &= docs >= 0
+    out: np.ndarray = docs[keep]
+    return out
 
 
 def _best(scores: np.ndarray, n: int) -> list[int]:
@@ -317,7 +334,7 @@ class _Table:
     score, 0.0 for keys it does not hold (as ``dict.get(key, 0.0)`` would give)."""
 
     def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # distinct keys: any sort gives this order
         self.keys, self.values = keys[order], values[order]
 
     def at(self, keys: np.ndarray) -> np.ndarray:
