@@ -71,13 +71,14 @@ class Search:
         scores, addresses = zip(*hits, strict=True)
         docs_of = searcher.fast_field_values("doc", list(addresses))
         limit_doc = self.view.docs  # documents past the meta are an update in progress
-        if None in docs_of:  # a segment without the column: keep the others
+        try:
+            docs = np.asarray(docs_of, dtype=np.int64)
+        except TypeError:  # None: a segment without the column; keep the others
             keep = [i for i, d in enumerate(docs_of) if d is not None and d < limit_doc]
             return (
                 np.asarray([docs_of[i] for i in keep], dtype=np.int64),
                 np.asarray([scores[i] for i in keep], dtype=np.float64),
             )
-        docs = np.asarray(docs_of, dtype=np.int64)
         values = np.asarray(scores, dtype=np.float64)
         inside = docs < limit_doc
         if not inside.all():

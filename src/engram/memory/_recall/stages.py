@@ -145,7 +145,7 @@ def lexical_stage(
     # A BM25 top that came back short holds every matching document: the rest score 0.
     missing: list[int] = []
     if not search.complete:
-        missing = pool.scoring[~np.isin(pool.scoring, own_docs)].tolist()
+        missing = pool.scoring[~_member(pool.scoring, np.sort(own_docs))].tolist()
     # Candidates outside the BM25 top-n score at most its n-th score. Without thread context
     # (each score counts for its own document only), such a candidate first takes that bound
     # as its lexical score; only those whose bounded fused score could still reach the head get
@@ -170,7 +170,7 @@ def lexical_stage(
     )
     lex = bm25.at(pool.array).astype(np.float32)
     if pending:
-        unknown = np.isin(pool.array, np.asarray(pending, dtype=np.int64))
+        unknown = _member(pool.array, np.sort(np.asarray(pending, dtype=np.int64)))
         lex[unknown] = bound
     best_own = float(lex.max()) if len(docs) else 0.0
     if around is not None:
@@ -302,6 +302,16 @@ def _with_neighbours(docs: np.ndarray, around: np.ndarray | None) -> np.ndarray:
     first.sort()
     out: np.ndarray = every[first]
     return out
+
+
+def _member(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which ``values`` are among the sorted ``keys``: a binary search each, where ``np.isin``
+    sorts or hashes both (0.1-0.3 ms a call at a few hundred documents)."""
+    if not len(keys):
+        return np.zeros(values.shape, dtype=bool)
+    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    found: np.ndarray = keys[pos] == values
+    return found
 
 
 def _distinct(docs: np.ndarray) -> np.ndarray:
