@@ -86,16 +86,21 @@ class Search:
         return docs, values
 
     def top(self, n: int) -> dict[int, float]:
+        docs, scores = self.top_hits(n)
+        return dict(zip(docs.tolist(), scores.tolist(), strict=True))
+
+    def top_hits(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``top`` as arrays: the BM25 top ``n`` documents, best first, and their scores."""
         if self.lexical is None:
-            return {}
+            return _NO_DOCS, _NO_SCORES
         if self.common is not None:
             query, bound = self.common
-            found = self._run(query, n, None)
+            docs, scores = self._hits(query, n, None)
             # Exact: a document outside this query matches only common terms, so its score is
             # at most ``bound``; n hits at or above it are the disjunction's own top n.
-            if len(found) >= n and min(found.values()) >= bound:
-                return found
-        found = self._run(self.lexical, n, None)
+            if len(docs) >= n and float(scores.min()) >= bound:
+                return docs, scores
+        found = self._hits(self.lexical, n, None)
         self.complete = self._raw < n
         return found
 

@@ -79,6 +79,36 @@ def embed_query(engine: MemoryEngine, query: str) -> QueryVector:
     return QueryVector(vec, OK)
 
 
+class _Table:
+    """Scores by document (or thread code), for array look-ups: ``at(keys)`` is each key's
+    score, 0.0 for keys it does not hold (as ``dict.get(key, 0.0)`` would give)."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(keys)  # distinct keys: any sort gives this order
+        self.keys, self.values = keys[order], values[order]
+
+    def joined(self, keys: np.ndarray, values: np.ndarray) -> _Table:
+        """This table and more keys (none of them already held)."""
+        return _Table(np.concatenate([self.keys, keys]), np.concatenate([self.values, values]))
+
+    def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        return pos, self.keys[pos] == keys
+
+    def holds(self, keys: np.ndarray) -> np.ndarray:
+        """Which ``keys`` the table holds: a binary search each (``np.isin`` sorted or hashed
+        both sides, 0.1-0.3 ms a call at a few hundred documents)."""
+        if not len(self.keys):
+            return np.zeros(keys.shape, dtype=bool)
+        return self._positions(keys)[1]
+
+    def at(self, keys: np.ndarray) -> np.ndarray:
+        if not len(self.keys):
+            return np.zeros(keys.shape, dtype=np.float64)
+        pos, held = self._positions(keys)
+        return np.where(held, self.values[pos], 0.0)
+
+
 @dataclass(frozen=True)
 class Candidates:
     """The bounded candidate set and what finding it computed that the stages reuse."""
@@ -89,6 +119,7 @@ class Candidates:
     own: dict[int, float]  # the BM25 top from the index
     threads: dict[int, float]  # the best threads' BM25, by thread code
     array: np.ndarray  # ``docs`` as an int64 array (built once: every stage indexes with it)
+    top: _Table  # ``own`` as a table for array look-ups
 
 
 def candidates(
@@ -104,7 +135,8 @@ def candidates(
     ``SCAN_LIMIT`` memories) the best by local and dense cosine over every row, and the thread
     neighbours of all of them, within the mounted rings."""
     prev_of, next_of = view.arrays["prev"], view.arrays["next"]
-    own = search.top(tuning.lexical_k)
+    own_docs, own_scores = search.top_hits(tuning.lexical_k)
+    own = dict(zip(own_docs.tolist(), own_scores.tolist(), strict=True))
     core = dict.fromkeys(own)
     thread_scores: dict[int, float] = {}
     if lexical and own and tuning.thread > 0:
@@ -131,7 +163,8 @@ def candidates(
         found = np.asarray(search.in_rings(found.tolist()), dtype=np.int64)
     around = around_of(found)  # for the scoring set and the thread context both
     scoring = found if around is None else _distinct(np.concatenate([found, around.ravel()]))
-    return Candidates(found.tolist(), around, scoring, own, thread_scores, found)
+    top = _Table(own_docs, own_scores)
+    return Candidates(found.tolist(), around, scoring, own, thread_scores, found, top)
 
 
 def lexical_stage(
@@ -140,12 +173,14 @@ def lexical_stage(
     """BM25 (corpus IDF) plus a decaying share of the thread neighbours' BM25 and the thread's
     own BM25 (scaled to the best memory's); its fused term is that over its best value."""
     docs, own, around = pool.docs, pool.own, pool.around
-    own_docs = np.fromiter(own, dtype=np.int64, count=len(own))
-    own_scores = np.fromiter(own.values(), dtype=np.float64, count=len(own))
+    # Every BM25 read below goes through one table sorted by document (the top's scores and
+    # the missing documents'), looked up as arrays: thousands of dict reads a recall on the
+    # MCP bench's thread-heavy corpus.
+    top = pool.top
     # A BM25 top that came back short holds every matching document: the rest score 0.
     missing: list[int] = []
     if not search.complete:
-        missing = pool.scoring[~_member(pool.scoring, np.sort(own_docs))].tolist()
+        missing = pool.scoring[~top.holds(pool.scoring)].tolist()
     # Candidates outside the BM25 top-n score at most its n-th score. Without thread context
     # (each score counts for its own document only), such a candidate first takes that bound
     # as its lexical score; only those whose bounded fused score could still reach the head get
@@ -162,16 +197,11 @@ def lexical_stage(
     ):
         pending, missing = missing, []
         bound = min(own.values())
-    # Every BM25 read below goes through one sorted table (the top's scores and the missing
-    # documents'), looked up as arrays: thousands of dict reads a recall on the MCP bench.
     found_docs, found_scores = search.scores_array(missing)
-    bm25 = _Table(
-        np.concatenate([own_docs, found_docs]), np.concatenate([own_scores, found_scores])
-    )
+    bm25 = top.joined(found_docs, found_scores) if len(found_docs) else top
     lex = bm25.at(pool.array).astype(np.float32)
-    if pending:
-        unknown = _member(pool.array, np.sort(np.asarray(pending, dtype=np.int64)))
-        lex[unknown] = bound
+    if pending:  # without context the scoring set is the candidates: pending = not in the top
+        lex[~top.holds(pool.array)] = bound
     best_own = float(lex.max()) if len(docs) else 0.0
     if around is not None:
         lex = lex + _context(around, bm25, tuning)
@@ -304,16 +334,6 @@ def _with_neighbours(docs: np.ndarray, around: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def _member(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Which ``values`` are among the sorted ``keys``: a binary search each, where ``np.isin``
-    sorts or hashes both (0.1-0.3 ms a call at a few hundred documents)."""
-    if not len(keys):
-        return np.zeros(values.shape, dtype=bool)
-    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
-    found: np.ndarray = keys[pos] == values
-    return found
-
-
 def _distinct(docs: np.ndarray) -> np.ndarray:
     """The documents (>= 0) among ``docs``, each once, sorted: the scoring set, whose order is
     never read (its BM25 is looked up by document). A sort and a neighbour test: numpy 2's
@@ -337,21 +357,6 @@ def _best(scores: np.ndarray, n: int) -> list[int]:
     # One vector test and one ``tolist`` instead of 200 numpy scalar reads (same order).
     out: list[int] = part[scores[part] > 0].tolist()
     return out
-
-
-class _Table:
-    """Scores by document (or thread code), for array look-ups: ``at(keys)`` is each key's
-    score, 0.0 for keys it does not hold (as ``dict.get(key, 0.0)`` would give)."""
-
-    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
-        order = np.argsort(keys)  # distinct keys: any sort gives this order
-        self.keys, self.values = keys[order], values[order]
-
-    def at(self, keys: np.ndarray) -> np.ndarray:
-        if not len(self.keys):
-            return np.zeros(keys.shape, dtype=np.float64)
-        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        return np.where(self.keys[pos] == keys, self.values[pos], 0.0)
 
 
 def _context(around: np.ndarray, bm25: _Table, tuning: Tuning) -> np.ndarray:
