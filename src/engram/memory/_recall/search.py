@@ -38,6 +38,11 @@ class Search:
         self.common = common_terms_query(view, query_terms, tuning)
         mounted = set(ring_ids)
         self.ring_filter = None
+        # The index's codes of the mounted rings (``in_rings`` reads the ring array with them).
+        self.ring_codes = np.asarray(
+            sorted(code for ring, code in view.meta.rings.items() if ring in mounted),
+            dtype=np.int64,
+        )
         if not set(view.meta.rings) <= mounted:
             rings = _Q.term_set_query(TEXT_SCHEMA, "ring", sorted(mounted))
             self.ring_filter = _Q.const_score_query(rings, 0.0)
@@ -115,11 +120,19 @@ class Search:
             return _NO_DOCS, _NO_SCORES
         return self._hits(self.lexical, len(docs), docs)
 
-    def in_rings(self, docs: Sequence[int]) -> list[int]:
+    def in_rings(self, docs: np.ndarray) -> np.ndarray:
+        """The documents of ``docs`` (in order) that are in the mounted rings, by the index's
+        ring array, which holds each document's ring from the same row as the text index's
+        ``ring`` field; a restricted tantivy search over them was 3.5 ms a recall at 1,400
+        candidates when a seat mounts only some of the rings (the MCP bench)."""
         if self.ring_filter is None:
-            return list(docs)
-        found = self._run(_Q.all_query(), len(docs), docs)
-        return [d for d in docs if d in found]
+            return docs
+        if not len(self.ring_codes):
+            return docs[:0]
+        codes = self.view.arrays["ring"][docs].astype(np.int64)
+        pos = np.minimum(np.searchsorted(self.ring_codes, codes), len(self.ring_codes) - 1)
+        out: np.ndarray = docs[self.ring_codes[pos] == codes]
+        return out
 
     def tagged(self, tags: Sequence[str], docs: Sequence[int]) -> set[int]:
         if not tags or not docs:

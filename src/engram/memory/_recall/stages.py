@@ -160,7 +160,7 @@ def candidates(
     core_docs = np.fromiter(core, dtype=np.int64, count=len(core))
     found = _with_neighbours(core_docs, around_of(core_docs))
     if search.ring_filter is not None:
-        found = np.asarray(search.in_rings(found.tolist()), dtype=np.int64)
+        found = search.in_rings(found)
     around = around_of(found)  # for the scoring set and the thread context both
     scoring = found if around is None else _distinct(np.concatenate([found, around.ravel()]))
     top = _Table(own_docs, own_scores)
