@@ -115,7 +115,7 @@ class Candidates:
 
     docs: list[int]  # candidate documents, in the order every column's rows follow
     around: np.ndarray | None  # each candidate's thread neighbours (None: no thread context)
-    scoring: np.ndarray  # the candidates and their neighbours (int64): whose BM25 the context reads
+    scoring: np.ndarray  # candidates and neighbours (int64): whose BM25 the context reads
     own: dict[int, float]  # the BM25 top from the index
     threads: dict[int, float]  # the best threads' BM25, by thread code
     array: np.ndarray  # ``docs`` as an int64 array (built once: every stage indexes with it)
