@@ -38,14 +38,14 @@ class Search:
         self.common = common_terms_query(view, query_terms, tuning)
         mounted = set(ring_ids)
         self.ring_filter = None
-        # The index's codes of the mounted rings (``in_rings`` reads the ring array with them).
-        self.ring_codes = np.asarray(
-            sorted(code for ring, code in view.meta.rings.items() if ring in mounted),
-            dtype=np.int64,
-        )
+        self.ring_codes = _NO_DOCS  # the mounted rings' codes, when some ring is left out
         if not set(view.meta.rings) <= mounted:
             rings = _Q.term_set_query(TEXT_SCHEMA, "ring", sorted(mounted))
             self.ring_filter = _Q.const_score_query(rings, 0.0)
+            self.ring_codes = np.asarray(
+                sorted(code for ring, code in view.meta.rings.items() if ring in mounted),
+                dtype=np.int64,
+            )
         self.query_terms = query_terms
         self.complete = False  # the last top() returned every matching document
         self._raw = 0  # hits tantivy returned in the last search (before the docs cut)

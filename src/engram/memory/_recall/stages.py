@@ -157,7 +157,7 @@ def candidates(
     def around_of(ds: np.ndarray) -> np.ndarray | None:
         return _neighbours(ds, prev_of, next_of, window, view.docs) if window else None
 
-    core_docs = np.fromiter(core, dtype=np.int64, count=len(core))
+    core_docs = own_docs if len(core) == len(own) else np.fromiter(core, np.int64, len(core))
     found = _with_neighbours(core_docs, around_of(core_docs))
     if search.ring_filter is not None:
         found = search.in_rings(found)
