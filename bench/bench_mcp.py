@@ -34,10 +34,11 @@ from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from rich.console import Console
 from rich.table import Table
 
+import engram
 from engram.context import issue_token, seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource, create_server, load_seat
@@ -384,6 +385,7 @@ def run(memories: int, calls: int) -> None:
                 command=sys.executable,
                 args=["-m", "bench.bench_mcp", mode, database, str(manifest), str(pid_file)],
                 cwd=str(Path(__file__).resolve().parents[1]),
+                env=_server_environment(),
             )
             for mode, pid_file in zip(("--serve", "--serve-threaded"), pid_files, strict=True)
         ]
@@ -393,6 +395,15 @@ def run(memories: int, calls: int) -> None:
     note = f"{memories:,} memories, k=10, {calls} calls each, interleaved"
     _table(f"engram MCP over stdio: {note}", stdio)
     _table(f"engram MCP over Streamable HTTP (engram serve's /mcp): {note}", http)
+
+
+def _server_environment() -> dict[str, str]:
+    """The stdio servers' environment: the SDK's default one (it passes no PYTHONPATH) plus the
+    folder of the engram this process imports, so the servers run the same code as the
+    in-process rows and the HTTP server (in a worktree they ran the interpreter's installed
+    engram, another checkout's, before)."""
+    paths = [str(Path(engram.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    return get_default_environment() | {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}
 
 
 def main(*, rounds: int = 7) -> None:

@@ -145,7 +145,7 @@ def fused_ranking(
             statuses[column.name] = column.status
     shown = {c.name: c.scores for c in columns} | {"fused": fused}
     order = [pool.docs[i] for i in _top(fused, tuning.pool)]
-    parts = Parts(shown, {d: i for i, d in enumerate(pool.docs)})
+    parts = Parts(shown, dict(zip(pool.docs, range(len(pool.docs)), strict=True)))
     return Ranking(
         order,
         parts,
@@ -181,7 +181,7 @@ def settle(
     scores in the same order (ties by position, as ``_top`` breaks them). The best lexical score
     (the normaliser) is a top document's, never a pending one's.
     """
-    row = {d: i for i, d in enumerate(docs)}
+    row = dict(zip(docs, range(len(docs)), strict=True))
     rows = np.asarray([row[d] for d in lexical.pending], dtype=np.int64)
     known = np.ones(len(docs), dtype=bool)
     known[rows] = False

@@ -79,16 +79,47 @@ def embed_query(engine: MemoryEngine, query: str) -> QueryVector:
     return QueryVector(vec, OK)
 
 
+class _Table:
+    """Scores by document (or thread code), for array look-ups: ``at(keys)`` is each key's
+    score, 0.0 for keys it does not hold (as ``dict.get(key, 0.0)`` would give)."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(keys)  # distinct keys: any sort gives this order
+        self.keys, self.values = keys[order], values[order]
+
+    def joined(self, keys: np.ndarray, values: np.ndarray) -> _Table:
+        """This table and more keys (none of them already held)."""
+        return _Table(np.concatenate([self.keys, keys]), np.concatenate([self.values, values]))
+
+    def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        return pos, self.keys[pos] == keys
+
+    def holds(self, keys: np.ndarray) -> np.ndarray:
+        """Which ``keys`` the table holds: a binary search each (``np.isin`` sorted or hashed
+        both sides, 0.1-0.3 ms a call at a few hundred documents)."""
+        if not len(self.keys):
+            return np.zeros(keys.shape, dtype=bool)
+        return self._positions(keys)[1]
+
+    def at(self, keys: np.ndarray) -> np.ndarray:
+        if not len(self.keys):
+            return np.zeros(keys.shape, dtype=np.float64)
+        pos, held = self._positions(keys)
+        return np.where(held, self.values[pos], 0.0)
+
+
 @dataclass(frozen=True)
 class Candidates:
     """The bounded candidate set and what finding it computed that the stages reuse."""
 
     docs: list[int]  # candidate documents, in the order every column's rows follow
     around: np.ndarray | None  # each candidate's thread neighbours (None: no thread context)
-    scoring: list[int]  # the candidates and their neighbours: whose BM25 the context reads
+    scoring: np.ndarray  # candidates and neighbours (int64): whose BM25 the context reads
     own: dict[int, float]  # the BM25 top from the index
     threads: dict[int, float]  # the best threads' BM25, by thread code
     array: np.ndarray  # ``docs`` as an int64 array (built once: every stage indexes with it)
+    top: _Table  # ``own`` as a table for array look-ups
 
 
 def candidates(
@@ -104,7 +135,8 @@ def candidates(
     ``SCAN_LIMIT`` memories) the best by local and dense cosine over every row, and the thread
     neighbours of all of them, within the mounted rings."""
     prev_of, next_of = view.arrays["prev"], view.arrays["next"]
-    own = search.top(tuning.lexical_k)
+    own_docs, own_scores = search.top_hits(tuning.lexical_k)
+    own = dict(zip(own_docs.tolist(), own_scores.tolist(), strict=True))
     core = dict.fromkeys(own)
     thread_scores: dict[int, float] = {}
     if lexical and own and tuning.thread > 0:
@@ -122,15 +154,17 @@ def candidates(
             core.update(dict.fromkeys(_best(matvec(view.dense.all(), dense_q), tuning.pool)))
     window = tuning.context_window if tuning.context > 0 and view.meta.threads else 0
 
-    def around_of(ds: Sequence[int]) -> np.ndarray | None:
+    def around_of(ds: np.ndarray) -> np.ndarray | None:
         return _neighbours(ds, prev_of, next_of, window, view.docs) if window else None
 
-    core_docs = list(core)
+    core_docs = own_docs if len(core) == len(own) else np.fromiter(core, np.int64, len(core))
     found = _with_neighbours(core_docs, around_of(core_docs))
-    docs = search.in_rings(list(found)) if search.ring_filter is not None else list(found)
-    around = around_of(docs)  # for the scoring set and the thread context both
-    scoring = list(_with_neighbours(docs, around))
-    return Candidates(docs, around, scoring, own, thread_scores, np.asarray(docs, dtype=np.int64))
+    if search.ring_filter is not None:
+        found = search.in_rings(found)
+    around = around_of(found)  # for the scoring set and the thread context both
+    scoring = found if around is None else _distinct(np.concatenate([found, around.ravel()]))
+    top = _Table(own_docs, own_scores)
+    return Candidates(found.tolist(), around, scoring, own, thread_scores, found, top)
 
 
 def lexical_stage(
@@ -139,10 +173,14 @@ def lexical_stage(
     """BM25 (corpus IDF) plus a decaying share of the thread neighbours' BM25 and the thread's
     own BM25 (scaled to the best memory's); its fused term is that over its best value."""
     docs, own, around = pool.docs, pool.own, pool.around
-    missing = [d for d in pool.scoring if d not in own]
+    # Every BM25 read below goes through one table sorted by document (the top's scores and
+    # the missing documents'), looked up as arrays: thousands of dict reads a recall on the
+    # MCP bench's thread-heavy corpus.
+    top = pool.top
     # A BM25 top that came back short holds every matching document: the rest score 0.
-    if search.complete:
-        missing = []
+    missing: list[int] = []
+    if not search.complete:
+        missing = pool.scoring[~top.holds(pool.scoring)].tolist()
     # Candidates outside the BM25 top-n score at most its n-th score. Without thread context
     # (each score counts for its own document only), such a candidate first takes that bound
     # as its lexical score; only those whose bounded fused score could still reach the head get
@@ -159,19 +197,23 @@ def lexical_stage(
     ):
         pending, missing = missing, []
         bound = min(own.values())
-    own_all = {**own, **search.scores_of(missing)}
-    lex = np.asarray([own_all.get(d, 0.0) for d in docs], dtype=np.float32)
-    if pending:
-        unknown = np.isin(pool.array, np.asarray(pending, dtype=np.int64))
-        lex[unknown] = bound
+    found_docs, found_scores = search.scores_array(missing)
+    bm25 = top.joined(found_docs, found_scores) if len(found_docs) else top
+    lex = bm25.at(pool.array).astype(np.float32)
+    if pending:  # without context the scoring set is the candidates: pending = not in the top
+        lex[~top.holds(pool.array)] = bound
     best_own = float(lex.max()) if len(docs) else 0.0
     if around is not None:
-        lex = lex + _context(around, own_all, tuning)
+        lex = lex + _context(around, bm25, tuning)
     if pool.threads and best_own > 0:
         top_thread = max(pool.threads.values())
         cand = pool.array
         codes = view.arrays["thread"][cand] if len(docs) else np.zeros(0, dtype=np.int32)
-        per = np.asarray([pool.threads.get(int(c), 0.0) for c in codes], dtype=np.float32)
+        threads = _Table(
+            np.fromiter(pool.threads, dtype=np.int64, count=len(pool.threads)),
+            np.fromiter(pool.threads.values(), dtype=np.float64, count=len(pool.threads)),
+        )
+        per = threads.at(codes.astype(np.int64)).astype(np.float32)
         lex = lex + tuning.thread * best_own * per / top_thread
     return LexicalColumn("lexical", lex, normalised(lex), OK, pending, bound)
 
@@ -260,32 +302,49 @@ def _walk(view: View, start: int, step: np.ndarray, steps: int) -> list[int]:
 
 
 def _neighbours(
-    docs: Sequence[int], prev_of: np.ndarray, next_of: np.ndarray, window: int, limit: int
+    docs: np.ndarray, prev_of: np.ndarray, next_of: np.ndarray, window: int, limit: int
 ) -> np.ndarray:
     """Each document's thread neighbours as a (len(docs), 2 x window) matrix: the previous
     memory, the one before it, ..., then the next, the one after it, ...; -1 past a thread's
     end (or past ``limit``). One array step per column instead of a Python walk per document:
-    a thread-heavy recall walks thousands (issue 16, the MCP bench: 9 ms at 10k memories)."""
-    start = np.asarray(docs, dtype=np.int64)
-    out = np.full((len(start), 2 * window), -1, dtype=np.int64)
+    a thread-heavy recall walks thousands (issue 16, the MCP bench: 9 ms at 10k memories).
+    ``docs`` are documents of the view (0 <= d < ``limit``)."""
+    out = np.empty((len(docs), 2 * window), dtype=np.int64)
     for side, step in enumerate((prev_of, next_of)):
-        at = start
+        at = docs
         for k in range(window):
-            ok = (at >= 0) & (at < limit)
-            at = np.where(ok, step[np.where(ok, at, 0)], -1).astype(np.int64)
-            at[(at < 0) | (at >= limit)] = -1
+            ok = at >= 0
+            nxt = step[np.where(ok, at, 0)]
+            at = np.where(ok & (nxt >= 0) & (nxt < limit), nxt, -1)
             out[:, side * window + k] = at
     return out
 
 
-def _with_neighbours(docs: Sequence[int], around: np.ndarray | None) -> dict[int, None]:
+def _with_neighbours(docs: np.ndarray, around: np.ndarray | None) -> np.ndarray:
     """``docs`` (distinct) in order, then the neighbours ``around`` gives them (their rows of
-    ``_neighbours``) in walking order, first occurrence kept."""
-    found = dict.fromkeys(docs)
-    if around is not None:
-        flat = around.ravel()
-        found.update(dict.fromkeys(flat[flat >= 0].tolist()))
-    return found
+    ``_neighbours``) in walking order, first occurrence kept: as ``dict.fromkeys`` would keep
+    them, in one sort instead of thousands of dict inserts."""
+    if around is None:
+        return docs
+    flat = around.ravel()
+    every = np.concatenate([docs, flat[flat >= 0]])
+    _, first = np.unique(every, return_index=True)  # a stable sort: each value's first index
+    first.sort()
+    out: np.ndarray = every[first]
+    return out
+
+
+def _distinct(docs: np.ndarray) -> np.ndarray:
+    """The documents (>= 0) among ``docs``, each once, sorted: the scoring set, whose order is
+    never read (its BM25 is looked up by document). A sort and a neighbour test: numpy 2's
+    hash-based ``np.unique`` took 1 ms for the 7,000 of a thread-heavy recall."""
+    docs = np.sort(docs)
+    keep = np.empty(len(docs), dtype=bool)
+    keep[:1] = True
+    np.not_equal(docs[1:], docs[:-1], out=keep[1:])
+    keep &= docs >= 0
+    out: np.ndarray = docs[keep]
+    return out
 
 
 def _best(scores: np.ndarray, n: int) -> list[int]:
@@ -300,13 +359,11 @@ def _best(scores: np.ndarray, n: int) -> list[int]:
     return out
 
 
-def _context(around: np.ndarray, own: dict[int, float], tuning: Tuning) -> np.ndarray:
+def _context(around: np.ndarray, bm25: _Table, tuning: Tuning) -> np.ndarray:
     """A decaying share of the thread neighbours' BM25 (up to context_window away), for the
     documents whose ``_neighbours`` rows ``around`` holds."""
     window = tuning.context_window
-    get = own.get
-    scores = np.asarray([get(a, 0.0) for a in around.ravel().tolist()], dtype=np.float64)
-    scores = scores.reshape(around.shape)
+    scores = bm25.at(around)  # -1 (no neighbour) is never a key: 0.0
     shares = [tuning.context * 0.5**k for k in range(window)] * 2
     # Summed left to right in float64, in the order the walk added them before: same bits.
     total = np.zeros(len(around), dtype=np.float64)
