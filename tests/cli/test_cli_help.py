@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from engram.cli import COMMAND_HELP, COMMAND_MODULES, SUBCOMMAND_HELP, SUBCOMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_HELP, COMMAND_MODULES, SUBCOMMAND_HELP, SUBCOMMAND_MODULES
 
 PROBE = """
 import sys

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import COMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES
 
 
 @pytest.mark.req("engram.cli.lazy-commands")

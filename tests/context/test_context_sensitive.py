@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.context import CATEGORIES, SCOPES, SENSITIVE_CATEGORIES
+from engram.context import CATEGORIES, SENSITIVE_CATEGORIES
+from engram.context.internals import SCOPES
 from engram.core import context_wire
 
 

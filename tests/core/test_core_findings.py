@@ -10,7 +10,7 @@ import pytest
 from engram import cartridge, level, policy, registry, workflow
 from engram.core.findings import Finding, verdict
 from engram.core.keys import PublicKey
-from engram.level import finding_wire
+from engram.level.internals import finding_wire
 from engram.workflow import lint_workflow
 
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from engram.context import _repo
 from engram.context._model import TokenGrant
 from engram.context._rows import TokenStateRow
-from engram.store import FLUSH, Change, Store
+from engram.store import Store
+from engram.store.internals import FLUSH, Change
 
 DEFAULT_MAX_ENTRIES = 100_000
 

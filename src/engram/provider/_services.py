@@ -18,9 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import (
+from engram.context import Permission
+from engram.context.internals import (
     ContextCache,
-    Permission,
     TokenGrant,
     authenticate_cached,
     authenticate_token_with_state,

@@ -51,7 +51,7 @@ from engram.registry._policy import policy_problems
 from engram.registry._problems import Problem, problem, problem_order
 from engram.registry._status import EPOCH, Ledger, load_ledger
 from engram.trust import TrustRegistry, load_trust_registry
-from engram.workflow import packaged_schema
+from engram.workflow.internals import packaged_schema
 
 SCHEMA_VERSION = "acx.registry-index/1"
 ALLOWED_BESIDE = ("README.md",)

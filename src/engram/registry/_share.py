@@ -28,7 +28,8 @@ from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path, inside
 from engram.registry._problems import Problem, RegistryRefused, problem, problem_line
 from engram.trust import TrustRegistry
-from engram.workflow import load_document, verify_workflow
+from engram.workflow import verify_workflow
+from engram.workflow.internals import load_document
 
 KINDS = {"agent": AGENT, "workflow": WORKFLOW, "graph": AGENT_GRAPH, "agent-graph": AGENT_GRAPH}
 

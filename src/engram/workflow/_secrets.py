@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
-from engram.cartridge import scan as pattern_scan
+from engram.cartridge.internals import scan as pattern_scan
 from engram.core.canonical import Json, JsonObject
 from engram.core.findings import Finding
 from engram.workflow._issues import member_path
