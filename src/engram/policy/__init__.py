@@ -14,7 +14,7 @@ only hands over the ROM object ``rom/policy/loop-context-policy.json`` (and the 
 
 from engram.policy._document import LoopContextPolicy, load_policy
 from engram.policy._effective import EffectivePolicy, effective_policy
-from engram.policy._errors import HostLimitsError, PolicyError
+from engram.policy._errors import HostLimitsError, PolicyError, Problem
 from engram.policy._evaluator import (
     CommandRequested,
     Completed,
@@ -47,6 +47,7 @@ __all__ = [
     "PhaseDone",
     "PolicyError",
     "PrReady",
+    "Problem",
     "ReturnWindowReached",
     "RuleOverlay",
     "TurnEnded",
