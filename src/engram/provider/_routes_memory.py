@@ -19,11 +19,11 @@ subject through :func:`engram.memory.subject_view`:
 - ``DELETE /v1/memories/{id}``: :func:`engram.transfer.erase_memories`.
 - ``GET /v1/memories/{id}/history``: :func:`~engram.memory.history`.
 
-Every route needs the ``memory`` permission and acts for the token's own subject; an ``admin``
-token may name another in ``Engram-Subject`` (:func:`engram.memory.http_caller`, the rule /mcp
-uses). Another subject's memory is ``not_found`` worded as an id that never existed. Request
-bodies are checked for shape (``engram.core.bounds``) and validated against the served OpenAPI
-schemas before any domain call; POSTs honour ``Idempotency-Key``.
+Every route needs the ``memory`` permission and acts for the token's own subject; an ``admin`` token
+may name another in ``Engram-Subject`` (:func:`engram.memory.internals.http_caller`, the rule /mcp
+uses). Another subject's memory is ``not_found`` worded as an id that never existed. Request bodies
+are checked for shape (``engram.core.bounds``) and validated against the served OpenAPI schemas
+before any domain call; POSTs honour ``Idempotency-Key``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What every part of the LangGraph store shares: the engram store, the engine and its views.
 
-A view is the engine seeing exactly some namespaces' rings (``engram.memory.seat_view``); its
-manifest is built once per ring set and kept (docs/integrations.md "The namespace table").
+A view is the engine seeing exactly some namespaces' rings (``engram.memory.internals.seat_view``);
+its manifest is built once per ring set and kept (docs/integrations.md "The namespace table").
 """
 
 from __future__ import annotations
