@@ -93,6 +93,7 @@ def _internals_modules() -> list[str]:
     return [name for name in _public_modules() if name.rsplit(".", 1)[-1] == "internals"]
 
 
+@pytest.mark.req("engram.package.public-api")
 def test_the_walk_sees_the_internals_modules() -> None:
     assert {"engram.memory.internals", "engram.mcp.internals", "engram.cartridge.internals"} <= set(
         _internals_modules()
