@@ -24,12 +24,12 @@ from engram.cartridge import (
     Cartridge,
     Contents,
     ExportOptions,
-    export_record,
     merge_records,
     package_contents,
     verify_rom,
     write,
 )
+from engram.cartridge.internals import export_record
 from engram.core.keys import PrivateKey
 from engram.memory import MemoryRecord, MemoryStatus, import_memories
 from engram.store import open_store

@@ -39,7 +39,8 @@ from rich.console import Console
 from rich.table import Table
 
 import engram
-from engram.context import issue_token, seed_demo
+from engram.context import issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource, create_server, load_seat
 from engram.memory import (
@@ -166,7 +167,7 @@ def serve_http(database: str, manifest: str) -> None:
 
     import uvicorn
 
-    from engram.cli import provider_app_with_mcp
+    from engram.cli.internals import provider_app_with_mcp
     from engram.provider import ProviderConfig
 
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -52,14 +52,8 @@ import httpx
 import psycopg
 
 from bench._harness import wait_until_up
-from engram.context import (
-    Permission,
-    add_belief,
-    create_subject,
-    ensure_schema,
-    issue_token,
-    seed_demo,
-)
+from engram.context import Permission, add_belief, create_subject, ensure_schema, issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.store import open_store

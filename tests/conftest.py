@@ -37,7 +37,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from engram.store import Store, open_store, redact_url
+from engram.store import Store, open_store
+from engram.store.internals import redact_url
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

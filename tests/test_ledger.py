@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from engram.conformance import (
+from engram.conformance import Ledger, load_ledger
+from engram.conformance.internals import (
     LEDGER_FILE,
     PROVIDER_WITNESSED,
     RUNTIME_WITNESSED,
-    Ledger,
-    load_ledger,
     validate_document,
 )
 from engram.core.jsonio import dumps_text

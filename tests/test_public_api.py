@@ -89,6 +89,30 @@ def test_public_module_all_is_sorted_and_resolvable(name: str) -> None:
     assert not unresolved, f"{name}.__all__ names what it does not have: {unresolved}"
 
 
+def _internals_modules() -> list[str]:
+    return [name for name in _public_modules() if name.rsplit(".", 1)[-1] == "internals"]
+
+
+@pytest.mark.req("engram.package.public-api")
+def test_the_walk_sees_the_internals_modules() -> None:
+    assert {"engram.memory.internals", "engram.mcp.internals", "engram.cartridge.internals"} <= set(
+        _internals_modules()
+    )
+
+
+@pytest.mark.req("engram.package.public-api")
+@pytest.mark.parametrize("name", _internals_modules())
+def test_internals_are_apart_from_the_public_api_and_say_so(name: str) -> None:
+    # A name is either public (the package's __all__, documented in the API reference) or
+    # internal (shared with other engram packages, benchmarks and tests, and free to change):
+    # never both, and the module's docstring tells a reader which side they are on.
+    module = importlib.import_module(name)
+    package = importlib.import_module(name.rsplit(".", 1)[0])
+    both = sorted(set(module.__all__) & set(package.__all__))
+    assert both == [], f"{name} repeats names of the public API: {both}"
+    assert "not public API" in " ".join((module.__doc__ or "").split()), name
+
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -63,7 +63,8 @@ AREAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 def top_level_commands() -> tuple[click.Context, dict[str, click.Command]]:
     """The root context and every top-level command by name, each module imported first."""
-    from engram.cli import COMMAND_MODULES, cli
+    from engram.cli import cli
+    from engram.cli.internals import COMMAND_MODULES
 
     for module in sorted(set(COMMAND_MODULES.values())):
         importlib.import_module(module)

@@ -17,6 +17,12 @@ Beneath them: ``engram.core`` (canonical JSON, signatures, clocks, bounds), ``en
 tools above them: ``engram.transfer`` (memories into and out of cartridges),
 ``engram.conformance`` (requirement ids, runners, signed bundles) and ``engram.cli``. Import-linter
 contracts in pyproject.toml keep the layers one-way and the three products apart.
+
+What each package makes public is its ``__all__``: what a user of the library calls or types
+against (entry points, the types they take and return, the errors to catch). What engram's own
+packages, the benchmarks and the tests share besides is in the package's ``internals`` module,
+which is not public API; everything else stays private (docs/concepts/packages.md, "What is
+public").
 """
 
 from typing import TYPE_CHECKING

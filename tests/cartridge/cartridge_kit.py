@@ -19,29 +19,15 @@ from typing import Any
 
 import pytest
 
-from engram.cartridge import (
-    Cartridge,
-    ExportOptions,
-    TrustReport,
-    canonical_repo_identity,
-    codebase_fingerprint,
-    package_contents,
-    verify,
-    write,
-)
+from engram.cartridge import Cartridge, ExportOptions, TrustReport, package_contents, verify, write
+from engram.cartridge.internals import canonical_repo_identity, codebase_fingerprint
 from engram.cli import cli, run_cli
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey, PublicKey, save_private_key
 from engram.memory import default_manifest_text, export_memories
 from engram.store import open_store
-from engram.trust import (
-    GITHUB_OIDC_ISSUER,
-    KeyStatus,
-    NamespaceProof,
-    ProofMethod,
-    TrustedKey,
-    TrustRegistry,
-)
+from engram.trust import KeyStatus, TrustedKey, TrustRegistry
+from engram.trust.internals import GITHUB_OIDC_ISSUER, NamespaceProof, ProofMethod
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 REFERENCE = (

@@ -29,16 +29,14 @@ from cartridge_kit import (
     write_package,
 )
 
-from engram.cartridge import (
+from engram.cartridge import Cartridge, install_skills, load_rom
+from engram.cartridge.internals import (
     APPLICATION_ID,
     USER_VERSION,
-    Cartridge,
     SqlarEntry,
     check_path,
     decode_sqlar,
     encode_sqlar,
-    install_skills,
-    load_rom,
 )
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError

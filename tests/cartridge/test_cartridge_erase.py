@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from cartridge_kit import RECORDS, Seat, build, write_package
 
-from engram.cli import seat_engine
+from engram.cli.internals import seat_engine
 from engram.core.keys import PrivateKey
 from engram.memory import get_memory, history
 from engram.transfer import erase_memories, import_cartridge

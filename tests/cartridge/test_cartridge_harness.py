@@ -18,24 +18,26 @@ from cartridge_kit import NOW, SCHEMAS, build, digest, execute, registry_for, ro
 from jsonschema import Draft202012Validator
 
 from engram.cartridge import (
-    COMPLIANCE_FILE,
-    REQUIRED_ROLES,
     ActivationRefused,
     Cartridge,
     ExportOptions,
     Host,
     HostTool,
     UntrustedCartridge,
-    accepts,
     activate,
     check_host,
+    load_rom,
+    package_contents,
+    write,
+)
+from engram.cartridge.internals import (
+    COMPLIANCE_FILE,
+    REQUIRED_ROLES,
+    accepts,
     default_requirements,
     harness_problems,
-    load_rom,
     negotiate,
-    package_contents,
     preflight,
-    write,
 )
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.cartridge import (
-    Cartridge,
-    Host,
-    HostTool,
-    level_count,
-    list_attestations,
-    load_host_descriptor,
-)
+from engram.cartridge import Cartridge, Host, HostTool, load_host_descriptor
+from engram.cartridge.internals import level_count, list_attestations
 from engram.errors import InvalidRequest
 
 REFERENCE_ACX = sorted(

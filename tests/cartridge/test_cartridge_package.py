@@ -23,18 +23,20 @@ from engram.cartridge import (
     Cartridge,
     Contents,
     ExportOptions,
+    embed,
+    load_rom,
+    package_contents,
+    spec_report,
+    write,
+)
+from engram.cartridge.internals import (
     agent_card,
     build_capability,
     build_package_spec,
     capability_id,
     capability_problems,
-    embed,
     lance_schema,
-    load_rom,
-    package_contents,
-    spec_report,
     to_purl,
-    write,
 )
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey

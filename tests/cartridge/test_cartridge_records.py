@@ -20,19 +20,21 @@ from engram.cartridge import (
     Contents,
     ExportOptions,
     ScrubBlocked,
+    load_rom,
+    merge_records,
+    package_contents,
+    spec_report,
+    write,
+)
+from engram.cartridge.internals import (
     artifact_fingerprint,
     canonical_repo_identity,
     codebase_fingerprint,
     export_record,
-    load_rom,
-    merge_records,
-    package_contents,
     scan,
-    spec_report,
     validate_record,
-    write,
 )
-from engram.cli import seat_engine
+from engram.cli.internals import seat_engine
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.transfer import import_cartridge

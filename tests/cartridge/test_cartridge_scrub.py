@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.cartridge import Finding, ScrubBlocked, scan
+from engram.cartridge import ScrubBlocked
 from engram.cartridge import _scrub as scrub_module
+from engram.cartridge.internals import Finding, scan
 
 EVERY_RULE = [
     ("private-key", b"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n"),

@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from engram.cartridge import compile_shape, export_record, record_problems, schema_issues
+from engram.cartridge import record_problems
+from engram.cartridge.internals import compile_shape, export_record, schema_issues
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 SCHEMAS = Path(__file__).resolve().parents[2] / "src" / "engram" / "cartridge" / "schemas"

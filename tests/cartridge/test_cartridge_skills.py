@@ -21,14 +21,8 @@ from cartridge_kit import (
     write_package,
 )
 
-from engram.cartridge import (
-    FRONTMATTER_KEYS,
-    Cartridge,
-    derive_skills,
-    install_skills,
-    load_rom,
-    spec_report,
-)
+from engram.cartridge import Cartridge, derive_skills, install_skills, load_rom, spec_report
+from engram.cartridge.internals import FRONTMATTER_KEYS
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.trust import TrustState

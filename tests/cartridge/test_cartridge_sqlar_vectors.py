@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.cartridge import SqlarEntry, decode_sqlar, encode_sqlar
+from engram.cartridge.internals import SqlarEntry, decode_sqlar, encode_sqlar
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "sqlar"
 

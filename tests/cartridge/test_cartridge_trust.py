@@ -31,25 +31,18 @@ from engram.cartridge import (
     ExportOptions,
     ScrubBlocked,
     UntrustedCartridge,
-    artifact_fingerprint,
     load_rom,
     package_contents,
     write_save,
 )
-from engram.cli import seat_engine
+from engram.cartridge.internals import artifact_fingerprint
+from engram.cli.internals import seat_engine
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import CartridgeFormatError
 from engram.transfer import import_cartridge
-from engram.trust import (
-    TRUST_ORDER,
-    KeyStatus,
-    NamespaceProof,
-    ProofMethod,
-    TrustedKey,
-    TrustRegistry,
-    TrustState,
-)
+from engram.trust import KeyStatus, TrustedKey, TrustRegistry, TrustState
+from engram.trust.internals import TRUST_ORDER, NamespaceProof, ProofMethod
 
 
 @pytest.fixture

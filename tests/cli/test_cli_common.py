@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import cli, run_cli, token_option
+from engram.cli import cli, run_cli
+from engram.cli.internals import token_option
 from engram.core.canonical import parse_strict
 
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]

@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import COMMAND_MODULES, DATABASE_HELP, DATABASE_OPTS, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES, DATABASE_HELP, DATABASE_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
 CLI_DOC = REPO / "docs" / "spec" / "cli.md"

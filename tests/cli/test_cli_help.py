@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from engram.cli import COMMAND_HELP, COMMAND_MODULES, SUBCOMMAND_HELP, SUBCOMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_HELP, COMMAND_MODULES, SUBCOMMAND_HELP, SUBCOMMAND_MODULES
 
 PROBE = """
 import sys
@@ -77,7 +78,8 @@ def test_every_summary_is_the_commands_own_first_sentence() -> None:
 SUBGROUP_PROBE = """
 import importlib, sys
 from engram.cli import run_cli
-from engram.cli import SUBCOMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import SUBCOMMAND_MODULES
 {before}
 code = run_cli(cli, [{parent!r}, "--help"])
 elsewhere = {{m.partition(":")[0] for m in SUBCOMMAND_MODULES[{parent!r}].values()}}

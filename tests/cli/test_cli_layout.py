@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import COMMAND_MODULES, SUBCOMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES, SUBCOMMAND_MODULES
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 CONTRACT = "CLI command modules do not import each other"

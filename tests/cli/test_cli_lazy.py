@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import COMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES
 
 
 @pytest.mark.req("engram.cli.lazy-commands")
@@ -103,6 +104,23 @@ def test_cartridge_verify_imports_no_network_code_nor_the_other_cartridge_comman
     ]
 
 
+@pytest.mark.req("engram.cli.lazy-commands")
+def test_cartridge_load_help_imports_no_signing_path() -> None:
+    """``engram cartridge load --help`` reads ``engram.cartridge.HOST_SKILL_DIRS`` for its
+    ``--host`` choices; engram.cartridge binds names on first use, so the help loads neither the
+    verifier and signer nor cryptography (issue 28: it was 3.2x ``python -c pass``)."""
+    heavy = (
+        "cryptography",
+        "sshsig",
+        "engram.core.signing",
+        "engram.cartridge._verify",
+        "engram.cartridge._signing",
+        "engram.cartridge._host",
+        "engram.trust",
+    )
+    assert _loaded_by(["cartridge", "load", "--help"], b"", heavy) == []
+
+
 # Commands whose --help loads nothing heavy (issue 33: within 3x `python -c pass`); each
 # imports the engine, the network client or the server stack only when it runs.
 LIGHT_HELP = (
@@ -153,12 +171,12 @@ def test_command_help_imports_no_engine_network_client_or_server(command: str) -
 
 @pytest.mark.req("engram.cli.lazy-commands")
 def test_lazy_names_bind_once_and_unknown_names_are_attribute_errors() -> None:
-    import engram.context
+    import engram.context.internals
     import engram.core
 
     signer = engram.core.sign_document
     assert vars(engram.core)["sign_document"] is signer  # cached: __getattr__ is not asked again
-    assert engram.context.check_confidence(0.5) == 0.5
+    assert engram.context.internals.check_confidence(0.5) == 0.5
     with pytest.raises(AttributeError, match=r"'engram\.core' has no attribute 'nope'"):
         _ = engram.core.nope  # type: ignore[attr-defined]
 

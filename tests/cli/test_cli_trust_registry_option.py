@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from engram.cli import TRUST_REGISTRY_HELP, cli, run_cli
+from engram.cli import cli, run_cli
+from engram.cli.internals import TRUST_REGISTRY_HELP
 
 ALIASES = {"--registry", "--trust"}
 REFERENCE_ACX = next(

@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-from engram.context import DemoSubject, confirm_correction, seed_demo
+from engram.context import confirm_correction
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import Clock, format_instant, parse_instant
 from engram.core.encoding import b64url_encode

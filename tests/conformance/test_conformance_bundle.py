@@ -12,17 +12,15 @@ import pytest
 from conformance_faults import BASE_URL, FaultyProvider
 
 from engram.conformance import (
-    HostInfo,
     Ledger,
     Outcome,
     ProviderRunOptions,
-    attestation_preimage,
     build_bundle,
     load_ledger,
     run_provider,
-    utf16_key,
     verify_bundle,
 )
+from engram.conformance.internals import HostInfo, attestation_preimage, utf16_key
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import FixedClock
 from engram.core.encoding import b64url_encode

@@ -17,7 +17,8 @@ import uvicorn
 from engram.cli import cli
 from engram.cli import run_cli as _run_cli
 from engram.conformance import load_ledger
-from engram.context import issue_token, seed_demo
+from engram.context import issue_token
+from engram.context.internals import seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock, SystemClock
 from engram.core.keys import save_private_key

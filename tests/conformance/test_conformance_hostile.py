@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engram.conformance import ProviderRunOptions, load_ledger, read_discovery, run_provider
+from engram.conformance import ProviderRunOptions, load_ledger, run_provider
+from engram.conformance.internals import read_discovery
 from engram.errors import RemoteError
 from hostile_http_kit import hostile_host
 

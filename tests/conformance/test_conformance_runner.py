@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conformance_faults import BASE_URL, FAULTS, FaultyProvider
 
-from engram.conformance import Ledger, ProviderReport, ProviderRunOptions, Recorder, load_ledger
+from engram.conformance import Ledger, ProviderReport, ProviderRunOptions, load_ledger
 from engram.conformance import run_provider as run
+from engram.conformance.internals import Recorder
 from engram.context import create_subject, issue_token
 from engram.core.clock import FixedClock
 from engram.store import Store, open_store

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conformance_faults import BASE_URL, FaultyProvider
 
-from engram.conformance import HostInfo, ProviderRunOptions, build_bundle, load_ledger, run_provider
+from engram.conformance import ProviderRunOptions, build_bundle, load_ledger, run_provider
+from engram.conformance.internals import HostInfo
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey, save_private_key

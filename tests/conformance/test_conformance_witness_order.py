@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram.conformance import witness_sha256
+from engram.conformance.internals import witness_sha256
 
 # U+FF61 is below U+1F600 by code point, above it by UTF-16 code unit (0xFF61 > 0xD83D).
 HALFWIDTH = {"id": "engram.x.\uff61", "result": "executed-pass"}

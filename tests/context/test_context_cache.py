@@ -11,18 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engram.context import (
-    ContextCache,
     Permission,
     _repo,
     add_belief,
-    authenticate_token_with_state,
     create_subject,
     ensure_schema,
-    hash_token,
     issue_token,
     list_tokens,
     revoke_token,
 )
+from engram.context.internals import ContextCache, authenticate_token_with_state, hash_token
 from engram.core.clock import FixedClock
 from engram.errors import StoreError, Unauthorized
 from engram.store import Store, open_store

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engram.cli import cli, run_cli
-from engram.context import authenticate_token, propose_correction
+from engram.context import CATEGORIES, authenticate_token, propose_correction
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.store import open_store
@@ -107,7 +107,7 @@ def test_demo_creates_a_subject_with_sensitive_beliefs_and_a_full_token(
 
     assert isinstance(demo, dict)
     assert demo["url"] == "https://p.example"
-    assert demo["beliefs"] == 8
+    assert demo["beliefs"] == len(CATEGORIES)  # one in every category
     assert str(demo["token"]).startswith("eng_")
     token_file = tmp_path / "demo.demo-token"
     assert demo["token_file"] == str(token_file)

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.context import (
-    Issuer,
-    add_belief,
-    build_export,
-    create_subject,
-    render_injection,
-    resolve_scope,
-)
+from engram.context import Issuer, add_belief, build_export, create_subject
+from engram.context.internals import render_injection, resolve_scope
 from engram.core.clock import FixedClock
 from engram.errors import ExpiryTooLong
 from engram.store import Store

@@ -24,20 +24,18 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 @pytest.mark.req("engram.package.public-api")
-def test_package_all_is_sorted_and_re_exports_every_public_name() -> None:
+def test_package_all_is_sorted_and_re_exports_what_a_user_calls_from_the_public_modules() -> None:
+    # engram.core's __all__ is what an integrator calls (canonical JSON, keys, signatures,
+    # envelopes, clocks: docs/concepts/packages.md "What is public"); the rest of each public
+    # module's names stay in that module, importable by name, not re-exported here.
     exported = engram.core.__all__
     assert exported == sorted(exported, key=_isort_key)
     everything = {name for module in PUBLIC_MODULES for name in module.__all__}
-    assert set(exported) == everything - {
-        "MAX_NESTING",
-        "RAW_PUBLIC_KEY_BYTES",
-        "SIGNATURE_BYTES",
-        "SIGNATURE_FIELD",
-        "ALGORITHM",
-        "KeyStatus",
-    }
+    assert set(exported) <= everything
     for name in exported:
         assert getattr(engram.core, name) is not None
+        homes = [m for m in PUBLIC_MODULES if name in m.__all__]
+        assert all(getattr(m, name) is getattr(engram.core, name) for m in homes), name
 
 
 @pytest.mark.req("engram.package.public-api")

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engram import cartridge, level, policy, registry, workflow
+from engram import level, policy, registry, workflow
+from engram.cartridge.internals import scan
 from engram.core.findings import Finding, verdict
 from engram.core.keys import PublicKey
-from engram.level import finding_wire
+from engram.level.internals import finding_wire
+from engram.registry.internals import problem_line, problem_wire
 from engram.workflow import lint_workflow
 
 
@@ -31,7 +33,7 @@ def test_every_package_reports_the_one_finding_type() -> None:
     assert lint.issues
     assert all(type(i) is Finding for i in lint.issues)
     # The scrub gate keeps its own constructor, text and §7.5 JSON over the same type.
-    (blocked,) = cartridge.scan({"rom/x.md": b"ok\nAKIAIOSFODNN7EXAMPLE\n"})
+    (blocked,) = scan({"rom/x.md": b"ok\nAKIAIOSFODNN7EXAMPLE\n"})
     assert isinstance(blocked, Finding)
     assert (blocked.rule, blocked.path, blocked.line, blocked.offset, blocked.ok) == (
         "aws-access-key-id",
@@ -52,8 +54,8 @@ def test_each_report_keeps_its_published_shape() -> None:
         "message": "a symbolic link",
         "severity": "error",
     }
-    assert list(registry.problem_wire(broken)) == ["path", "rule", "message"]
-    assert registry.problem_line(broken) == "graphs/a.json: [registry.site-paths] a symbolic link"
+    assert list(problem_wire(broken)) == ["path", "rule", "message"]
+    assert problem_line(broken) == "graphs/a.json: [registry.site-paths] a symbolic link"
     assert str(broken) == "graphs/a.json: a symbolic link [registry.site-paths]"
     for ok, severity in ((True, "passed"), (False, "error"), (None, "unchecked")):
         found = verdict("proof", ok, "$.proof", "why")

@@ -37,3 +37,20 @@ def test_the_reference_index_links_every_package_once(site: Site) -> None:
     for name in packages():
         assert links.count(f"{name}/") == 1, f"reference/index lists engram.{name} not once"
     assert "cli" not in packages()  # the command line has its own reference (cli/)
+
+
+@pytest.mark.req("engram.docs.api-reference")
+def test_the_reference_documents_exactly_the_public_names_never_the_internals(site: Site) -> None:
+    # Each page holds the package's __all__ and nothing else of it: an internals module (names
+    # other engram packages and the tests share, free to change) has no section of its own, and
+    # its names none under the package unless they are public too (tests/test_public_api.py
+    # keeps the two apart).
+    extra = []
+    for name in packages():
+        module = importlib.import_module(f"engram.{name}")
+        exported = set(getattr(module, "__all__", ()))
+        prefix = f"engram.{name}."
+        ids = site.page(f"reference/{name}/").ids
+        top = {i.removeprefix(prefix).split(".")[0] for i in ids if i.startswith(prefix)}
+        extra += [f"{prefix}{n}" for n in sorted(top - exported)]
+    assert extra == []

@@ -17,7 +17,8 @@ import click
 import pytest
 from docs_kit import REPO
 
-from engram.cli import COMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES
 
 DOCS = REPO / "docs"
 # The pages written for the site; docs/spec/ and the guides belong to their areas' owners.

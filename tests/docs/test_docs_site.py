@@ -17,7 +17,8 @@ import click
 import pytest
 from docs_kit import REPO, Site, build, copy_tree
 
-from engram.cli import COMMAND_MODULES, cli
+from engram.cli import cli
+from engram.cli.internals import COMMAND_MODULES
 from engram.core.jsonio import dumps_text
 
 METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")

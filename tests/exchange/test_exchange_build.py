@@ -205,3 +205,29 @@ def test_an_occupied_output_folder_is_refused(tmp_path: Path) -> None:
     assert (occupied / "keep.txt").read_text() == "mine"
     build_site(registry.root, tmp_path / "site", now=NOW)
     build_site(registry.root, tmp_path / "site", now=NOW)  # a previous build is replaced whole
+
+
+@pytest.mark.req("engram.registry.artifact-types-one-source")
+def test_the_browser_check_reads_the_same_signature_kinds_as_the_library() -> None:
+    # exchange.js re-verifies a workflow's or Agent Graph's signature in the reader's browser, so
+    # it carries its own copy of each signed kind's names (JavaScript cannot import Python): this
+    # holds that copy to the ArtifactKind declarations the library signs and verifies with.
+    from engram.graph.internals import AGENT_GRAPH
+    from engram.workflow.internals import WORKFLOW
+
+    script = (
+        Path(__file__).resolve().parents[2] / "src/engram/registry/site/exchange.js"
+    ).read_text(encoding="utf-8")
+    block = script[
+        script.index("const KINDS = {") : script.index("};", script.index("const KINDS"))
+    ]
+    for name, kind in (("workflow", WORKFLOW), ("agent-graph", AGENT_GRAPH)):
+        start = block.index(f'"{name}": {{' if "-" in name else f"{name}: {{")
+        spec = block[start : block.index("},\n", block.index("counts:", start)) + 1]
+        assert f'subject: "{kind.subject_prefix}"' in spec, name
+        assert f'predicateType: "{kind.predicate_type}"' in spec, name
+        assert f'schema: "{kind.signature_version}"' in spec, name
+        members = [kind.id_member, kind.version_member, kind.digest_member]
+        assert "members: [" + ", ".join(f'"{m}"' for m in members) + "]" in spec, name
+        counts = ", ".join(f'{member}: "{array}"' for member, array in kind.counts)
+        assert f"counts: {{ {counts} }}" in spec, name

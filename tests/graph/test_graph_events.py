@@ -10,7 +10,6 @@ import pytest
 from acx_json_kit import graph
 from engram.graph import (
     ConvergenceInbox,
-    KnowledgeRef,
     PropagationLimit,
     RouteEvent,
     RouteEventError,
@@ -18,6 +17,7 @@ from engram.graph import (
     graph_digest,
     lint_graph,
 )
+from engram.graph.internals import KnowledgeRef
 
 DIGEST = graph_digest(graph())
 

@@ -31,7 +31,6 @@ from acx_json_kit import (
 from engram.core.dsse import PAYLOAD_TYPE_IN_TOTO, pae
 from engram.core.keys import PrivateKey
 from engram.graph import (
-    AGENT_GRAPH,
     PinnedWorkflow,
     check_graph,
     graph_digest,
@@ -41,14 +40,10 @@ from engram.graph import (
     sign_graph,
     verify_graph,
 )
+from engram.graph.internals import AGENT_GRAPH
 from engram.trust import TrustState, load_trust_registry
-from engram.workflow import (
-    SignError,
-    load_workflow,
-    sign_document,
-    sign_workflow,
-    workflow_digest,
-)
+from engram.workflow import SignError, load_workflow, sign_workflow, workflow_digest
+from engram.workflow.internals import sign_document
 
 PACKAGED = Path(__file__).resolve().parents[2] / "src/engram/graph/schemas"
 KEY = PrivateKey.generate()

@@ -26,12 +26,13 @@ import pytest
 import uvicorn
 from starlette.testclient import TestClient
 
-from engram.context import seed_demo
+from engram.context.internals import seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock, SystemClock
 from engram.errors import CanonicalJsonError, MalformedExport
 from engram.provider import ProviderConfig, create_app
-from engram.runtime import EngramClient, RuntimeConfig, parse_key_list, verify_export
+from engram.runtime import EngramClient, RuntimeConfig, verify_export
+from engram.runtime.internals import parse_key_list
 from engram.store import open_store
 
 

@@ -24,7 +24,7 @@ from engram.core.bounds import MAX_BASE58_CHARS, MAX_DEPTH, check_shape
 from engram.errors import EngramError, InvalidRequest
 from engram.fetch import FetchError, iter_capped
 from engram.integrations.langgraph import EngramStore
-from engram.level import base58btc_decode
+from engram.level.internals import base58btc_decode
 from engram.policy import HostLimitsError, load_host_limits
 from engram.store import open_store
 from engram.transfer import check_pam_document

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import httpx
 import uvicorn
 
-from engram.context import DemoSubject, seed_demo
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.clock import FixedClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store

@@ -24,7 +24,8 @@ from openai import AsyncOpenAI
 
 from engram.errors import SignatureInvalid
 from engram.integrations.agents import EngramSession, engram_instructions
-from engram.runtime import CONTEXT_HEADING, AsyncEngramClient, EngramClient, RuntimeConfig
+from engram.runtime import AsyncEngramClient, EngramClient, RuntimeConfig
+from engram.runtime.internals import CONTEXT_HEADING
 from engram.store import Store, open_store
 
 set_tracing_disabled(True)  # the SDK would otherwise try to export traces to api.openai.com

@@ -24,11 +24,12 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from engram.cli import discover_components
+from engram.cli.internals import discover_components
 from engram.core.canonical import Json
 from engram.core.clock import FixedClock
 from engram.errors import CanonicalJsonError
-from engram.integrations.langgraph import EngramStore, manifest_text, ring_id_for
+from engram.integrations.langgraph import EngramStore
+from engram.integrations.langgraph.internals import manifest_text, ring_id_for
 from engram.memory import open_engine, parse_manifest, recall
 from engram.store import Store
 

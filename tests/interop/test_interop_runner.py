@@ -16,7 +16,8 @@ from collections.abc import Iterator
 import pytest
 from peers import FAULTS, PROFILES, Peer
 
-from engram.conformance import BADGES, ProviderRunOptions, load_ledger, run_provider
+from engram.conformance import ProviderRunOptions, load_ledger, run_provider
+from engram.conformance.internals import BADGES
 
 C = "engram.context."
 FAULT_ROWS: dict[str, frozenset[str]] = {

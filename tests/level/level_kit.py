@@ -20,7 +20,6 @@ from engram.level import (
     Ledger,
     ReferenceSolver,
     Verifier,
-    add_proof,
     demo_benchmark,
     prove_level,
     public_multikey,
@@ -28,6 +27,7 @@ from engram.level import (
     static_resolver,
     status_list_credential,
 )
+from engram.level.internals import add_proof
 
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE.parent / "vectors"

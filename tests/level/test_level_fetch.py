@@ -13,7 +13,8 @@ import pytest
 
 from engram.errors import EngramError, InvalidRequest, RemoteError
 from engram.fetch import FetchError
-from engram.level import MAX_FETCH_BYTES, fetch_location, pinned_fetch
+from engram.level import fetch_location
+from engram.level.internals import MAX_FETCH_BYTES, pinned_fetch
 
 LIST = b'{"type": ["VerifiableCredential", "BitstringStatusListCredential"]}'
 

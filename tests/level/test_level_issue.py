@@ -23,8 +23,8 @@ from engram.level import (
     demo_benchmark,
     load_benchmark,
     prove_level,
-    seal_benchmark,
 )
+from engram.level.internals import seal_benchmark
 
 
 @pytest.mark.req("engram.level.held-out-sealed")

@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 from level_kit import PROOF3_ROM
 
-from engram.level import (
-    Game,
-    Gate,
-    ReferenceSolver,
-    career_tier,
-    demo_benchmark,
-    level_for,
-    rate,
-)
+from engram.level import ReferenceSolver, demo_benchmark
+from engram.level.internals import Game, Gate, career_tier, level_for, rate
 
 
 def _proof3(competence: float, draw: int) -> tuple[float, float, float, int, int, bool, int, str]:

@@ -15,16 +15,15 @@ from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 from engram.errors import InvalidRequest
 from engram.level import (
-    MIN_ENTRIES,
     StatusCheckError,
     StatusList,
-    add_proof,
     check_status,
     public_multikey,
     set_entry,
     static_resolver,
     status_list_credential,
 )
+from engram.level.internals import MIN_ENTRIES, add_proof
 
 
 def _independent_bits(encoded: str) -> bytes:

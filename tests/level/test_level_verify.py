@@ -12,14 +12,8 @@ from jsonschema import Draft202012Validator
 from level_kit import NOW, PUBLISHER, REFERENCE, ROM, Issued, issue
 
 from engram.core.canonical import canonicalize
-from engram.level import (
-    LevelReport,
-    envelope_file_name,
-    published_schema,
-    registry_issuer_keys,
-    static_resolver,
-    verify_level,
-)
+from engram.level import LevelReport, static_resolver, verify_level
+from engram.level.internals import envelope_file_name, published_schema, registry_issuer_keys
 from engram.trust import load_trust_registry
 
 

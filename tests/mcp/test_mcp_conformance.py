@@ -18,8 +18,8 @@ import pytest
 from mcp_kit import LoopbackServer, write_seat
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.cli import provider_app_with_mcp
-from engram.context import seed_demo
+from engram.cli.internals import provider_app_with_mcp
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource
 from engram.provider import ProviderConfig

@@ -17,8 +17,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_kit import HTTP_BASE, error_text, http_session, structured, write_seat
 from starlette.applications import Starlette
 
-from engram.cli import provider_app_with_mcp
-from engram.context import DemoSubject, issue_token, seed_demo
+from engram.cli.internals import provider_app_with_mcp
+from engram.context import issue_token
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.core.keys import PublicKey

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcp_kit import error_text, stdio_session, write_seat
 
-from engram.memory import SIGNALS
+from engram.memory.internals import SIGNALS
 
 
 @pytest.mark.req("engram.mcp.outcome-schema-accepted-only")

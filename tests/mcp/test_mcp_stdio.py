@@ -11,7 +11,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_kit import LoopbackServer, error_text, stdio_session, structured, write_seat
 
-from engram.context import issue_token, seed_demo
+from engram.context import issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store

@@ -11,7 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from engram.memory import DEFAULT_TUNING, MemoryEngine, RecordInput, recall, record_many
+from engram.memory import MemoryEngine, RecordInput, recall, record_many
+from engram.memory.internals import DEFAULT_TUNING
 
 NOTES = [
     ("Priya", "I think the flaky integration tests come from the shared database fixture."),

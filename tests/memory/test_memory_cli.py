@@ -15,7 +15,7 @@ from engram.cli import cli
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import Forbidden, InvalidRequest, ManifestError
-from engram.memory import ATTESTATION_NAMESPACE
+from engram.memory.internals import ATTESTATION_NAMESPACE
 
 
 def _parsed(data: bytes | str) -> dict[str, Any]:

@@ -15,19 +15,16 @@ from memory_kit import ANCHOR, manifest_text, ssh_keygen_key, ssh_sign
 from engram.core.clock import FixedClock
 from engram.errors import ConflictError, Forbidden, InvalidRequest, SignatureInvalid
 from engram.memory import (
-    ATTESTATION_NAMESPACE,
-    BLOCKED,
     MemoryEngine,
-    attestation_message,
     complete,
     get_memory,
-    lower_bound,
     open_engine,
     outcome,
     parse_manifest,
     record,
     status,
 )
+from engram.memory.internals import ATTESTATION_NAMESPACE, BLOCKED, attestation_message, lower_bound
 from engram.store import Store
 
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram.errors import CanonicalJsonError
-from engram.memory.internals import memory_id
+from engram.memory import memory_id
 
 # Every code point but lone surrogates (I-JSON refuses those).
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=200)

@@ -15,13 +15,12 @@ from engram.memory import (
     export_memories,
     get_memory,
     import_memories,
-    indexed_local_vector,
     open_engine,
     outcome,
     recall,
     record,
 )
-from engram.memory.internals import local_vector
+from engram.memory.internals import indexed_local_vector, local_vector
 from engram.store import Store, open_store
 
 

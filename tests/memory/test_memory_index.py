@@ -217,8 +217,7 @@ def test_another_database_at_the_same_path_rebuilds_the_index(tmp_path: Path) ->
 def test_a_ring_move_rebuilds_the_index(any_store: Store, tmp_path: Path) -> None:
     spec_text = manifest_text().replace('ring_id = "canon:shared"', 'ring_id = "canon:fleet"')
     legacy = parse_manifest(spec_text, "legacy", tmp_path)
-    from engram.memory import import_memories
-    from engram.memory.internals import memory_id
+    from engram.memory import import_memories, memory_id
 
     text = "every deploy is announced in the channel"
     import_memories(

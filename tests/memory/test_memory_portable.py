@@ -13,9 +13,7 @@ from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import FixedClock
 from engram.errors import DigestMismatch, InvalidRequest
 from engram.memory import (
-    ATTESTATION_NAMESPACE,
     MemoryEngine,
-    attestation_message,
     complete,
     export_memories,
     get_memory,
@@ -28,6 +26,7 @@ from engram.memory import (
     recall,
     record,
 )
+from engram.memory.internals import ATTESTATION_NAMESPACE, attestation_message
 from engram.store import Store, open_store
 
 

@@ -12,11 +12,8 @@ from engram.core.canonical import canonicalize
 from engram.core.clock import FixedClock
 from engram.errors import Forbidden, InvalidRequest
 from engram.memory import (
-    LOCAL_ENGINE,
     MemoryEngine,
     RecordInput,
-    indexed_local_vector,
-    local_vector,
     memory_id,
     open_engine,
     parse_manifest,
@@ -25,6 +22,7 @@ from engram.memory import (
     record_many,
     status,
 )
+from engram.memory.internals import LOCAL_ENGINE, indexed_local_vector, local_vector
 from engram.store import Store
 
 

@@ -15,7 +15,6 @@ import pytest
 from engram.core.canonical import Json
 from engram.core.clock import FixedClock
 from engram.memory import (
-    DEFAULT_TUNING,
     MemoryEngine,
     RecordInput,
     Tuning,
@@ -24,7 +23,7 @@ from engram.memory import (
     supersede,
     withdraw,
 )
-from engram.memory.internals import time_intent
+from engram.memory.internals import DEFAULT_TUNING, time_intent
 
 LATEST, EARLIEST = "latest", "earliest"
 MAX_QUERY = 4_000  # characters of a query read (docs/spec/memory-retrieval.md)

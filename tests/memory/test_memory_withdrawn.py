@@ -14,9 +14,9 @@ from engram.memory import (
     recall,
     record,
     reinstate,
-    seat_view,
     withdraw,
 )
+from engram.memory.internals import seat_view
 
 
 @pytest.mark.req("engram.memory.withdrawn-not-recalled")

@@ -32,7 +32,6 @@ from engram.level import (
     LevelReport,
     ReferenceSolver,
     Verifier,
-    add_proof,
     demo_benchmark,
     prove_level,
     require_verified,
@@ -40,6 +39,7 @@ from engram.level import (
     static_resolver,
     status_list_credential,
 )
+from engram.level.internals import add_proof
 
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE.parent / "vectors"

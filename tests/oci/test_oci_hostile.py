@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hostile_registry import HostileRegistry, Hostility, gzip_bomb
 
-from engram.oci import cartridge_manifest
+from engram.oci.internals import cartridge_manifest
 from peak_kit import run_python_peak
 
 DEADLINE = 3.0

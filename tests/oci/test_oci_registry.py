@@ -37,12 +37,12 @@ from engram.oci import (
     RegistryClient,
     RegistryError,
     attach_level,
-    cartridge_manifest,
     discover,
     parse_reference,
     pull_cartridge,
     push_cartridge,
 )
+from engram.oci.internals import cartridge_manifest
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 INDEX = "application/vnd.oci.image.index.v1+json"

@@ -10,13 +10,11 @@ from typing import Any
 import pytest
 
 from engram.core.canonical import canonicalize
-from engram.oci import (
-    ArtifactRefused,
-    BadReference,
+from engram.oci import ArtifactRefused, BadReference, parse_reference
+from engram.oci.internals import (
     cartridge_manifest,
     check_cartridge_manifest,
     parse_challenge,
-    parse_reference,
     referrers_tag,
 )
 

@@ -9,7 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from policy_kit import PUBLISHED_SCHEMA, REFERENCE_V1_1, docs_v1, edited, reference, to_bytes
 
-from engram.policy import PolicyError, load_policy, schema_for
+from engram.policy import PolicyError, load_policy
+from engram.policy.internals import schema_for
 
 
 def _rules(document: Any) -> set[str]:

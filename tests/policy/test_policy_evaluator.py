@@ -18,7 +18,6 @@ from engram.policy import (
     CommandRequested,
     Completed,
     Decision,
-    EffectiveLimits,
     Event,
     GuardrailSignal,
     HostLimits,
@@ -29,12 +28,11 @@ from engram.policy import (
     PrReady,
     ReturnWindowReached,
     TurnEnded,
-    VerificationResult,
     decide,
-    effective_limits,
     load_host_limits,
     load_policy,
 )
+from engram.policy.internals import EffectiveLimits, VerificationResult, effective_limits
 
 # The §9.4 outcome contract written out independently of engram's dataclass.
 REPORT_SCHEMA = {

@@ -14,12 +14,12 @@ from engram.policy import (
     HostLimitsError,
     PolicyError,
     add_rule,
-    effective_limits,
     effective_policy,
     load_host_limits,
     load_policy,
     load_rule_overlay,
 )
+from engram.policy.internals import effective_limits
 
 BUDGET = docs_v1()["budget"]
 

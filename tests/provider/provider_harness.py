@@ -11,7 +11,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from engram.context import DemoSubject, seed_demo
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.clock import FixedClock
 from engram.memory import MemoryEngine, default_manifest_text, open_engine, parse_manifest
 from engram.provider import ProviderConfig, create_app

@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
-from engram.cli import metrics_environment
+from engram.cli.internals import metrics_environment
 
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
 _PID_FILE = re.compile(r"^(counter|histogram|gauge_livesum)_(\d+)\.db$")

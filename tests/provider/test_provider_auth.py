@@ -19,13 +19,16 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from engram.cli import provider_app_with_mcp
-from engram.context import DemoSubject, Permission, ensure_schema, issue_token, seed_demo
+from engram.cli.internals import provider_app_with_mcp
+from engram.context import Permission, ensure_schema, issue_token
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.errors import RateLimited
-from engram.memory import SeatSource, default_manifest_text
-from engram.provider import ProviderConfig, RateLimiter, create_app, parse_trusted_proxies
+from engram.memory import default_manifest_text
+from engram.memory.internals import SeatSource
+from engram.provider import ProviderConfig, create_app
+from engram.provider.internals import RateLimiter, parse_trusted_proxies
 from engram.store import Store
 
 

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import uvicorn
 
-from engram.context import seed_demo
+from engram.context.internals import seed_demo
 from engram.core.clock import FixedClock, SystemClock
 from engram.errors import InvalidRequest
 from engram.provider import ProviderConfig, create_app

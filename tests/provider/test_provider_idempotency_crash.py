@@ -17,7 +17,8 @@ import textwrap
 
 import pytest
 
-from engram.context import Permission, ensure_schema, issue_token, list_corrections, seed_demo
+from engram.context import Permission, ensure_schema, issue_token, list_corrections
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.store import Store, open_store
 

@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from engram.context import DemoSubject, ensure_schema, list_tokens, seed_demo
+from engram.context import ensure_schema, list_tokens
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import SystemClock
 from engram.store import open_store

@@ -16,19 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from provider_harness import Provider
 
-from engram.context import (
-    SCOPES,
-    Issuer,
-    add_belief,
-    build_export,
-    delete_belief,
-    list_beliefs,
-    render_injection,
-)
+from engram.context import Issuer, add_belief, build_export, delete_belief, list_beliefs
+from engram.context.internals import SCOPES, render_injection
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.keys import PrivateKey
 from engram.core.signing import sign_document, verify_document
-from engram.provider import signed_bytes
+from engram.provider.internals import signed_bytes
 
 
 def _parsed(data: bytes | str) -> dict[str, Any]:

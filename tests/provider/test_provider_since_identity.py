@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from engram.context import delete_belief, propose_correction, reject_correction, seed_demo
+from engram.context import delete_belief, propose_correction, reject_correction
+from engram.context.internals import seed_demo
 from engram.core.clock import FixedClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import Store

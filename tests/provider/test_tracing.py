@@ -18,11 +18,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from starlette.applications import Starlette
 
-from engram.cli import provider_app_with_mcp
-from engram.context import Permission, ensure_schema, issue_token, seed_demo
+from engram.cli.internals import provider_app_with_mcp
+from engram.context import Permission, ensure_schema, issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import FixedClock
-from engram.memory import SeatSource, default_manifest_text
-from engram.provider import ProviderConfig, ProviderMiddleware, create_app
+from engram.memory import default_manifest_text
+from engram.memory.internals import SeatSource
+from engram.provider import ProviderConfig, create_app
+from engram.provider.internals import ProviderMiddleware
 from engram.store import Store
 
 BASE = "http://127.0.0.1:8420"

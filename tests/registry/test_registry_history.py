@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from registry_kit import NOW, PUBLISHER, Registry, dump, git, make_registry, signed_workflow
 
-from engram.registry import check_registry, history_problems
+from engram.registry import check_registry
+from engram.registry.internals import history_problems
 
 
 def repository(tmp_path: Path) -> tuple[Path, Registry, str]:

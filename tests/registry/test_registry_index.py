@@ -365,7 +365,8 @@ def test_duplicate_status_identities_are_refused(tmp_path: Path) -> None:
 def test_signed_lineage_is_checked_with_the_childs_full_coordinate(
     tmp_path: Path, lineage: dict[str, Any], expected: str
 ) -> None:
-    from engram.registry import Coordinate, lineage_problems
+    from engram.registry import Coordinate
+    from engram.registry.internals import lineage_problems
 
     own = Coordinate("workflow", PUBLISHER, "review-loop", "1.2.0", "sha256:" + "2" * 64)
     problems = lineage_problems({"lineage": lineage}, own, "cals/x.cal.json")

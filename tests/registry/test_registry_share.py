@@ -172,3 +172,21 @@ def test_a_graph_remix_from_the_command_line_signs_and_verifies(tmp_path: Path) 
     assert draft["lineage"]["parents"][0]["relation"] == "fork"
     signed = sign_graph(draft, PrivateKey.generate(), publisher_id="io.github.other", signed_at=NOW)
     assert check_graph(signed, now=NOW).ok
+
+
+@pytest.mark.req("engram.registry.artifact-types-one-source")
+def test_every_artifact_type_is_declared_once_and_summarised(tmp_path: Path) -> None:
+    # An artifact type's folder, suffixes, index members, Exchange names and share words are one
+    # ArtifactType; its summariser is the only other per-kind piece. The index lists the types
+    # in that order, check counts them under the same names, and share names them.
+    from engram.registry.internals import ARTIFACTS, SUMMARIZE
+
+    assert set(SUMMARIZE) == {a.name for a in ARTIFACTS}
+    build = build_index(tmp_path, now=NOW)
+    members = list(build.index)
+    for artifact in ARTIFACTS:
+        at = members.index(artifact.count_key)
+        assert members[at + 1] == artifact.index_key
+    words = [a.share_words[0] for a in ARTIFACTS]
+    with pytest.raises(RegistryRefused, match=f"say {', '.join(words[:-1])} or {words[-1]}"):
+        share("nonsense", tmp_path / "x", tmp_path, now=NOW)

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 from review_kit import hidden
 
-from engram.context import Permission, Subject, create_subject, issue_token, seed_demo
+from engram.context import Permission, Subject, create_subject, issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import Clock, FixedClock
 from engram.memory import MemoryEngine, open_engine, parse_manifest, record, subject_view
 from engram.memory import default_manifest_text as _default_manifest

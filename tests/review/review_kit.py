@@ -11,14 +11,8 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from engram.context import (
-    Correction,
-    DemoSubject,
-    Permission,
-    issue_token,
-    propose_correction,
-    seed_demo,
-)
+from engram.context import Correction, Permission, issue_token, propose_correction
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.core.keys import PublicKey

@@ -23,7 +23,8 @@ import pytest
 from browser_kit import HERE, browser_tools, loopback_socket, node_env, serving
 from memories_kit import manifest_engine
 
-from engram.context import Permission, create_subject, issue_token, seed_demo
+from engram.context import Permission, create_subject, issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.core.jsonio import dumps_text
 from engram.memory import (

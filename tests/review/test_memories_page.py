@@ -22,8 +22,9 @@ from memories_kit import (
 )
 from review_kit import hidden
 
-from engram.cli import provider_app_with_mcp
-from engram.context import Permission, issue_token, seed_demo
+from engram.cli.internals import provider_app_with_mcp
+from engram.context import Permission, issue_token
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.mcp import SeatSource
 from engram.memory import (
@@ -37,7 +38,8 @@ from engram.memory import (
     supersede,
 )
 from engram.provider import ProviderConfig, create_app
-from engram.provider.review import CONTENT_SECURITY_POLICY, create_review_link
+from engram.provider.review import create_review_link
+from engram.provider.review.internals import CONTENT_SECURITY_POLICY
 from engram.store import Store, open_store
 
 

@@ -21,7 +21,7 @@ import pytest
 from browser_kit import HERE, browser_tools, loopback_socket, node_env, serving
 from review_kit import verified_export
 
-from engram.context import seed_demo
+from engram.context.internals import seed_demo
 from engram.core.clock import SystemClock
 from engram.provider import ProviderConfig, create_app
 from engram.store import open_store

@@ -12,7 +12,8 @@ import pytest
 from review_kit import ReviewKit, hidden
 
 from engram.errors import InvalidRequest, UserNotFound
-from engram.provider.review import MAX_LINK_TTL, create_review_link
+from engram.provider.review import create_review_link
+from engram.provider.review.internals import MAX_LINK_TTL
 
 INTERNALS = ("Traceback", "sqlite", "psycopg", "SELECT", "review_sessions", ".py", "StoreError")
 

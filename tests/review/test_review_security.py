@@ -18,7 +18,7 @@ from engram.context import (
     propose_correction,
     revoke_token,
 )
-from engram.provider.review import CONTENT_SECURITY_POLICY
+from engram.provider.review.internals import CONTENT_SECURITY_POLICY
 from engram.store import Store
 
 XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'

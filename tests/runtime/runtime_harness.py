@@ -26,7 +26,7 @@ import anyio.from_thread
 import httpx
 import uvicorn
 
-from engram.context import DemoSubject, seed_demo
+from engram.context.internals import DemoSubject, seed_demo
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
 from engram.core.clock import FixedClock
 from engram.provider import ProviderConfig, create_app

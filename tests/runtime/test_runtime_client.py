@@ -28,13 +28,8 @@ from engram.errors import (
     SignatureInvalid,
     Unauthorized,
 )
-from engram.runtime import (
-    CONTEXT_HEADING,
-    AsyncEngramClient,
-    EngramClient,
-    system_prompt_with_context,
-    with_context,
-)
+from engram.runtime import AsyncEngramClient, EngramClient, system_prompt_with_context, with_context
+from engram.runtime.internals import CONTEXT_HEADING
 
 
 def _parsed(data: bytes | str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from engram.context import seed_demo
+from engram.context.internals import seed_demo
 from engram.core.canonical import canonicalize
 from engram.core.clock import FixedClock, format_instant
 from engram.core.encoding import b64url_decode, b64url_encode
@@ -26,10 +26,10 @@ from engram.runtime import (
     PublishedKey,
     RuntimeConfig,
     Verified,
-    parse_key_list,
     render_belief,
     verify_export,
 )
+from engram.runtime.internals import parse_key_list
 from engram.store import Store
 
 NOW = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

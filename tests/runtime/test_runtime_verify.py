@@ -22,7 +22,8 @@ from engram.errors import (
     UnknownKeyId,
     UnsupportedVersion,
 )
-from engram.runtime import ContextView, PublishedKey, verify_signed
+from engram.runtime import ContextView, PublishedKey
+from engram.runtime.internals import verify_signed
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 SKEW = timedelta(seconds=60)

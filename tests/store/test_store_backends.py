@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from engram.errors import StoreError
-from engram.store import database_url_from_env, open_store, redact_url, to_pyformat
+from engram.store import database_url_from_env, open_store
+from engram.store.internals import redact_url, to_pyformat
 
 
 def mode(path: Path) -> int:

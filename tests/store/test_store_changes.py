@@ -14,15 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engram.errors import StoreError
-from engram.store import (
-    CHANGES_COMPONENT,
-    FLUSH,
-    Change,
-    ChangeFeed,
-    Store,
-    Subscription,
-    open_store,
-)
+from engram.store import Store, open_store
+from engram.store.internals import CHANGES_COMPONENT, FLUSH, Change, ChangeFeed, Subscription
 
 BOUND = 1.0
 

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 import pytest
 
 from engram.errors import StoreError
-from engram.store import ChangeFeed, Tx
+from engram.store import Tx
+from engram.store.internals import ChangeFeed
 
 
 @contextmanager

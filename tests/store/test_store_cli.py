@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import cli, discover_components, run_cli
+from engram.cli import cli, run_cli
+from engram.cli.internals import discover_components
 from engram.core.canonical import parse_strict
 from engram.core.clock import parse_instant
 from engram.core.keys import load_private_key

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from engram.core.canonical import parse_strict
-from engram.store import Component, Migration, Store, applied_migrations, open_store
+from engram.store import Component, Migration, Store, open_store
+from engram.store.internals import applied_migrations
 
 
 def _parsed_list(data: bytes | str) -> list[Any]:

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from engram.errors import StoreError
-from engram.store import Component, Dialect, Migration, Store, applied_migrations, open_store
+from engram.store import Component, Dialect, Migration, Store, open_store
+from engram.store.internals import applied_migrations
 
 ALPHA_V1 = Migration(1, "create alpha", lambda _d: ["CREATE TABLE alpha (id INTEGER PRIMARY KEY)"])
 ALPHA_V2 = Migration(

@@ -41,22 +41,23 @@ from acx_json_kit import (
 )
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.keys import PrivateKey
-from engram.graph import AGENT_GRAPH, check_graph, load_graph, sign_graph
+from engram.graph import check_graph, load_graph, sign_graph
+from engram.graph.internals import AGENT_GRAPH
 from engram.level import (
     Ledger,
     ReferenceSolver,
     Verifier,
-    add_proof,
     check_status,
     demo_benchmark,
-    envelope_file_name,
     prove_level,
     static_resolver,
     status_list_credential,
     verify_level,
 )
+from engram.level.internals import add_proof, envelope_file_name
 from engram.trust import TrustRegistry, load_trust_registry
-from engram.workflow import WORKFLOW, check_workflow, load_workflow, sign_document, sign_workflow
+from engram.workflow import check_workflow, load_workflow, sign_workflow
+from engram.workflow.internals import WORKFLOW, sign_document
 
 
 def _parsed(data: bytes | str) -> dict[str, Any]:

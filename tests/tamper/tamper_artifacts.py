@@ -21,8 +21,6 @@ import httpx
 from starlette.testclient import TestClient
 
 from engram.conformance import (
-    UNSIGNED,
-    HostInfo,
     Outcome,
     ProviderRunOptions,
     build_bundle,
@@ -30,20 +28,17 @@ from engram.conformance import (
     run_provider,
     verify_bundle,
 )
-from engram.context import add_belief, delete_belief, seed_demo
+from engram.conformance.internals import UNSIGNED, HostInfo
+from engram.context import add_belief, delete_belief
+from engram.context.internals import seed_demo
 from engram.core.canonical import canonicalize, parse_strict
 from engram.core.clock import FixedClock, format_instant
 from engram.core.context_wire import read_diff
 from engram.core.encoding import b64url_decode
 from engram.core.jsonio import dumps_text
 from engram.provider import ProviderConfig, create_app
-from engram.runtime import (
-    PublishedKey,
-    parse_document,
-    parse_key_list,
-    verify_export,
-    verify_signed,
-)
+from engram.runtime import PublishedKey, verify_export
+from engram.runtime.internals import parse_document, parse_key_list, verify_signed
 from engram.store import open_store
 from engram.store.keys import KeyStore
 

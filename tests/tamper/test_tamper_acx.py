@@ -25,7 +25,8 @@ from json_tamper import Mutation, TamperReport, mutations, run_tamper, structura
 
 from engram.core.canonical import canonicalize, parse_strict
 from engram.errors import CanonicalJsonError, EngramError
-from engram.level import add_proof, envelope_file_name, set_entry, status_list_credential
+from engram.level import set_entry, status_list_credential
+from engram.level.internals import add_proof, envelope_file_name
 
 
 def _parsed(data: bytes | str) -> dict[str, Any]:

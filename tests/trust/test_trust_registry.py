@@ -20,13 +20,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from engram.core.keys import PublicKey
 from engram.trust import (
-    TRUST_ORDER,
     TrustRegistry,
     TrustRegistryError,
     TrustState,
     evaluate_signer,
     load_trust_registry,
 )
+from engram.trust.internals import TRUST_ORDER
 
 SCHEMA = (
     Path(__file__).parent.parent / "vectors/acx-spec/schemas/identity-signing-trust.schema.json"

@@ -21,17 +21,16 @@ from acx_json_kit import NOW, REFERENCE_CAL, REFERENCE_CARTRIDGE, workflow
 from engram.core.keys import PrivateKey
 from engram.trust import TrustState
 from engram.workflow import (
-    Capability,
     CartridgeOffer,
     ProvenLevel,
     find_cartridges,
     load_workflow,
     read_cartridge_offer,
-    read_offers,
     ready,
     sign_workflow,
     verify_workflow,
 )
+from engram.workflow.internals import Capability, read_offers
 
 
 def reference_offer(path: Path = REFERENCE_CARTRIDGE) -> CartridgeOffer:

@@ -32,17 +32,15 @@ from engram.level import (
     ReferenceSolver,
     Solver,
     Verifier,
-    add_proof,
     demo_benchmark,
-    envelope_file_name,
     prove_level,
     set_entry,
     status_list_credential,
 )
+from engram.level.internals import add_proof, envelope_file_name
 from engram.trust import TrustRegistry, TrustState, load_trust_registry
 from engram.workflow import (
     CartridgeOffer,
-    LevelCredential,
     ProvenLevel,
     load_workflow,
     prove_levels,
@@ -50,6 +48,7 @@ from engram.workflow import (
     ready,
     verify_workflow,
 )
+from engram.workflow.internals import LevelCredential
 
 DID = "did:web:verifier.example.org"
 LIST_URL = "https://verifier.example.org/status/1"

@@ -7,176 +7,128 @@ Our decisions are in docs/spec/acx.md. Read with :meth:`Cartridge.open` + :func:
 :func:`activate`, :func:`check_host`, :func:`install_skills` and :func:`roster`.
 """
 
-from engram.cartridge._agent import (
-    ExportOptions,
-    collect_skills,
-    export_records,
-    package_contents,
-    set_memories,
-)
-from engram.cartridge._attestations import (
-    LEVEL_ATTESTATION_TYPE,
-    AttestationRow,
-    level_count,
-    list_attestations,
-)
-from engram.cartridge._build import Built, Contents, Stripped, strip, write, write_save
-from engram.cartridge._capabilities import (
-    agent_card,
-    build_capability,
-    capability_id,
-    capability_problems,
-    to_purl,
-)
-from engram.cartridge._container import Cartridge
-from engram.cartridge._embed import ENGINE, embed
-from engram.cartridge._errors import (
-    ActivationRefused,
-    CartridgeTampered,
-    LegacyLayout,
-    ScrubBlocked,
-    UntrustedCartridge,
-)
-from engram.cartridge._format import APPLICATION_ID, SPEC_DDL, USER_VERSION, Limits
-from engram.cartridge._harness import (
-    REQUIRED_ROLES,
-    Host,
-    HostTool,
-    accepts,
-    default_requirements,
-    harness_problems,
-    negotiate,
-    preflight,
-)
-from engram.cartridge._host import (
-    COMPLIANCE_FILE,
-    DEFAULT_ACCEPT,
-    HOST_SKILL_DIRS,
-    Activation,
-    RosterLine,
-    activate,
-    check_host,
-    harness_of,
-    install_skills,
-    require_state,
-    roster,
-)
-from engram.cartridge._host_descriptor import load_host_descriptor
-from engram.cartridge._legacy import Upgraded, upgrade
-from engram.cartridge._package import (
-    SpecReport,
-    build_package_spec,
-    engine_of,
-    lance_schema,
-    spec_report,
-)
-from engram.cartridge._paths import check_path
-from engram.cartridge._records import (
-    MergeResult,
-    artifact_fingerprint,
-    canonical_repo_identity,
-    codebase_fingerprint,
-    export_record,
-    merge_records,
-    record_problems,
-    validate_record,
-)
-from engram.cartridge._rom import MemoryRow, Rom, load_rom
-from engram.cartridge._schemas import issues as schema_issues
-from engram.cartridge._scrub import Finding, scan
-from engram.cartridge._shape import compile_shape
-from engram.cartridge._skills import FRONTMATTER_KEYS, Skill, derive_skills
-from engram.cartridge._sqlar import Entry as SqlarEntry
-from engram.cartridge._sqlar import decode as decode_sqlar
-from engram.cartridge._sqlar import encode as encode_sqlar
-from engram.cartridge._starter import starter_package, write_starter_package
-from engram.cartridge._verify import TrustReport, verify, verify_rom
+from typing import TYPE_CHECKING
+
+from engram.core.lazy import lazy_attributes as _lazy_attributes
+
+# Names bind on first use (engram.core.lazy): `engram cartridge load --help` reads HOST_SKILL_DIRS
+# for its --host choices and must not pay for the signing path and cryptography (issue 28).
+if TYPE_CHECKING:
+    from engram.cartridge._agent import ExportOptions, package_contents
+    from engram.cartridge._build import Contents, strip, write, write_save
+    from engram.cartridge._container import Cartridge
+    from engram.cartridge._embed import embed
+    from engram.cartridge._errors import (
+        ActivationRefused,
+        CartridgeTampered,
+        ScrubBlocked,
+        UntrustedCartridge,
+    )
+    from engram.cartridge._format import Limits
+    from engram.cartridge._harness import Host, HostTool
+    from engram.cartridge._host import (
+        DEFAULT_ACCEPT,
+        Activation,
+        RosterLine,
+        activate,
+        check_host,
+        install_skills,
+        require_state,
+        roster,
+    )
+    from engram.cartridge._host_descriptor import load_host_descriptor
+    from engram.cartridge._host_dirs import HOST_SKILL_DIRS
+    from engram.cartridge._legacy import upgrade
+    from engram.cartridge._package import SpecReport, spec_report
+    from engram.cartridge._records import MergeResult, merge_records, record_problems
+    from engram.cartridge._rom import Rom, load_rom
+    from engram.cartridge._skills import Skill, derive_skills
+    from engram.cartridge._starter import write_starter_package
+    from engram.cartridge._verify import TrustReport, verify, verify_rom
+
+_LAZY = {
+    "ExportOptions": "engram.cartridge._agent",
+    "package_contents": "engram.cartridge._agent",
+    "Contents": "engram.cartridge._build",
+    "strip": "engram.cartridge._build",
+    "write": "engram.cartridge._build",
+    "write_save": "engram.cartridge._build",
+    "Cartridge": "engram.cartridge._container",
+    "embed": "engram.cartridge._embed",
+    "ActivationRefused": "engram.cartridge._errors",
+    "CartridgeTampered": "engram.cartridge._errors",
+    "ScrubBlocked": "engram.cartridge._errors",
+    "UntrustedCartridge": "engram.cartridge._errors",
+    "Limits": "engram.cartridge._format",
+    "Host": "engram.cartridge._harness",
+    "HostTool": "engram.cartridge._harness",
+    "DEFAULT_ACCEPT": "engram.cartridge._host",
+    "HOST_SKILL_DIRS": "engram.cartridge._host_dirs",
+    "Activation": "engram.cartridge._host",
+    "RosterLine": "engram.cartridge._host",
+    "activate": "engram.cartridge._host",
+    "check_host": "engram.cartridge._host",
+    "install_skills": "engram.cartridge._host",
+    "require_state": "engram.cartridge._host",
+    "roster": "engram.cartridge._host",
+    "load_host_descriptor": "engram.cartridge._host_descriptor",
+    "upgrade": "engram.cartridge._legacy",
+    "SpecReport": "engram.cartridge._package",
+    "spec_report": "engram.cartridge._package",
+    "MergeResult": "engram.cartridge._records",
+    "merge_records": "engram.cartridge._records",
+    "record_problems": "engram.cartridge._records",
+    "Rom": "engram.cartridge._rom",
+    "load_rom": "engram.cartridge._rom",
+    "Skill": "engram.cartridge._skills",
+    "derive_skills": "engram.cartridge._skills",
+    "write_starter_package": "engram.cartridge._starter",
+    "TrustReport": "engram.cartridge._verify",
+    "verify": "engram.cartridge._verify",
+    "verify_rom": "engram.cartridge._verify",
+}
 
 __all__ = [
-    "APPLICATION_ID",
-    "COMPLIANCE_FILE",
     "DEFAULT_ACCEPT",
-    "ENGINE",
-    "FRONTMATTER_KEYS",
     "HOST_SKILL_DIRS",
-    "LEVEL_ATTESTATION_TYPE",
-    "REQUIRED_ROLES",
-    "SPEC_DDL",
-    "USER_VERSION",
     "Activation",
     "ActivationRefused",
-    "AttestationRow",
-    "Built",
     "Cartridge",
     "CartridgeTampered",
     "Contents",
     "ExportOptions",
-    "Finding",
     "Host",
     "HostTool",
-    "LegacyLayout",
     "Limits",
-    "MemoryRow",
     "MergeResult",
     "Rom",
     "RosterLine",
     "ScrubBlocked",
     "Skill",
     "SpecReport",
-    "SqlarEntry",
-    "Stripped",
     "TrustReport",
     "UntrustedCartridge",
-    "Upgraded",
-    "accepts",
     "activate",
-    "agent_card",
-    "artifact_fingerprint",
-    "build_capability",
-    "build_package_spec",
-    "canonical_repo_identity",
-    "capability_id",
-    "capability_problems",
     "check_host",
-    "check_path",
-    "codebase_fingerprint",
-    "collect_skills",
-    "compile_shape",
-    "decode_sqlar",
-    "default_requirements",
     "derive_skills",
     "embed",
-    "encode_sqlar",
-    "engine_of",
-    "export_record",
-    "export_records",
-    "harness_of",
-    "harness_problems",
     "install_skills",
-    "lance_schema",
-    "level_count",
-    "list_attestations",
     "load_host_descriptor",
     "load_rom",
     "merge_records",
-    "negotiate",
     "package_contents",
-    "preflight",
     "record_problems",
     "require_state",
     "roster",
-    "scan",
-    "schema_issues",
-    "set_memories",
     "spec_report",
-    "starter_package",
     "strip",
-    "to_purl",
     "upgrade",
-    "validate_record",
     "verify",
     "verify_rom",
     "write",
     "write_save",
     "write_starter_package",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above, so a misspelt name stays an error
+    __getattr__ = _lazy_attributes(__name__, _LAZY, globals())

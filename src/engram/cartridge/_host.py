@@ -33,6 +33,7 @@ from engram.cartridge._harness import (
     preflight,
     unsupported_harness_error,
 )
+from engram.cartridge._host_dirs import HOST_SKILL_DIRS
 from engram.cartridge._rom import Rom
 from engram.cartridge._skills import SKILLS_ROOT, derive_skills
 from engram.cartridge._verify import TrustReport, verify_rom
@@ -42,11 +43,6 @@ from engram.trust import TrustRegistry, TrustState
 
 COMPLIANCE_FILE = "save/harness-compliance.json"
 DEFAULT_ACCEPT = frozenset({TrustState.TRUSTED, TrustState.LOCAL})
-HOST_SKILL_DIRS = {
-    "claude": "~/.claude/skills",
-    "codex": "~/.codex/skills",
-    "cursor": ".cursor/skills",
-}
 
 
 def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from engram.trust import TrustRegistry
-    from engram.workflow import ArtifactCheck, LintReport, Verification
+    from engram.workflow import LintReport, Verification
+    from engram.workflow.internals import ArtifactCheck
 
 FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 MAX_CREDENTIAL_BYTES = 1 << 24
@@ -39,7 +40,8 @@ def cell(value: object) -> str:
 
 def read_bytes(path: Path) -> bytes:
     """At most the document limit of a regular file (a FIFO or a huge file is refused unread)."""
-    from engram.workflow import MAX_DOCUMENT_BYTES, DocumentError
+    from engram.workflow import DocumentError
+    from engram.workflow.internals import MAX_DOCUMENT_BYTES
 
     return read_regular(path, limit=MAX_DOCUMENT_BYTES, what="document", error=DocumentError)
 

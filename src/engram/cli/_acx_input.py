@@ -37,7 +37,7 @@ class VerifiedCartridge:
 def read_verified(path: Path) -> VerifiedCartridge:
     """Open and verify ``path``; refuse a tampered cartridge; return what the level/policy need."""
     from engram.cartridge import Cartridge, CartridgeTampered, verify_rom
-    from engram.policy import OVERLAY_PATH, POLICY_PATH
+    from engram.policy.internals import OVERLAY_PATH, POLICY_PATH
     from engram.trust import TrustState
 
     with Cartridge.open(path) as cartridge:

@@ -76,13 +76,8 @@ def export_command(
     """Build a signed cartridge from an agent package directory (and/or a ring's memories)."""
     import tempfile
 
-    from engram.cartridge import (
-        ExportOptions,
-        export_records,
-        package_contents,
-        set_memories,
-        write,
-    )
+    from engram.cartridge import ExportOptions, package_contents, write
+    from engram.cartridge.internals import export_records, set_memories
     from engram.core.keys import load_private_key
 
     key = load_private_key(sign_key) if sign_key else None
@@ -158,7 +153,8 @@ def verify_command(
 @json_option
 def inspect_command(file: Path, as_json: bool) -> None:
     """Meta, ROM objects, skills, capabilities, memory by zone and attestations."""
-    from engram.cartridge import Cartridge, derive_skills, list_attestations, verify_rom
+    from engram.cartridge import Cartridge, derive_skills, verify_rom
+    from engram.cartridge.internals import list_attestations
 
     with Cartridge.open(file) as cartridge:
         report, rom = verify_rom(cartridge)
@@ -235,7 +231,8 @@ def strip_command(file: Path, target: Path | None, out: Path | None) -> None:
 @json_option
 def spec_command(file: Path, as_json: bool) -> None:
     """Validate the closed acx.package-spec/1 profile and every artifact it names (§7.7)."""
-    from engram.cartridge import Cartridge, level_count, spec_report, verify_rom
+    from engram.cartridge import Cartridge, spec_report, verify_rom
+    from engram.cartridge.internals import level_count
 
     with Cartridge.open(file) as cartridge:
         _report, rom = verify_rom(cartridge)
@@ -343,7 +340,7 @@ def upgrade_command(
 @click.option("--url", required=True, help="Where the agent's A2A JSON-RPC endpoint is served.")
 def card_command(file: Path, url: str) -> None:
     """The A2A AgentCard (agent-card.json) of FILE's capability records (§6.3)."""
-    from engram.cartridge import agent_card
+    from engram.cartridge.internals import agent_card
 
     rom = intact_rom(file)
     records = [rom.capability(cid) for cid in rom.capabilities]

@@ -46,7 +46,8 @@ def _host(
     tool_use: bool,
     host_file: Path | None,
 ) -> Host:
-    from engram.cartridge import Host, HostTool, harness_of, load_host_descriptor
+    from engram.cartridge import Host, HostTool, load_host_descriptor
+    from engram.cartridge.internals import harness_of
 
     if host_file is not None:
         return load_host_descriptor(read_regular(host_file, what="host descriptor"), str(host_file))
@@ -159,7 +160,8 @@ def activate_command(
     as_json: bool,
 ) -> None:
     """The §8.5 handshake; only an accepted one writes SAVE (save/harness-compliance.json)."""
-    from engram.cartridge import COMPLIANCE_FILE, ActivationRefused, activate
+    from engram.cartridge import ActivationRefused, activate
+    from engram.cartridge.internals import COMPLIANCE_FILE
 
     rom = intact_rom(file)
     host = _host(tools, all_tools, rom, revisions, context_window, tool_use, host_file)

@@ -18,7 +18,8 @@ from engram.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from engram.core.keys import PublicKey
-    from engram.trust import NamespaceProof, TrustRegistry
+    from engram.trust import TrustRegistry
+    from engram.trust.internals import NamespaceProof
 
 MAX_KEY_FILE_BYTES = 1 << 16
 """A PEM or OpenSSH key file is a few hundred bytes; anything this large is not one."""
@@ -63,7 +64,7 @@ def _public_key(path: Path) -> PublicKey:
 
 
 def _proof(text: str, at: datetime) -> NamespaceProof:
-    from engram.trust import GITHUB_OIDC_ISSUER, NamespaceProof, ProofMethod
+    from engram.trust.internals import GITHUB_OIDC_ISSUER, NamespaceProof, ProofMethod
 
     method, _, value = text.partition(":")
     if method == "dns-txt":

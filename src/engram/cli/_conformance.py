@@ -20,7 +20,8 @@ from engram.core.jsonio import dumps_text
 from engram.errors import EngramError, InvalidRequest
 
 if TYPE_CHECKING:
-    from engram.conformance import Requirement, Row
+    from engram.conformance import Requirement
+    from engram.conformance.internals import Row
 
 _STYLE = {
     "executed-pass": "green",
@@ -92,15 +93,8 @@ def provider_command(
     ledger_path: Path | None,
 ) -> None:
     """Probe the provider at URL and judge every provider requirement up to --tier."""
-    from engram.conformance import (
-        BADGES,
-        HostInfo,
-        ProviderRunOptions,
-        build_bundle,
-        load_ledger,
-        run_provider,
-        totals,
-    )
+    from engram.conformance import ProviderRunOptions, build_bundle, load_ledger, run_provider
+    from engram.conformance.internals import BADGES, HostInfo, totals
     from engram.core.keys import load_private_key
 
     if admin_token and delete_hook:
@@ -172,7 +166,8 @@ def runtime_command(
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND (after --) as the runtime under test in every scenario and judge it."""
-    from engram.conformance import badge, load_ledger, run_runtime, tiers_of, totals
+    from engram.conformance import badge, load_ledger, run_runtime
+    from engram.conformance.internals import tiers_of, totals
 
     ledger = load_ledger(ledger_path)
     report = run_runtime(list(command), ledger, docs=docs, timeout=timeout)
@@ -210,7 +205,8 @@ def verify_command(
     bundle: Path, discovery: str | None, as_json: bool, ledger_path: Path | None
 ) -> None:
     """Recompute a bundle's digests, resolve its key in the host's discovery, apply the rules."""
-    from engram.conformance import load_ledger, read_discovery, verify_bundle
+    from engram.conformance import load_ledger, verify_bundle
+    from engram.conformance.internals import read_discovery
 
     document: Json = None
     problem: str | None = None
@@ -238,7 +234,7 @@ def verify_command(
 def _render(rows: list[Row], requirements: tuple[Requirement, ...], title: str) -> None:
     from rich.table import Table
 
-    from engram.conformance import BADGES
+    from engram.conformance.internals import BADGES
 
     console = rich_console()
     by_id = {r.id: r for r in requirements}

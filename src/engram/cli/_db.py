@@ -114,7 +114,7 @@ def status_command(database: str | None, as_json: bool) -> None:
     known = {c.name: len(c.migrations) for c in discover_components()}
     with cli_store(database, migrate=False) as store:
         versions = store.schema_versions()
-        from engram.store import applied_migrations
+        from engram.store.internals import applied_migrations
 
         history = applied_migrations(store)
         url = store.url

@@ -19,7 +19,7 @@ from engram.cli._settings import settings
 from engram.core.canonical import Json
 
 if TYPE_CHECKING:
-    from engram.context import DemoSubject
+    from engram.context.internals import DemoSubject
     from engram.store import Store
 
 TOKEN_SUFFIX = ".demo-token"  # noqa: S105 - a file name suffix, not a secret
@@ -32,7 +32,7 @@ def token_file(url: str) -> Path:
     ``$ENGRAM_HOME/engram.demo-token``); for any other database in ``$ENGRAM_HOME``, named by a
     digest of its URL without the password.
     """
-    from engram.store import redact_url
+    from engram.store.internals import redact_url
 
     if url.startswith("sqlite://"):
         path = Path(unquote(url[len("sqlite://") :]))
@@ -43,7 +43,7 @@ def token_file(url: str) -> Path:
 
 def open_demo(store: Store) -> tuple[DemoSubject, Path]:
     """The demo subject of ``store`` (created if absent) and the file that keeps its token."""
-    from engram.context import ensure_demo
+    from engram.context.internals import ensure_demo
 
     path = token_file(store.url)  # the URL without any password
     return ensure_demo(store, CLOCK, path), path

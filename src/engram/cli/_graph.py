@@ -119,7 +119,7 @@ def verify_cmd(
 ) -> None:
     """Check the signature and the publishable structure; exit 1 unless both hold."""
     from engram.graph import check_graph, load_graph
-    from engram.workflow import ArtifactCheck
+    from engram.workflow.internals import ArtifactCheck
 
     document = load_graph(read_bytes(file), what=str(file))
     check = check_graph(
@@ -150,7 +150,6 @@ def inspect_cmd(
 ) -> None:
     """Draw the graph: actors, knowledge stewardship, routes, bound workflows, convergence."""
     from engram.graph import (
-        graph_card,
         graph_dot,
         graph_outline,
         lint_graph,
@@ -158,6 +157,7 @@ def inspect_cmd(
         render_svg,
         verify_graph,
     )
+    from engram.graph.internals import graph_card
 
     document = load_graph(read_bytes(file), what=str(file))
     lint = lint_graph(document)

@@ -29,10 +29,11 @@ from engram.core.clock import SystemClock, format_instant, parse_instant
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.level import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
+from engram.level.internals import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
 
 if TYPE_CHECKING:
-    from engram.level import EvidenceLookup, Solver
+    from engram.level import Solver
+    from engram.level.internals import EvidenceLookup
     from engram.trust import TrustRegistry
 
 CLOCK = SystemClock()
@@ -103,7 +104,8 @@ def status_list_command(
 ) -> None:
     """Write a new, signed, all-clear Bitstring Status List credential."""
     from engram.core.keys import load_private_key
-    from engram.level import StatusList, add_proof, status_list_credential
+    from engram.level import StatusList, status_list_credential
+    from engram.level.internals import add_proof
 
     now = format_instant(CLOCK.now())
     unsigned = status_list_credential(
@@ -132,7 +134,8 @@ def revoke_command(
 ) -> None:
     """Set a revocation bit (irreversibly) and re-sign the list."""
     from engram.core.keys import load_private_key
-    from engram.level import MAX_FETCH_BYTES, set_entry, static_resolver, verify_proof
+    from engram.level import set_entry, static_resolver
+    from engram.level.internals import MAX_FETCH_BYTES, verify_proof
 
     data = read_regular(status_list, limit=MAX_FETCH_BYTES, what="status list")
     document = parse_object(data, what=str(status_list), error=InvalidRequest)
@@ -296,7 +299,7 @@ def _published(
     registry: TrustRegistry | None, trusted: tuple[str, ...], credential: JsonObject, now: datetime
 ) -> frozenset[str] | None:
     """The published issuer key ids: the trust registry's (for this issuer) and any given."""
-    from engram.level import registry_issuer_keys
+    from engram.level.internals import registry_issuer_keys
 
     if registry is None and not trusted:
         return None
@@ -320,7 +323,7 @@ def _published(
 
 
 def _evidence_lookup(folder: Path | None) -> EvidenceLookup:
-    from engram.level import MAX_FETCH_BYTES, envelope_file_name
+    from engram.level.internals import MAX_FETCH_BYTES, envelope_file_name
 
     def lookup(link: str) -> bytes | None:
         if folder is None:
@@ -360,7 +363,8 @@ def verify_command(
     evidence_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Check a level credential; report every departure and check; exit 1 unless verified."""
-    from engram.level import pinned_fetch, verify_level
+    from engram.level import verify_level
+    from engram.level.internals import pinned_fetch
 
     data = read_regular(credential, limit=MAX_CREDENTIAL_BYTES, what="credential")
     try:

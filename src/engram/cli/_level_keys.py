@@ -45,7 +45,8 @@ def status_list_option(help_text: str) -> Callable[[F], F]:
 
 def issuer_public_key(text: str) -> PublicKey:
     from engram.core.keys import PublicKey
-    from engram.level import MAX_FETCH_BYTES, public_from_multikey
+    from engram.level import public_from_multikey
+    from engram.level.internals import MAX_FETCH_BYTES
 
     if text.startswith("z6Mk"):
         return public_from_multikey(text)
@@ -59,7 +60,8 @@ def key_resolver(
     issuer_key: str | None, did_document: Path | None, credential: Mapping[str, object]
 ) -> KeyResolver:
     """Keys for the credential's verification method: given ones, then a DID document's."""
-    from engram.level import MAX_FETCH_BYTES, did_document_resolver, static_resolver
+    from engram.level import did_document_resolver, static_resolver
+    from engram.level.internals import MAX_FETCH_BYTES
 
     proof = credential.get("proof")
     method = proof.get("verificationMethod") if isinstance(proof, dict) else None
@@ -84,7 +86,8 @@ def attach_check(
     """What ``cartridge attach-level``, ``push --level`` and ``discover`` ask of a level
     credential: it verifies (by the key given, the DID document's, or its did:key) and is not
     revoked (its status list read from ``status_list``, else from the URL it names)."""
-    from engram.level import pinned_fetch, require_verified
+    from engram.level import require_verified
+    from engram.level.internals import pinned_fetch
 
     status_fetch = pinned_fetch(status_list)
 

@@ -33,7 +33,7 @@ from engram.core.canonical import Json, parse_strict
 from engram.core.clock import parse_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import Busy, CanonicalJsonError, InputError, InvalidRequest
-from engram.memory import ATTESTATION_NAMESPACE
+from engram.memory.internals import ATTESTATION_NAMESPACE
 
 # The memory engine (numpy, tantivy) is imported inside the functions that run it: `engram
 # recall --help` and the other commands' help load none of it (issue 33: every COMMAND --help
@@ -107,7 +107,8 @@ def _record_inputs(path: Path, spool: IO[bytes] | None = None) -> Iterator[tuple
 def _record_file(engine: MemoryEngine, source: Path, bar: Progress | None) -> list[RecordResult]:
     """``record --from``: check every line first (nothing is written if one is bad), then
     write in transactions of BATCH memories; a batch that finds the store busy is retried."""
-    from engram.memory import check_record, record_many
+    from engram.memory import record_many
+    from engram.memory.internals import check_record
 
     spool: IO[bytes] | None = None
     if str(source) == "-":
@@ -464,7 +465,8 @@ def outcome_command(
     subject: str | None,
 ) -> None:
     """Apply an outcome SIGNAL to MEMORY_ID's Beta posterior."""
-    from engram.memory import attestation_message, outcome, signal_weight
+    from engram.memory import outcome
+    from engram.memory.internals import attestation_message, signal_weight
 
     if print_message:
         sys.stdout.buffer.write(

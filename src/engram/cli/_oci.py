@@ -23,7 +23,7 @@ from engram.cli._level_keys import attach_check, level_check_options
 from engram.cli._settings import settings
 from engram.core.files import read_regular
 from engram.errors import InvalidRequest
-from engram.oci import DEFAULT_MAX_LAYER
+from engram.oci.internals import DEFAULT_MAX_LAYER
 
 if TYPE_CHECKING:
     from engram.oci import Reference, RegistryClient
@@ -178,7 +178,8 @@ def pull_command(
     as_json: bool,
 ) -> None:
     """Pull a cartridge, check its manifest and layer digest, verify it, then write it to -o DIR."""
-    from engram.oci import DEFAULT_PULL_ACCEPT, parse_reference, pull_cartridge
+    from engram.oci import parse_reference, pull_cartridge
+    from engram.oci.internals import DEFAULT_PULL_ACCEPT
     from engram.trust import TrustState
 
     reference = parse_reference(source)

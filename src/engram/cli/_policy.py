@@ -30,7 +30,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 def policy_bytes(file: Path) -> tuple[bytes, bytes | None]:
     """The policy's bytes and the SAVE overlay's: from a verified cartridge, or the file itself."""
-    from engram.policy import POLICY_PATH
+    from engram.policy.internals import POLICY_PATH
 
     if not is_cartridge(file):
         return file.read_bytes(), None

@@ -19,7 +19,7 @@ from engram.core.canonical import parse_object
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
-from engram.registry import RELATIONS, problem_line, problem_wire
+from engram.registry.internals import RELATIONS, problem_line, problem_wire
 
 if TYPE_CHECKING:
     from engram.registry import Problem
@@ -52,7 +52,8 @@ def index_command(directory: Path, trust_registry: TrustRegistry | None, as_json
 
     Without --trust-registry, DIRECTORY/trust-registry.json is used when present.
     """
-    from engram.registry import INDEX_FILE, build_index
+    from engram.registry import build_index
+    from engram.registry.internals import INDEX_FILE
 
     build = build_index(directory, now=_now(), trust=trust_registry)
     index = build.index

@@ -19,7 +19,8 @@ from engram.cli._common import open_cli_store
 from engram.cli._settings import settings
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
-    from engram.memory import MemoryEngine, SeatSource
+    from engram.memory import MemoryEngine
+    from engram.memory.internals import SeatSource
     from engram.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,7 +65,7 @@ def subject_option(command: F) -> F:
 
 def resolve_seat(ote: Path | None) -> SeatSource:
     """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
-    from engram.memory import locate_seat
+    from engram.memory.internals import locate_seat
 
     return locate_seat(ote, settings().environ, Path.cwd())
 
@@ -73,7 +74,7 @@ def index_folder_for(store: Store) -> Path | None:
     """Where this host keeps the store's derived index: beside a SQLite file (None: the
     engine's default), ``$ENGRAM_HOME/index/<database>`` for PostgreSQL, so every process on
     the host shares one index and keeps it current from the shared database's change sequence."""
-    from engram.store import redact_url
+    from engram.store.internals import redact_url
 
     if store.dialect.name != "postgresql":
         return None
@@ -96,7 +97,8 @@ def seat_engine(
     then, not at start-up), and acting for ``subject`` is left to the caller, which checks it
     exists here all the same."""
     from engram.core.clock import SystemClock
-    from engram.memory import deferred_engine, load_seat, remote_stages
+    from engram.memory import remote_stages
+    from engram.memory.internals import deferred_engine, load_seat
 
     spec = load_seat(seat or resolve_seat(ote))
     embedder, reranker = remote_stages(spec, settings().thalamus_url)

@@ -28,7 +28,8 @@ from engram.cli._settings import NO_SEAT, OTE, Settings
 from engram.errors import ManifestError, MissingDependency
 
 if TYPE_CHECKING:
-    from engram.memory import OteSpec, SeatSource
+    from engram.memory import OteSpec
+    from engram.memory.internals import SeatSource
 
 DEFAULT_OTE_FILE = "default-ote.toml"  # under $ENGRAM_HOME, beside the default engram.db
 # `engram serve --ote FILE` hands FILE to its workers as ENGRAM_OTE; this says the user gave
@@ -92,7 +93,8 @@ def _link_into_place(path: Path, text: str) -> bool:
 def default_seat(home: Path) -> ServedSeat:
     """``home``/default-ote.toml, written now if absent: ``engram default-ote``'s manifest,
     naming the model-free local-hash-128 (and why) when the bundled model is not installed."""
-    from engram.memory import SeatSource, default_manifest_text
+    from engram.memory import default_manifest_text
+    from engram.memory.internals import SeatSource
 
     path = (home / DEFAULT_OTE_FILE).absolute()
     created = False
@@ -111,7 +113,7 @@ def serve_seat(environ: Mapping[str, str], cwd: Path) -> SeatSource | None:
 def choose_seat(environ: Mapping[str, str], cwd: Path, home: Path | None = None) -> ServedSeat:
     """:func:`serve_seat`, saying whether the default seat was written now; ``home`` is the
     engram home (default: ``$ENGRAM_HOME`` of ``environ``)."""
-    from engram.memory import SeatSource, locate_seat
+    from engram.memory.internals import SeatSource, locate_seat
 
     settings = Settings.from_environ(environ)
     if settings.no_seat:

@@ -51,7 +51,7 @@ class Settings:
     @property
     def home(self) -> Path:
         """``$ENGRAM_HOME``, else ``~/.engram`` (created 0700 when missing)."""
-        from engram.store import engram_home
+        from engram.store.internals import engram_home
 
         return engram_home(self.environ)
 

@@ -44,13 +44,8 @@ from engram.core.jsonio import dumps_text
 
 if TYPE_CHECKING:
     from engram.trust import TrustRegistry
-    from engram.workflow import (
-        CartridgeOffer,
-        LevelCredential,
-        LevelOutcome,
-        LintReport,
-        ReadyReport,
-    )
+    from engram.workflow import CartridgeOffer, LintReport, ReadyReport
+    from engram.workflow.internals import LevelCredential, LevelOutcome
 
 
 def _load(data: bytes, what: str) -> JsonObject:
@@ -103,16 +98,16 @@ def ready_cmd(
     under a key --issuers publishes, bound to that cartridge's ROM, status bit read and clear,
     evidence replayed.
     """
-    from engram.level import pinned_fetch
+    from engram.level.internals import pinned_fetch
     from engram.workflow import (
         find_cartridges,
         load_workflow,
         prove_levels,
         read_cartridge_offer,
-        read_offers,
         ready,
         verify_workflow,
     )
+    from engram.workflow.internals import read_offers
 
     if credentials is not None and issuers is None:
         raise click.UsageError("--credentials needs --issuers (the level issuers' trust registry)")
@@ -154,7 +149,8 @@ MAX_CREDENTIALS = 10_000
 def level_credentials(folder: Path) -> list[LevelCredential]:
     """Each ``*.json`` under ``folder`` but ``*.dsse.json`` (evidence), sorted, bounded, read
     through :func:`read_regular`; evidence is looked up beside each credential."""
-    from engram.workflow import DocumentError, LevelCredential
+    from engram.workflow import DocumentError
+    from engram.workflow.internals import LevelCredential
 
     found: list[LevelCredential] = []
     for path in sorted(folder.rglob("*.json")):
@@ -168,7 +164,7 @@ def level_credentials(folder: Path) -> list[LevelCredential]:
 
 
 def _evidence_beside(folder: Path) -> Callable[[str], bytes | None]:
-    from engram.level import envelope_file_name
+    from engram.level.internals import envelope_file_name
 
     def lookup(link: str) -> bytes | None:
         name = envelope_file_name(link)
@@ -272,7 +268,8 @@ def inspect_cmd(file: Path, trust_registry: TrustRegistry | None, as_json: bool)
     from rich.table import Table
     from rich.text import Text
 
-    from engram.workflow import load_workflow, verify_workflow, workflow_card
+    from engram.workflow import load_workflow, verify_workflow
+    from engram.workflow.internals import workflow_card
 
     document = load_workflow(read_bytes(file), what=str(file))
     verification = verify_workflow(document, registry=trust_registry, now=SystemClock().now())

@@ -16,7 +16,8 @@ from engram.context._registry import check_category
 from engram.context._schema import CONTEXT_COMPONENT, ensure_schema
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound
-from engram.store import CHANGES_COMPONENT, Store, Tx, writing
+from engram.store import Store, Tx
+from engram.store.internals import CHANGES_COMPONENT, writing
 
 
 def require_schema(store: Store, tx: Tx | None = None) -> None:

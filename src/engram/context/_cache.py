@@ -6,10 +6,10 @@ key); on PostgreSQL that round trip cost seven times everything else a cached ex
 :class:`ContextCache` keeps what the query returned, per token hash and per subject, and drops an
 entry when the change feed (:meth:`engram.store.Store.subscribe`) reports a change to it: a
 revoked token (topic ``token``), any change to a subject's exportable state or its erasure
-(topic ``subject``), or :data:`~engram.store.FLUSH`.
+(topic ``subject``), or :data:`~engram.store.internals.FLUSH`.
 
 Correctness does not rest on notifications arriving: the cache answers only while its
-subscription is :meth:`~engram.store.Subscription.fresh` (the feed confirmed, less than
+subscription is :meth:`~engram.store.internals.Subscription.fresh` (the feed confirmed, less than
 ``bound`` seconds ago, that every committed change was delivered); otherwise every request reads
 the database. So a token revoked anywhere is refused everywhere within ``bound`` (default 1 s),
 whatever happened to NOTIFY. Expiry is not cached as a decision: the stored ``expires_at`` is
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from engram.context import _repo
 from engram.context._model import TokenGrant
 from engram.context._rows import TokenStateRow
-from engram.store import FLUSH, Change, Store
+from engram.store import Store
+from engram.store.internals import FLUSH, Change
 
 DEFAULT_MAX_ENTRIES = 100_000
 

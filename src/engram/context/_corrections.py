@@ -21,7 +21,8 @@ from engram.context._beliefs import require_schema
 from engram.context._model import Belief, ChangeKind, Correction, CorrectionStatus
 from engram.core.clock import Clock
 from engram.errors import BeliefNotFound, ConflictError, InvalidRequest, ResourceNotFound
-from engram.store import Store, Tx, writing
+from engram.store import Store, Tx
+from engram.store.internals import writing
 
 NEW_BELIEF_CATEGORY = "general"
 """Category of a belief created by confirming a correction of an id the provider never issued."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.store import CHANGES_COMPONENT, Component, Dialect, Migration, Store
+from engram.store import Component, Dialect, Migration, Store
+from engram.store.internals import CHANGES_COMPONENT
 
 
 def _v1(d: Dialect) -> Sequence[str]:

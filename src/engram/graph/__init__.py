@@ -16,18 +16,12 @@ events and must stay within the graph's bounds. Signing reuses ``engram.workflow
 
 from engram.graph._events import (
     ConvergenceInbox,
-    KnowledgeRef,
     PropagationLimit,
     RouteEvent,
     RouteEventError,
     RouteLedger,
 )
 from engram.graph._graph import (
-    AGENT_GRAPH,
-    MEDIA_TYPE,
-    PREDICATE_TYPE,
-    SCHEMA_VERSION,
-    SIGNATURE_VERSION,
     PinnedWorkflow,
     check_graph,
     graph_digest,
@@ -37,17 +31,11 @@ from engram.graph._graph import (
     verify_graph,
 )
 from engram.graph._lint import lint_graph
-from engram.graph._render import Outline, graph_card, graph_dot, graph_outline, render_svg
+from engram.graph._render import Outline, graph_dot, graph_outline, render_svg
 from engram.graph._starter import starter_graph
 
 __all__ = [
-    "AGENT_GRAPH",
-    "MEDIA_TYPE",
-    "PREDICATE_TYPE",
-    "SCHEMA_VERSION",
-    "SIGNATURE_VERSION",
     "ConvergenceInbox",
-    "KnowledgeRef",
     "Outline",
     "PinnedWorkflow",
     "PropagationLimit",
@@ -55,7 +43,6 @@ __all__ = [
     "RouteEventError",
     "RouteLedger",
     "check_graph",
-    "graph_card",
     "graph_digest",
     "graph_dot",
     "graph_outline",

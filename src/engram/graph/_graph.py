@@ -21,18 +21,16 @@ from engram.core.canonical import Json, JsonObject
 from engram.core.keys import PrivateKey
 from engram.graph._lint import P, lint_graph
 from engram.trust import TrustRegistry
-from engram.workflow import (
+from engram.workflow import Issue, Verification, verify_workflow
+from engram.workflow.internals import (
     ArtifactCheck,
     ArtifactKind,
-    Issue,
-    Verification,
     check_document,
     document_digest,
     load_document,
     member_path,
     sign_publishable,
     verify_document,
-    verify_workflow,
 )
 
 SCHEMA_VERSION = "acx.agent-graph/1"

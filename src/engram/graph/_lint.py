@@ -21,9 +21,8 @@ from typing import Any, TypeAlias
 from jsonschema.exceptions import ValidationError
 
 from engram.core.canonical import JsonObject
-from engram.workflow import (
-    Issue,
-    LintReport,
+from engram.workflow import Issue, LintReport
+from engram.workflow.internals import (
     duplicates,
     is_private_key_name,
     lineage_issues,

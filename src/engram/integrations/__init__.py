@@ -15,4 +15,6 @@ delete``). Decisions: docs/integrations.md.
 
 from engram.integrations._erase import erase_subject_integrations
 
-__all__ = ["erase_subject_integrations"]
+__all__ = [
+    "erase_subject_integrations",
+]

@@ -19,7 +19,8 @@ from engram.integrations._schema import (
     ring_id_for,
     scope_for,
 )
-from engram.memory import MemoryEngine, check_subject, erase_rings
+from engram.memory import MemoryEngine, erase_rings
+from engram.memory.internals import check_subject
 from engram.store import is_migrated
 
 

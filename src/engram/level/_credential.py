@@ -68,8 +68,9 @@ def level_credential(
     valid_until: str | None = None,
     simulated: bool = False,
 ) -> JsonObject:
-    """The unsigned credential (sign it with :func:`engram.level.add_proof`); ``simulated`` for
-    a level the built-in simulated solver played (a demo), which the credential then says."""
+    """The unsigned credential (sign it with :func:`engram.level.internals.add_proof`);
+    ``simulated`` for a level the built-in simulated solver played (a demo), which the credential
+    then says."""
     achievement = achievement_id(benchmark.id, benchmark.version)
     tier_rd, rating_rd, pass_rd = (
         f"{achievement}#{n}" for n in ("career-tier", "rating", "passrate")

@@ -14,66 +14,32 @@ import typing
 from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from engram.mcp._context import (
-        CALLER_TOKEN,
-        CONTEXT_TEMPLATE,
-        CONTEXT_URI,
-        ContextSource,
-        ProviderContext,
-        context_document,
-    )
-    from engram.mcp._http import MCP_PATH, REQUIRED_PERMISSION, McpHttp, http_endpoint
-    from engram.mcp._server import INSTRUCTIONS, SERVER_NAME, TOOL_NAMES, create_server
-    from engram.mcp._tools import ATTESTED_REFUSAL, EngramTools, model_signals
-    from engram.memory import SeatSource, load_seat, locate_seat
+    from engram.mcp._context import ProviderContext
+    from engram.mcp._http import MCP_PATH, http_endpoint
+    from engram.mcp._server import create_server
+    from engram.memory.internals import SeatSource, load_seat, locate_seat
 
 # Bound on first use (PEP 562): `engram mcp` over stdio never loads the Streamable HTTP
 # transport (``_http``: the SDK's HTTP session manager, starlette) nor the memory engine's
 # numpy until a tool needs it (issue 33: they were most of its start-up).
 _LAZY: dict[str, str] = {
-    "CALLER_TOKEN": "engram.mcp._context",
-    "CONTEXT_TEMPLATE": "engram.mcp._context",
-    "CONTEXT_URI": "engram.mcp._context",
-    "ContextSource": "engram.mcp._context",
     "ProviderContext": "engram.mcp._context",
-    "context_document": "engram.mcp._context",
     "MCP_PATH": "engram.mcp._http",
-    "REQUIRED_PERMISSION": "engram.mcp._http",
-    "McpHttp": "engram.mcp._http",
     "http_endpoint": "engram.mcp._http",
-    "INSTRUCTIONS": "engram.mcp._server",
-    "SERVER_NAME": "engram.mcp._server",
-    "TOOL_NAMES": "engram.mcp._server",
     "create_server": "engram.mcp._server",
-    "ATTESTED_REFUSAL": "engram.mcp._tools",
-    "EngramTools": "engram.mcp._tools",
-    "model_signals": "engram.mcp._tools",
-    "SeatSource": "engram.memory",
-    "load_seat": "engram.memory",
-    "locate_seat": "engram.memory",
+    "SeatSource": "engram.memory.internals",
+    "load_seat": "engram.memory.internals",
+    "locate_seat": "engram.memory.internals",
 }
 
 __all__ = [
-    "ATTESTED_REFUSAL",
-    "CALLER_TOKEN",
-    "CONTEXT_TEMPLATE",
-    "CONTEXT_URI",
-    "INSTRUCTIONS",
     "MCP_PATH",
-    "REQUIRED_PERMISSION",
-    "SERVER_NAME",
-    "TOOL_NAMES",
-    "ContextSource",
-    "EngramTools",
-    "McpHttp",
     "ProviderContext",
     "SeatSource",
-    "context_document",
     "create_server",
     "http_endpoint",
     "load_seat",
     "locate_seat",
-    "model_signals",
 ]
 
 if not typing.TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error

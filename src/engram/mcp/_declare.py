@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.types import ToolAnnotations
 
-from engram.memory import subject_ring_id, subject_spec
+from engram.memory import subject_ring_id
+from engram.memory.internals import subject_spec
 
 if TYPE_CHECKING:
     from engram.memory import OteSpec

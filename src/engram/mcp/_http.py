@@ -3,9 +3,9 @@
 Issue 7 / ``docs/spec/mcp.md`` "Streamable HTTP": ``engram serve`` hands :attr:`McpHttp.protected`
 to the provider app (``create_app(..., protected=[...], lifespan=...)``), which serves ``/mcp``
 behind the same AuthGuard as every provider route: the same bearer parsing, the same token rule
-(:func:`engram.context.authorize`), the same per-token rate limit and the same 401/403 challenge.
-The endpoint needs the ``memory`` permission (or ``admin``), which grants nothing over the
-subject's beliefs: an agent given an MCP token cannot skip the review page. This module is MCP
+(:func:`engram.context.internals.authorize`), the same per-token rate limit and the same 401/403
+challenge. The endpoint needs the ``memory`` permission (or ``admin``), which grants nothing over
+the subject's beliefs: an agent given an MCP token cannot skip the review page. This module is MCP
 only: it builds the transport and says which permission it needs.
 
 The session manager runs stateless with JSON responses: every POST stands alone, so any of

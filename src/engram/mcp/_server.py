@@ -19,7 +19,8 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.shared.exceptions import MCPError
 
 from engram import __version__
-from engram.context import Permission, TokenGrant
+from engram.context import Permission
+from engram.context.internals import TokenGrant
 from engram.errors import EngramError, InputError
 from engram.mcp._context import (
     CALLER,
@@ -31,13 +32,14 @@ from engram.mcp._context import (
 )
 from engram.mcp._declare import SeatWords, declared_tools, runner
 from engram.mcp._tools import EngramTools
-from engram.memory import SUBJECT_HEADER, http_caller
+from engram.memory.internals import SUBJECT_HEADER, http_caller
 
 if TYPE_CHECKING:  # the engine (numpy) loads when a tool first runs (issue 33)
     import jsonschema
     import jsonschema.protocols
 
-    from engram.memory import Distiller, MemoryEngine, SeatSource
+    from engram.memory import Distiller, MemoryEngine
+    from engram.memory.internals import SeatSource
 
 SERVER_NAME = "engram"
 TOOL_NAMES = tuple(declaration.name for declaration in declared_tools(EngramTools))

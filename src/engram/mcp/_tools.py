@@ -41,19 +41,14 @@ from engram.mcp._models import (
     RecordOut,
     StatusOut,
 )
-from engram.memory import MAX_MESSAGES, MCP_REFUSAL, SIGNALS
+from engram.memory import MAX_MESSAGES
+from engram.memory.internals import MCP_REFUSAL, SIGNALS
 
 # The engine's functions are imported inside the tools (issue 33): the server answers
 # initialize and tools/list before anything loads numpy or tantivy.
 if TYPE_CHECKING:
-    from engram.memory import (
-        Distiller,
-        LifecycleResult,
-        MemoryEngine,
-        RecallResult,
-        RecordResult,
-        SeatSource,
-    )
+    from engram.memory import Distiller, LifecycleResult, MemoryEngine, RecallResult, RecordResult
+    from engram.memory.internals import SeatSource
 
 LOG = logging.getLogger("engram.mcp")
 T = TypeVar("T")

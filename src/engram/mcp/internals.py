@@ -1,4 +1,4 @@
-"""The MCP server's building blocks, named for benchmarks and tests.
+"""engram.mcp's building blocks for benchmarks and tests: not public API.
 
 The declarations test compares what the server lists with each tool's declaration, and the MCP
 bench runs a baseline server with every tool on a worker thread; both need the tool class and

@@ -20,35 +20,17 @@ import typing
 from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from engram.memory._attestation import (
-        ATTESTATION_NAMESPACE,
-        Anchor,
-        attestation_message,
-        load_anchor,
-    )
-    from engram.memory._conversation import ConversationResult, TurnOutcome, record_conversation
-    from engram.memory._deferred import deferred_engine
+    from engram.memory._conversation import ConversationResult, record_conversation
     from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
     from engram.memory._engine import (
         MemoryEngine,
-        check_record,
-        default_index_folder,
         get_memory,
-        indexed_local_vector,
         memory_id,
         open_engine,
         record,
         record_many,
     )
-    from engram.memory._epistemology import (
-        BLOCKED,
-        MCP_REFUSAL,
-        MODEL_CAP,
-        SIGNALS,
-        lower_bound,
-        signal_weight,
-    )
-    from engram.memory._extract import ChatFactExtractor, FactExtractor
+    from engram.memory._extract import ChatFactExtractor
     from engram.memory._lifecycle import (
         LifecycleResult,
         MemoryHistory,
@@ -60,38 +42,21 @@ if typing.TYPE_CHECKING:
         restore,
     )
     from engram.memory._listing import ListedMemory, MemoryPage, list_memories
-    from engram.memory._manifest import (
-        OteSpec,
-        find_manifest,
-        load_manifest,
-        parse_manifest,
-    )
+    from engram.memory._manifest import OteSpec, load_manifest, parse_manifest
     from engram.memory._models import (
         CompleteResult,
         Memory,
         MemoryRecord,
         MemoryStatus,
-        OutcomeEvent,
         OutcomeResult,
         RecallHit,
         RecallResult,
         RecordInput,
         RecordResult,
         StatusReport,
-        Verdict,
     )
     from engram.memory._outcomes import complete, outcome
-    from engram.memory._owner import (
-        SUBJECT_HEADER,
-        SUBJECT_ID_PATTERN,
-        SUBJECT_RING_PREFIX,
-        Caller,
-        check_subject,
-        http_caller,
-        owner_of,
-        subject_ring_id,
-        subject_spec,
-    )
+    from engram.memory._owner import owner_of, subject_ring_id
     from engram.memory._portable import (
         ImportResult,
         RingMigration,
@@ -99,77 +64,50 @@ if typing.TYPE_CHECKING:
         import_memories,
         migrate_rings,
     )
-    from engram.memory._recall import DEFAULT_TUNING, Tuning, recall
-    from engram.memory._remote import (
-        CrossEncoder,
-        Embedder,
-        RemoteEmbedder,
-        RemoteReranker,
-        remote_stages,
-    )
-    from engram.memory._seat import SeatOrigin, SeatSource, load_seat, locate_seat
+    from engram.memory._recall import Tuning, recall
+    from engram.memory._remote import Embedder, remote_stages
     from engram.memory._seed import InitResult, default_manifest_text, init_repository
     from engram.memory._status import status
     from engram.memory._supersede import SupersedeResult, supersede
-    from engram.memory._text import LOCAL_ENGINE, local_vector
     from engram.memory._turns import MAX_CONVERSATION_BYTES, MAX_MESSAGES
-    from engram.memory._view import seat_view, subject_view
-    from engram.memory._withdrawn import WITHDRAWN_COMPONENT, reinstate, withdraw, withdrawn_among
+    from engram.memory._view import subject_view
+    from engram.memory._withdrawn import reinstate, withdraw, withdrawn_among
 
 # Imported on first use (PEP 562): a cold `engram recall` needs the engine, the index and
 # recall, not distillation, outcomes, cartridges, status or `engram init` (issue 16, cold CLI
 # start).
 _LAZY: dict[str, str] = {
-    "ATTESTATION_NAMESPACE": "engram.memory._attestation",
-    "Anchor": "engram.memory._attestation",
-    "attestation_message": "engram.memory._attestation",
-    "load_anchor": "engram.memory._attestation",
     "ChatDistiller": "engram.memory._distill",
     "ChatFactExtractor": "engram.memory._extract",
     "ConversationResult": "engram.memory._conversation",
-    "FactExtractor": "engram.memory._extract",
-    "TurnOutcome": "engram.memory._conversation",
     "record_conversation": "engram.memory._conversation",
-    "deferred_engine": "engram.memory._deferred",
     "Distiller": "engram.memory._distill",
     "ExtractiveDistiller": "engram.memory._distill",
     "distill": "engram.memory._distill",
     "MemoryEngine": "engram.memory._engine",
-    "check_record": "engram.memory._engine",
-    "default_index_folder": "engram.memory._engine",
     "get_memory": "engram.memory._engine",
-    "indexed_local_vector": "engram.memory._engine",
     "memory_id": "engram.memory._engine",
     "open_engine": "engram.memory._engine",
     "record": "engram.memory._engine",
     "record_many": "engram.memory._engine",
-    "BLOCKED": "engram.memory._epistemology",
-    "MODEL_CAP": "engram.memory._epistemology",
-    "SIGNALS": "engram.memory._epistemology",
-    "lower_bound": "engram.memory._epistemology",
-    "signal_weight": "engram.memory._epistemology",
     "MAX_CONVERSATION_BYTES": "engram.memory._turns",
     "MAX_MESSAGES": "engram.memory._turns",
     "ListedMemory": "engram.memory._listing",
     "MemoryPage": "engram.memory._listing",
     "list_memories": "engram.memory._listing",
     "OteSpec": "engram.memory._manifest",
-    "find_manifest": "engram.memory._manifest",
     "load_manifest": "engram.memory._manifest",
     "parse_manifest": "engram.memory._manifest",
     "CompleteResult": "engram.memory._models",
     "Memory": "engram.memory._models",
     "MemoryRecord": "engram.memory._models",
     "MemoryStatus": "engram.memory._models",
-    "OutcomeEvent": "engram.memory._models",
     "OutcomeResult": "engram.memory._models",
     "RecallHit": "engram.memory._models",
     "RecallResult": "engram.memory._models",
     "RecordInput": "engram.memory._models",
     "RecordResult": "engram.memory._models",
     "StatusReport": "engram.memory._models",
-    "Verdict": "engram.memory._models",
-    "MCP_REFUSAL": "engram.memory._epistemology",
     "complete": "engram.memory._outcomes",
     "outcome": "engram.memory._outcomes",
     "ImportResult": "engram.memory._portable",
@@ -177,37 +115,19 @@ _LAZY: dict[str, str] = {
     "export_memories": "engram.memory._portable",
     "import_memories": "engram.memory._portable",
     "migrate_rings": "engram.memory._portable",
-    "DEFAULT_TUNING": "engram.memory._recall",
     "Tuning": "engram.memory._recall",
     "recall": "engram.memory._recall",
-    "CrossEncoder": "engram.memory._remote",
     "Embedder": "engram.memory._remote",
-    "RemoteEmbedder": "engram.memory._remote",
-    "RemoteReranker": "engram.memory._remote",
     "remote_stages": "engram.memory._remote",
-    "SeatOrigin": "engram.memory._seat",
-    "SeatSource": "engram.memory._seat",
-    "load_seat": "engram.memory._seat",
-    "locate_seat": "engram.memory._seat",
     "InitResult": "engram.memory._seed",
     "default_manifest_text": "engram.memory._seed",
     "init_repository": "engram.memory._seed",
     "status": "engram.memory._status",
-    "LOCAL_ENGINE": "engram.memory._text",
-    "local_vector": "engram.memory._text",
-    "seat_view": "engram.memory._view",
     "SupersedeResult": "engram.memory._supersede",
     "supersede": "engram.memory._supersede",
     "subject_view": "engram.memory._view",
-    "SUBJECT_RING_PREFIX": "engram.memory._owner",
     "owner_of": "engram.memory._owner",
-    "check_subject": "engram.memory._owner",
-    "Caller": "engram.memory._owner",
-    "SUBJECT_HEADER": "engram.memory._owner",
-    "SUBJECT_ID_PATTERN": "engram.memory._owner",
-    "http_caller": "engram.memory._owner",
     "subject_ring_id": "engram.memory._owner",
-    "subject_spec": "engram.memory._owner",
     "LifecycleResult": "engram.memory._lifecycle",
     "MemoryHistory": "engram.memory._lifecycle",
     "erase": "engram.memory._lifecycle",
@@ -216,37 +136,21 @@ _LAZY: dict[str, str] = {
     "forget": "engram.memory._lifecycle",
     "history": "engram.memory._lifecycle",
     "restore": "engram.memory._lifecycle",
-    "WITHDRAWN_COMPONENT": "engram.memory._withdrawn",
     "reinstate": "engram.memory._withdrawn",
     "withdraw": "engram.memory._withdrawn",
     "withdrawn_among": "engram.memory._withdrawn",
 }
 
 __all__ = [
-    "ATTESTATION_NAMESPACE",
-    "BLOCKED",
-    "DEFAULT_TUNING",
-    "LOCAL_ENGINE",
     "MAX_CONVERSATION_BYTES",
     "MAX_MESSAGES",
-    "MCP_REFUSAL",
-    "MODEL_CAP",
-    "SIGNALS",
-    "SUBJECT_HEADER",
-    "SUBJECT_ID_PATTERN",
-    "SUBJECT_RING_PREFIX",
-    "WITHDRAWN_COMPONENT",
-    "Anchor",
-    "Caller",
     "ChatDistiller",
     "ChatFactExtractor",
     "CompleteResult",
     "ConversationResult",
-    "CrossEncoder",
     "Distiller",
     "Embedder",
     "ExtractiveDistiller",
-    "FactExtractor",
     "ImportResult",
     "InitResult",
     "LifecycleResult",
@@ -258,49 +162,29 @@ __all__ = [
     "MemoryRecord",
     "MemoryStatus",
     "OteSpec",
-    "OutcomeEvent",
     "OutcomeResult",
     "RecallHit",
     "RecallResult",
     "RecordInput",
     "RecordResult",
-    "RemoteEmbedder",
-    "RemoteReranker",
     "RingMigration",
-    "SeatOrigin",
-    "SeatSource",
     "StatusReport",
     "SupersedeResult",
     "Tuning",
-    "TurnOutcome",
-    "Verdict",
-    "attestation_message",
-    "check_record",
-    "check_subject",
     "complete",
-    "default_index_folder",
     "default_manifest_text",
-    "deferred_engine",
     "distill",
     "erase",
     "erase_rings",
     "erased_among",
     "export_memories",
-    "find_manifest",
     "forget",
     "get_memory",
     "history",
-    "http_caller",
     "import_memories",
-    "indexed_local_vector",
     "init_repository",
     "list_memories",
-    "load_anchor",
     "load_manifest",
-    "load_seat",
-    "local_vector",
-    "locate_seat",
-    "lower_bound",
     "memory_id",
     "migrate_rings",
     "open_engine",
@@ -314,11 +198,8 @@ __all__ = [
     "reinstate",
     "remote_stages",
     "restore",
-    "seat_view",
-    "signal_weight",
     "status",
     "subject_ring_id",
-    "subject_spec",
     "subject_view",
     "supersede",
     "withdraw",

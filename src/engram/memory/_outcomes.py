@@ -100,8 +100,8 @@ def outcome(
     """Apply one evidence event to a memory's Beta posterior; a repeated decision_id is one event.
 
     ``attestation`` is an armored ``ssh-keygen -Y sign`` signature over
-    :func:`~engram.memory.attestation_message` (required for sealed_* / human_* signals, which the
-    ``mcp`` channel refuses outright).
+    :func:`~engram.memory.internals.attestation_message` (required for sealed_* / human_* signals,
+    which the ``mcp`` channel refuses outright).
     """
     sig = signal_named(signal)
     if sig.attested and channel == "mcp":

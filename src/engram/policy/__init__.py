@@ -12,21 +12,10 @@ only hands over the ROM object ``rom/policy/loop-context-policy.json`` (and the 
 - :func:`load_rule_overlay` / :func:`add_rule` keep field-learned rules in SAVE.
 """
 
-from engram.policy._document import (
-    MEDIA_TYPE,
-    POLICY_PATH,
-    SCHEMA_VERSIONS,
-    V1,
-    V1_1,
-    LoopContextPolicy,
-    load_policy,
-    schema_for,
-    validate_policy_document,
-)
-from engram.policy._effective import EffectivePolicy, Entry, effective_policy
+from engram.policy._document import LoopContextPolicy, load_policy
+from engram.policy._effective import EffectivePolicy, effective_policy
 from engram.policy._errors import HostLimitsError, PolicyError, Problem
 from engram.policy._evaluator import (
-    DEFAULT_ACTIONS,
     CommandRequested,
     Completed,
     Decision,
@@ -34,58 +23,27 @@ from engram.policy._evaluator import (
     GuardrailSignal,
     LoopState,
     NeedsInput,
-    OperatorCommandReport,
     PhaseDone,
     PrReady,
     ReturnWindowReached,
     TurnEnded,
-    VerificationResult,
     decide,
 )
-from engram.policy._limits import (
-    HOST_LIMITS_FILE,
-    EffectiveLimits,
-    HostLimits,
-    Limit,
-    effective_limits,
-    load_host_limits,
-)
-from engram.policy._lint import READ_ONLY_TOOLS, VERIFY_OMITTED_HINT
-from engram.policy._overlay import (
-    OVERLAY_PATH,
-    OVERLAY_VERSION,
-    RuleOverlay,
-    add_rule,
-    load_rule_overlay,
-)
+from engram.policy._limits import HostLimits, load_host_limits
+from engram.policy._overlay import RuleOverlay, add_rule, load_rule_overlay
 
 __all__ = [
-    "DEFAULT_ACTIONS",
-    "HOST_LIMITS_FILE",
-    "MEDIA_TYPE",
-    "OVERLAY_PATH",
-    "OVERLAY_VERSION",
-    "POLICY_PATH",
-    "READ_ONLY_TOOLS",
-    "SCHEMA_VERSIONS",
-    "V1",
-    "V1_1",
-    "VERIFY_OMITTED_HINT",
     "CommandRequested",
     "Completed",
     "Decision",
-    "EffectiveLimits",
     "EffectivePolicy",
-    "Entry",
     "Event",
     "GuardrailSignal",
     "HostLimits",
     "HostLimitsError",
-    "Limit",
     "LoopContextPolicy",
     "LoopState",
     "NeedsInput",
-    "OperatorCommandReport",
     "PhaseDone",
     "PolicyError",
     "PrReady",
@@ -93,14 +51,10 @@ __all__ = [
     "ReturnWindowReached",
     "RuleOverlay",
     "TurnEnded",
-    "VerificationResult",
     "add_rule",
     "decide",
-    "effective_limits",
     "effective_policy",
     "load_host_limits",
     "load_policy",
     "load_rule_overlay",
-    "schema_for",
-    "validate_policy_document",
 ]

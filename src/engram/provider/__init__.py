@@ -8,31 +8,19 @@ Routes and decisions: ``docs/spec/context-provider.md``.
 from typing import TYPE_CHECKING, Any
 
 from engram.provider._app import create_app
-from engram.provider._auth import parse_trusted_proxies
-from engram.provider._config import MAX_EXPORT_TTL, ProviderConfig
+from engram.provider._config import ProviderConfig
 from engram.provider._factory import app_from_env
-from engram.provider._limits import RateLimiter
-from engram.provider._middleware import ProviderMiddleware
 from engram.provider._openapi import openapi_document
-from engram.provider._routes_read import CLAIMED_TIER, discovery_document
-from engram.provider._signer import signed_bytes
 
 if TYPE_CHECKING:
     from engram.provider._metrics import mark_process_dead
 
 __all__ = [
-    "CLAIMED_TIER",
-    "MAX_EXPORT_TTL",
     "ProviderConfig",
-    "ProviderMiddleware",
-    "RateLimiter",
     "app_from_env",
     "create_app",
-    "discovery_document",
     "mark_process_dead",
     "openapi_document",
-    "parse_trusted_proxies",
-    "signed_bytes",
 ]
 
 

@@ -23,7 +23,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engram.context import ContextCache, Permission, ensure_schema
+from engram.context import Permission, ensure_schema
+from engram.context.internals import ContextCache
 from engram.core.canonical import canonicalize
 from engram.core.clock import Clock, SystemClock
 from engram.errors import EngramError
@@ -38,7 +39,7 @@ from engram.provider._openapi import openapi_document
 from engram.provider._services import Services
 from engram.provider._signer import ExportSigner
 from engram.provider._wire import JSON, error_body, error_response
-from engram.provider.review import review_routes
+from engram.provider.review.internals import review_routes
 from engram.store import Store
 from engram.store.idempotency import IdempotencyStore
 

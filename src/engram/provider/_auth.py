@@ -1,14 +1,14 @@
 """The provider's one authentication surface: bearer parsing, the guard, the 401/403 challenge.
 
-Engram v0.1 "Error Code Reference" (``unauthorized``, ``token_expired``, ``forbidden``) and RFC
-6750 (the Bearer scheme and its ``WWW-Authenticate`` challenge); ``docs/spec/context-provider.md``
-"Authentication and errors". Every route that needs a token, the MCP endpoint at ``/mcp``
-included, is wrapped in one :class:`AuthGuard` naming the permission it needs; the guard reads
-the ``Authorization`` header once (:func:`bearer_token`), asks the domain's one token rule
-(:func:`engram.context.authorize`, through :meth:`Services.authorize`), charges the token's rate
-bucket, and leaves the grant in the ASGI ``state`` for the route. A refusal is raised and
-rendered by the app's error handler with :func:`challenge`, so ``/v1/context`` and ``/mcp`` answer
-an expired, unknown or under-privileged token with the same status, body and challenge.
+Engram v0.1 "Error Code Reference" (``unauthorized``, ``token_expired``, ``forbidden``) and RFC 6750
+(the Bearer scheme and its ``WWW-Authenticate`` challenge); ``docs/spec/context-provider.md``
+"Authentication and errors". Every route that needs a token, the MCP endpoint at ``/mcp`` included,
+is wrapped in one :class:`AuthGuard` naming the permission it needs; the guard reads the
+``Authorization`` header once (:func:`bearer_token`), asks the domain's one token rule
+(:func:`engram.context.internals.authorize`, through :meth:`Services.authorize`), charges the
+token's rate bucket, and leaves the grant in the ASGI ``state`` for the route. A refusal is raised
+and rendered by the app's error handler with :func:`challenge`, so ``/v1/context`` and ``/mcp``
+answer an expired, unknown or under-privileged token with the same status, body and challenge.
 
 Client addresses for rate limiting come from :func:`client_address`: the socket peer, or the
 ``X-Forwarded-For`` hop just before the first trusted proxy when the peer is a trusted proxy

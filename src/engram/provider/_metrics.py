@@ -40,7 +40,8 @@ from prometheus_client import multiprocess as prometheus_multiprocess
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
-from engram.store import PoolReporting, Store
+from engram.store import Store
+from engram.store.internals import PoolReporting
 
 if TYPE_CHECKING:
     from engram.provider._limits import ConcurrencyGate

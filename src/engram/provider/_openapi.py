@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.context import CATEGORIES, ENGRAM_VERSION, SCOPES, CorrectionStatus, Permission
+from engram.context import CATEGORIES, CorrectionStatus, Permission
+from engram.context.internals import ENGRAM_VERSION, SCOPES
 from engram.core.canonical import Json, JsonObject
 from engram.provider._config import ProviderConfig
 

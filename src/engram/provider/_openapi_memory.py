@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engram.context import ENGRAM_VERSION, Permission
+from engram.context import Permission
+from engram.context.internals import ENGRAM_VERSION
 from engram.core.canonical import Json, JsonObject
-from engram.memory import MAX_MESSAGES, SUBJECT_ID_PATTERN
+from engram.memory import MAX_MESSAGES
+from engram.memory.internals import SUBJECT_ID_PATTERN
 from engram.provider import _openapi as doc
 
 MAX_MEMORY_BODY_BYTES = 512 * 1024

@@ -19,11 +19,11 @@ subject through :func:`engram.memory.subject_view`:
 - ``DELETE /v1/memories/{id}``: :func:`engram.transfer.erase_memories`.
 - ``GET /v1/memories/{id}/history``: :func:`~engram.memory.history`.
 
-Every route needs the ``memory`` permission and acts for the token's own subject; an ``admin``
-token may name another in ``Engram-Subject`` (:func:`engram.memory.http_caller`, the rule /mcp
-uses). Another subject's memory is ``not_found`` worded as an id that never existed. Request
-bodies are checked for shape (``engram.core.bounds``) and validated against the served OpenAPI
-schemas before any domain call; POSTs honour ``Idempotency-Key``.
+Every route needs the ``memory`` permission and acts for the token's own subject; an ``admin`` token
+may name another in ``Engram-Subject`` (:func:`engram.memory.internals.http_caller`, the rule /mcp
+uses). Another subject's memory is ``not_found`` worded as an id that never existed. Request bodies
+are checked for shape (``engram.core.bounds``) and validated against the served OpenAPI schemas
+before any domain call; POSTs honour ``Idempotency-Key``.
 """
 
 from __future__ import annotations
@@ -40,20 +40,18 @@ from starlette.responses import Response
 from starlette.routing import request_response
 from starlette.types import ASGIApp
 
-from engram.context import ENGRAM_VERSION, Permission, get_subject
+from engram.context import Permission, get_subject
+from engram.context.internals import ENGRAM_VERSION
 from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.clock import parse_instant
 from engram.errors import InputError, InvalidRequest, ResourceNotFound, UnsupportedVersion
 from engram.memory import (
-    SUBJECT_HEADER,
-    Caller,
     MemoryEngine,
     RecordInput,
     forget,
     get_memory,
     history,
-    http_caller,
     list_memories,
     recall,
     record_conversation,
@@ -62,6 +60,7 @@ from engram.memory import (
     subject_view,
     supersede,
 )
+from engram.memory.internals import SUBJECT_HEADER, Caller, http_caller
 from engram.provider._auth import AuthGuard
 from engram.provider._openapi import _TEXT_PATTERN
 from engram.provider._openapi_memory import (

@@ -18,15 +18,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Send
 from starlette.types import Scope as AsgiScope
 
-from engram.context import (
-    CATEGORIES,
-    ENGRAM_VERSION,
-    SCOPES,
-    SENSITIVE_CATEGORIES,
-    Permission,
-    TokenGrant,
-    resolve_scope,
-)
+from engram.context import CATEGORIES, SENSITIVE_CATEGORIES, Permission
+from engram.context.internals import ENGRAM_VERSION, SCOPES, TokenGrant, resolve_scope
 from engram.core.canonical import JsonObject
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UserNotFound

@@ -17,12 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from engram.context import (
-    ENGRAM_VERSION,
     CorrectionStatus,
-    TokenGrant,
     add_belief,
     belief_history,
-    check_confidence,
     confirm_correction,
     delete_belief,
     get_correction,
@@ -31,6 +28,7 @@ from engram.context import (
     propose_correction,
     reject_correction,
 )
+from engram.context.internals import ENGRAM_VERSION, TokenGrant, check_confidence
 from engram.core.canonical import Json, JsonObject
 from engram.core.clock import parse_instant
 from engram.errors import InvalidRequest, UnsupportedVersion

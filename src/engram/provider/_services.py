@@ -18,9 +18,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import (
+from engram.context import Permission
+from engram.context.internals import (
     ContextCache,
-    Permission,
     TokenGrant,
     authenticate_cached,
     authenticate_token_with_state,
@@ -64,8 +64,8 @@ class Services:
         self, raw: str, permission: Permission, state: dict[str, Any]
     ) -> tuple[TokenGrant, int | None]:
         """Authenticate ``raw`` (the cache, else the store) and apply the one token rule
-        (:func:`engram.context.require_permission`), then charge the token's rate bucket; the
-        subject goes into the ASGI ``state`` for the access log, also when refused."""
+        (:func:`engram.context.internals.require_permission`), then charge the token's rate bucket;
+        the subject goes into the ASGI ``state`` for the access log, also when refused."""
         grant, version = authenticate_token_with_state(self.store, self.clock, raw, self.cache)
         return self._admit(grant, version, permission, state)
 

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.context import Issuer, Scope, build_diff, build_export, state_version
+from engram.context import Issuer, build_export
+from engram.context.internals import Scope, build_diff, state_version
 from engram.core.canonical import JsonObject, canonicalize
 from engram.core.clock import Clock
 from engram.core.encoding import b64url_encode
@@ -36,7 +37,8 @@ from engram.core.keyring import KeyInfo
 from engram.core.keys import PrivateKey
 from engram.core.signing import SIGNATURE_FIELD
 from engram.provider._config import ProviderConfig
-from engram.store import FLUSH, Change, Store
+from engram.store import Store
+from engram.store.internals import FLUSH, Change
 from engram.store.keys import KEYS_TOPIC, KeyStore
 
 # How long a worker trusts its in-memory copy of "the active key" before asking the store again;

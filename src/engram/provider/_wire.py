@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from starlette.requests import Request
 from starlette.responses import Response
 
-from engram.context import ENGRAM_VERSION
+from engram.context.internals import ENGRAM_VERSION
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_object
 from engram.errors import AuthError, CapacityError, EngramError, InvalidRequest, UnsupportedVersion
 from engram.provider._auth import challenge

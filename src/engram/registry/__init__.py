@@ -18,22 +18,9 @@ from engram.core.lazy import lazy_attributes as _lazy_attributes
 if TYPE_CHECKING:
     from engram.registry._artifacts import LevelResolver, ResolvedLevel
     from engram.registry._check import check_registry
-    from engram.registry._documents import lineage_problems
-    from engram.registry._history import history_problems
-    from engram.registry._index import SCHEMA_VERSION, IndexBuild, build_index, index_bytes
-    from engram.registry._layout import (
-        AGENT,
-        AGENT_GRAPH,
-        ARTIFACT_TYPES,
-        INDEX_FILE,
-        WORKFLOW,
-        Coordinate,
-        canonical_path,
-        semver_key,
-    )
-    from engram.registry._policy import policy_problems
-    from engram.registry._problems import Problem, RegistryRefused, problem_line, problem_wire
-    from engram.registry._relations import RELATIONS
+    from engram.registry._index import IndexBuild, build_index
+    from engram.registry._layout import Coordinate
+    from engram.registry._problems import Problem, RegistryRefused
     from engram.registry._remix import remix_draft
     from engram.registry._share import share
     from engram.registry._site import build_site
@@ -42,27 +29,12 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "LevelResolver": "engram.registry._artifacts",
     "ResolvedLevel": "engram.registry._artifacts",
-    "lineage_problems": "engram.registry._documents",
     "check_registry": "engram.registry._check",
-    "history_problems": "engram.registry._history",
-    "SCHEMA_VERSION": "engram.registry._index",
     "IndexBuild": "engram.registry._index",
     "build_index": "engram.registry._index",
-    "index_bytes": "engram.registry._index",
-    "AGENT": "engram.registry._layout",
-    "AGENT_GRAPH": "engram.registry._layout",
-    "ARTIFACT_TYPES": "engram.registry._layout",
-    "INDEX_FILE": "engram.registry._layout",
-    "WORKFLOW": "engram.registry._layout",
     "Coordinate": "engram.registry._layout",
-    "canonical_path": "engram.registry._layout",
-    "semver_key": "engram.registry._layout",
-    "policy_problems": "engram.registry._policy",
     "Problem": "engram.registry._problems",
     "RegistryRefused": "engram.registry._problems",
-    "problem_line": "engram.registry._problems",
-    "problem_wire": "engram.registry._problems",
-    "RELATIONS": "engram.registry._relations",
     "remix_draft": "engram.registry._remix",
     "share": "engram.registry._share",
     "build_site": "engram.registry._site",
@@ -71,13 +43,6 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
-    "AGENT",
-    "AGENT_GRAPH",
-    "ARTIFACT_TYPES",
-    "INDEX_FILE",
-    "RELATIONS",
-    "SCHEMA_VERSION",
-    "WORKFLOW",
     "Coordinate",
     "IndexBuild",
     "Ledger",
@@ -87,17 +52,9 @@ __all__ = [
     "ResolvedLevel",
     "build_index",
     "build_site",
-    "canonical_path",
     "check_registry",
-    "history_problems",
-    "index_bytes",
-    "lineage_problems",
     "load_ledger",
-    "policy_problems",
-    "problem_line",
-    "problem_wire",
     "remix_draft",
-    "semver_key",
     "share",
 ]
 

@@ -20,7 +20,7 @@ from engram.errors import InvalidRequest
 from engram.registry._artifacts import LevelResolver
 from engram.registry._history import history_problems
 from engram.registry._index import IndexBuild, build_index
-from engram.registry._layout import INDEX_FILE
+from engram.registry._layout import ARTIFACTS, INDEX_FILE
 from engram.registry._problems import Problem, problem, problem_order, problem_wire
 from engram.trust import TrustRegistry
 
@@ -40,9 +40,7 @@ class CheckReport:
         return {
             "ok": self.ok,
             "counts": {
-                "cartridges": index["count"],
-                "workflows": index["workflowCount"],
-                "agentGraphs": index["agentGraphCount"],
+                **{a.index_key: index[a.count_key] for a in ARTIFACTS},
                 "templates": index["templateCount"],
             },
             "problems": [problem_wire(p) for p in self.problems],

@@ -37,14 +37,8 @@ from engram.registry._layout import (
 )
 from engram.registry._problems import Problem, problem
 from engram.trust import TrustRegistry
-from engram.workflow import (
-    MAX_DOCUMENT_BYTES,
-    PUBLISHER_ID,
-    ArtifactCheck,
-    Verification,
-    check_workflow,
-    load_document,
-)
+from engram.workflow import Verification, check_workflow
+from engram.workflow.internals import MAX_DOCUMENT_BYTES, PUBLISHER_ID, ArtifactCheck, load_document
 
 
 def lineage_problems(

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.errors import InvalidRequest
-from engram.registry._layout import CALS, CARTRIDGES, GRAPHS
+from engram.registry._layout import ARTIFACTS
 from engram.registry._problems import Problem, problem, problem_order
 
-COLLECTIONS = (CARTRIDGES, CALS, GRAPHS)
-ARTIFACT_SUFFIXES = (".acx", ".cal.json", ".agent-graph.json")
+COLLECTIONS = tuple(a.collection for a in ARTIFACTS)
+ARTIFACT_SUFFIXES = tuple(a.file_suffix for a in ARTIFACTS)
 RULE = "registry.immutable-history"
 REPLACED = "registry.history-replacement"
 _STATUS = {"M": "modified", "D": "deleted", "T": "changed in type", "A": "added"}

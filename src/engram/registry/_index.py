@@ -28,21 +28,16 @@ from engram.core.clock import parse_instant
 from engram.core.jsonio import dumps_text
 from engram.errors import EngramError, InvalidRequest
 from engram.graph import PinnedWorkflow, resolve_pins
-from engram.registry._artifacts import (
-    LevelResolver,
-    Summary,
-    summarize_cartridge,
-    summarize_template,
-)
-from engram.registry._documents import summarize_graph, summarize_workflow
+from engram.registry._artifacts import LevelResolver, Summary, summarize_template
 from engram.registry._layout import (
-    CALS,
-    CARTRIDGES,
-    GRAPHS,
+    AGENT,
+    AGENT_GRAPH,
+    ARTIFACTS,
     INDEX_FILE,
     STATUS_FILE,
     TEMPLATES,
     TRUST_FILE,
+    WORKFLOW,
     Coordinate,
     semver_key,
     walk,
@@ -50,8 +45,9 @@ from engram.registry._layout import (
 from engram.registry._policy import policy_problems
 from engram.registry._problems import Problem, problem, problem_order
 from engram.registry._status import EPOCH, Ledger, load_ledger
+from engram.registry._summaries import SUMMARIZE, Summarize
 from engram.trust import TrustRegistry, load_trust_registry
-from engram.workflow import packaged_schema
+from engram.workflow.internals import packaged_schema
 
 SCHEMA_VERSION = "acx.registry-index/1"
 ALLOWED_BESIDE = ("README.md",)
@@ -110,11 +106,8 @@ def load_registry_trust(
 def _stray_files(root: Path) -> list[Problem]:
     """Files in a signed collection that are neither an artifact nor an allowed discovery card."""
     problems = []
-    for collection, suffix in (
-        (CARTRIDGES, ".acx"),
-        (CALS, ".cal.json"),
-        (GRAPHS, ".agent-graph.json"),
-    ):
+    for artifact in ARTIFACTS:
+        collection, suffix = artifact.collection, artifact.file_suffix
         for found in walk(root, collection, ""):
             if (
                 found.unsafe is None
@@ -312,49 +305,29 @@ def build_index(
     ledger: Ledger = load_ledger(status_path.read_bytes() if status_path.is_file() else None)
     problems += list(ledger.problems)
 
-    cartridges = _unique(
-        _collect(
-            root,
-            CARTRIDGES,
-            ".acx",
-            lambda r: summarize_cartridge(
-                root, r, trust=registry, now=now, resolve_level=resolve_level
-            ),
-            problems,
-        ),
-        problems,
-    )
-    workflows = _unique(
-        _collect(
-            root,
-            CALS,
-            ".cal.json",
-            lambda r: summarize_workflow(root, r, trust=registry, now=now),
-            problems,
-        ),
-        problems,
-    )
-    graphs = _unique(
-        _collect(
-            root,
-            GRAPHS,
-            ".agent-graph.json",
-            lambda r: summarize_graph(root, r, trust=registry, now=now),
-            problems,
-        ),
-        problems,
-    )
-    for group in (cartridges, workflows, graphs):
+    groups: dict[str, list[Summary]] = {}
+    for artifact in ARTIFACTS:
+        summarize = SUMMARIZE[artifact.name]
+        # Only a cartridge's level is resolved (a workflow or graph carries none).
+        extra = {"resolve_level": resolve_level} if artifact.name == AGENT else {}
+
+        def summary(relative: str, summarize: Summarize = summarize, extra: Any = extra) -> Summary:
+            return summarize(root, relative, trust=registry, now=now, **extra)
+
+        found = _collect(root, artifact.collection, artifact.file_suffix, summary, problems)
+        groups[artifact.name] = _unique(found, problems)
+    for group in groups.values():
         _mark_latest(group)
         for s in group:
             assert s.coordinate is not None
             s.entry["registryStatus"] = ledger.lifecycle(s.coordinate)
             s.entry["latest"] = s.entry.pop("latest")  # keep the reference's member order
-    graphs = _dependencies(graphs, workflows, now, problems)
-    accepted = {s.coordinate: s.entry for s in (*cartridges, *workflows, *graphs) if s.coordinate}
+    groups[AGENT_GRAPH] = _dependencies(groups[AGENT_GRAPH], groups[WORKFLOW], now, problems)
+    every = [s for group in groups.values() for s in group]
+    accepted = {s.coordinate: s.entry for s in every if s.coordinate}
     problems += ledger.unresolved(accepted)
 
-    cartridges.sort(
+    groups[AGENT].sort(
         key=lambda s: (
             -((s.entry["level"] or {}).get("acxLevel") or -1),
             s.entry["name"].casefold(),
@@ -363,36 +336,41 @@ def build_index(
             _Descending(s.entry["version"]),
         )
     )
-    for group in (workflows, graphs):
-        group.sort(
-            key=lambda s: (s.entry["publisher"], s.entry["id"], _Descending(s.entry["version"]))
-        )
+    for name, group in groups.items():
+        if name != AGENT:
+            group.sort(
+                key=lambda s: (
+                    s.entry["publisher"],
+                    s.entry["id"],
+                    _Descending(s.entry["version"]),
+                )
+            )
     templates = _templates(root, problems)
     index: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "generatedAt": _newest(
             [
                 ledger.updated_at if ledger.present else None,
-                *(s.source_time for s in (*cartridges, *workflows, *graphs)),
+                *(s.source_time for s in every),
             ]
         ),
-        "artifactCount": len(cartridges) + len(workflows) + len(graphs) + len(templates),
-        "count": len(cartridges),
-        "cartridges": [s.entry for s in cartridges],
-        "workflowCount": len(workflows),
-        "workflows": [s.entry for s in workflows],
-        "agentGraphCount": len(graphs),
-        "agentGraphs": [s.entry for s in graphs],
-        "templateCount": len(templates),
-        "templates": templates,
+        "artifactCount": len(every) + len(templates),
     }
+    for artifact in ARTIFACTS:
+        index[artifact.count_key] = len(groups[artifact.name])
+        index[artifact.index_key] = [s.entry for s in groups[artifact.name]]
+    index["templateCount"] = len(templates)
+    index["templates"] = templates
     for error in sorted(
         _index_validator().iter_errors(index), key=lambda e: list(map(str, e.absolute_path))
     )[:20]:
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(problem(INDEX_FILE, "registry.index-content", f"{where}: {error.message}"))
     documents = {
-        s.entry["path"]: s.document for s in (*workflows, *graphs) if s.document is not None
+        s.entry["path"]: s.document
+        for group in groups.values()
+        for s in group
+        if s.document is not None
     }
     return IndexBuild(index, sorted(set(problems), key=problem_order), accepted, documents)
 

@@ -23,12 +23,58 @@ import semver
 AGENT = "agent"
 WORKFLOW = "workflow"
 AGENT_GRAPH = "agent-graph"
-ARTIFACT_TYPES = (AGENT, WORKFLOW, AGENT_GRAPH)
 
 CARTRIDGES = "cartridges"
 CALS = "cals"
 GRAPHS = "graphs"
 TEMPLATES = "templates"
+
+
+@dataclass(frozen=True)
+class ArtifactType:
+    """Everything the registry knows about one kind of signed artifact, declared once (issue 28):
+    where its files live, what they end with, where the index lists them and how the Exchange
+    names them. The index, the gate, the history check, ``share`` and the static site read this
+    table; only the summariser (how an artifact is verified and projected) is per kind, in
+    ``_summaries``."""
+
+    name: str
+    """The coordinate's ``artifactType``."""
+    collection: str
+    """The registry folder that holds it."""
+    file_suffix: str
+    """What its files end with (the walk, the history check, the download name)."""
+    path_tail: str
+    """How its canonical path ends after ``<version>``."""
+    index_key: str
+    """Its list in ``index.json`` (and its count in ``engram registry check``)."""
+    count_key: str
+    """Its count in ``index.json``."""
+    label: str
+    """The Exchange's name for one."""
+    page: str
+    """The Exchange's page folder."""
+    share_words: tuple[str, ...]
+    """What ``share`` accepts for it, the first one named in its refusal."""
+
+
+ARTIFACTS: tuple[ArtifactType, ...] = (
+    ArtifactType(
+        AGENT, CARTRIDGES, ".acx", "/cartridge.acx", "cartridges", "count", "Agent", "agents",
+        ("agent",),
+    ),
+    ArtifactType(
+        WORKFLOW, CALS, ".cal.json", ".cal.json", "workflows", "workflowCount", "Workflow",
+        "workflows", ("workflow",),
+    ),
+    ArtifactType(
+        AGENT_GRAPH, GRAPHS, ".agent-graph.json", ".agent-graph.json", "agentGraphs",
+        "agentGraphCount", "Agent Graph", "graphs", ("graph", "agent-graph"),
+    ),
+)  # fmt: skip
+"""The registry's artifact types, in the order the index lists them (§17.1)."""
+ARTIFACT = {a.name: a for a in ARTIFACTS}
+ARTIFACT_TYPES = tuple(ARTIFACT)
 INDEX_FILE = "index.json"
 STATUS_FILE = "status.json"
 TRUST_FILE = "trust-registry.json"
@@ -43,8 +89,8 @@ SEMVER = re.compile(
     r"(?:\+(?:[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
 )
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-SUFFIX = {AGENT: "/cartridge.acx", WORKFLOW: ".cal.json", AGENT_GRAPH: ".agent-graph.json"}
-COLLECTION = {AGENT: CARTRIDGES, WORKFLOW: CALS, AGENT_GRAPH: GRAPHS}
+SUFFIX = {a.name: a.path_tail for a in ARTIFACTS}
+COLLECTION = {a.name: a.collection for a in ARTIFACTS}
 
 
 @dataclass(frozen=True, order=True)
@@ -172,6 +218,8 @@ __all__ = [
     "AGENT",
     "AGENT_GRAPH",
     "AGENT_ID",
+    "ARTIFACT",
+    "ARTIFACTS",
     "ARTIFACT_ID",
     "ARTIFACT_TYPES",
     "CALS",
@@ -187,6 +235,7 @@ __all__ = [
     "TEMPLATES",
     "TRUST_FILE",
     "WORKFLOW",
+    "ArtifactType",
     "Coordinate",
     "Found",
     "canonical_path",

@@ -19,7 +19,8 @@ from engram.graph import verify_graph
 from engram.registry._layout import AGENT_GRAPH, ARTIFACT_ID, SEMVER, WORKFLOW
 from engram.registry._problems import RegistryRefused
 from engram.registry._relations import RELATIONS
-from engram.workflow import unsigned, verify_workflow
+from engram.workflow import verify_workflow
+from engram.workflow.internals import unsigned
 
 
 def remix_draft(

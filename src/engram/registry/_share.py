@@ -23,14 +23,24 @@ from pathlib import Path
 from typing import Any
 
 from engram.core.canonical import JsonObject
-from engram.registry._artifacts import Summary, summarize_cartridge
-from engram.registry._documents import summarize_graph, summarize_workflow
-from engram.registry._layout import AGENT, AGENT_GRAPH, WORKFLOW, canonical_path, inside
+from engram.registry._artifacts import Summary
+from engram.registry._layout import (
+    AGENT,
+    AGENT_GRAPH,
+    ARTIFACTS,
+    WORKFLOW,
+    canonical_path,
+    inside,
+)
 from engram.registry._problems import Problem, RegistryRefused, problem, problem_line
+from engram.registry._summaries import SUMMARIZE
 from engram.trust import TrustRegistry
-from engram.workflow import load_document, verify_workflow
+from engram.workflow import verify_workflow
+from engram.workflow.internals import load_document
 
-KINDS = {"agent": AGENT, "workflow": WORKFLOW, "graph": AGENT_GRAPH, "agent-graph": AGENT_GRAPH}
+KINDS = {word: a.name for a in ARTIFACTS for word in a.share_words}
+"""What ``share`` accepts for each artifact type (``_layout.ARTIFACTS``)."""
+_SAY = [a.share_words[0] for a in ARTIFACTS]
 
 
 @dataclass(frozen=True)
@@ -118,15 +128,10 @@ def share(
 ) -> Shared:
     artifact_type = KINDS.get(kind)
     if artifact_type is None:
-        raise RegistryRefused(f"share {kind!r}: say agent, workflow or graph")
+        raise RegistryRefused(f"share {kind!r}: say {', '.join(_SAY[:-1])} or {_SAY[-1]}")
     if not file.is_file() or file.is_symlink():
         raise RegistryRefused(f"{file} is not a regular file")
-    if artifact_type == AGENT:
-        summary = summarize_cartridge(registry, None, trust=trust, now=now, source=file)
-    elif artifact_type == WORKFLOW:
-        summary = summarize_workflow(registry, None, trust=trust, now=now, source=file)
-    else:
-        summary = summarize_graph(registry, None, trust=trust, now=now, source=file)
+    summary = SUMMARIZE[artifact_type](registry, None, trust=trust, now=now, source=file)
     problems = list(summary.problems)
     if summary.coordinate is None and not problems:
         problems.append(problem(file.name, "registry.live-verify", "not shareable"))

@@ -36,12 +36,13 @@ import jinja2
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import CanonicalJsonError
-from engram.registry._artifacts import summarize_cartridge
-from engram.registry._documents import summarize_graph, summarize_workflow
 from engram.registry._index import IndexBuild, build_index, index_bytes
 from engram.registry._layout import (
     AGENT,
     AGENT_GRAPH,
+    ARTIFACT,
+    ARTIFACT_TYPES,
+    ARTIFACTS,
     INDEX_FILE,
     TEMPLATES,
     WORKFLOW,
@@ -50,18 +51,17 @@ from engram.registry._layout import (
     inside,
 )
 from engram.registry._problems import RegistryRefused, problem_line
+from engram.registry._summaries import SUMMARIZE
 from engram.trust import TrustRegistry
 
 EXCHANGE_VERSION = "acx.static-exchange/1"
 MANIFEST_VERSION = "acx.static-exchange-manifest/1"
 TEXT_FILES = (".md", ".json", ".yaml", ".yml", ".txt")
-KIND_LABEL = {
-    AGENT: "Agent",
-    WORKFLOW: "Workflow",
-    AGENT_GRAPH: "Agent Graph",
-    "template": "Template",
-}
-PAGE_KIND = {AGENT: "agents", WORKFLOW: "workflows", AGENT_GRAPH: "graphs", "template": "templates"}
+TEMPLATE = "template"
+"""Templates are listed beside the artifact types, unsigned (§17.1 ``templates/``)."""
+KIND_LABEL = {**{a.name: a.label for a in ARTIFACTS}, TEMPLATE: "Template"}
+PAGE_KIND = {**{a.name: a.page for a in ARTIFACTS}, TEMPLATE: "templates"}
+KINDS = (*ARTIFACT_TYPES, TEMPLATE)
 TRUST_TEXT = {
     "portable": (
         "the signature holds under a key the registry does not vouch for (no namespace proof)"
@@ -139,12 +139,7 @@ def _reverify(
     now: datetime,
     trust: TrustRegistry | None,
 ) -> None:
-    summarize = {
-        AGENT: summarize_cartridge,
-        WORKFLOW: summarize_workflow,
-        AGENT_GRAPH: summarize_graph,
-    }[kind]
-    summary = summarize(copy.parent, None, trust=trust, now=now, source=copy)
+    summary = SUMMARIZE[kind](copy.parent, None, trust=trust, now=now, source=copy)
     if (
         summary.problems
         or summary.coordinate is None
@@ -180,8 +175,7 @@ def _level_text(entry: dict[str, Any]) -> str:
 def download_name(kind: str, entry: dict[str, Any]) -> str:
     """A file name for the download that says what it is (the registry path's last segment
     is only ``1.0.0.cal.json`` or ``cartridge.acx``)."""
-    suffix = {AGENT: ".acx", WORKFLOW: ".cal.json", AGENT_GRAPH: ".agent-graph.json"}[kind]
-    return f"{entry['id']}-{entry['version']}{suffix}"
+    return f"{entry['id']}-{entry['version']}{ARTIFACT[kind].file_suffix}"
 
 
 def _cli(kind: str, name: str) -> tuple[str, str]:
@@ -218,11 +212,7 @@ def build_site(
     views: list[dict[str, Any]] = []
     pages: dict[Coordinate, str] = {}
     with tempfile.TemporaryDirectory(prefix="engram-exchange-") as scratch:
-        for kind, collection in (
-            (AGENT, "cartridges"),
-            (WORKFLOW, "workflows"),
-            (AGENT_GRAPH, "agentGraphs"),
-        ):
+        for kind, collection in ((a.name, a.index_key) for a in ARTIFACTS):
             for entry in index[collection]:
                 relative = entry["path"]
                 publisher = entry["publisher"]
@@ -259,17 +249,14 @@ def build_site(
                 data = _read_canonical(registry, f"{folder}/{name}")
                 site.put(f"files/{folder}/{name}", data)
                 files.append((f"{folder}/{name}", data))
-            page = f"artifacts/{PAGE_KIND['template']}/{entry['id']}/index.html"
-            views.append({"kind": "template", "entry": entry, "page": page, "files": files})
+            page = f"artifacts/{PAGE_KIND[TEMPLATE]}/{entry['id']}/index.html"
+            views.append({"kind": TEMPLATE, "entry": entry, "page": page, "files": files})
 
     environment = _environment()
     common = {"index_digest": index_digest, "generated_at": index["generatedAt"]}
     cards = [_view(v, pages, "") for v in views]
-    counts = {
-        k: sum(1 for v in views if v["kind"] == k)
-        for k in (AGENT, WORKFLOW, AGENT_GRAPH, "template")
-    }
-    kinds = [(k, KIND_LABEL[k] + "s") for k in (AGENT, WORKFLOW, AGENT_GRAPH, "template")]
+    counts = {k: sum(1 for v in views if v["kind"] == k) for k in KINDS}
+    kinds = [(k, KIND_LABEL[k] + "s") for k in KINDS]
     site.put(
         "index.html",
         environment.get_template("listing.html.j2")
@@ -374,7 +361,7 @@ def _view(view: dict[str, Any], pages: dict[Coordinate, str], root: str) -> dict
         )
         if x
     ).lower()
-    label = download_name(kind, entry) if kind != "template" else relative.rsplit("/", 1)[-1]
+    label = download_name(kind, entry) if kind != TEMPLATE else relative.rsplit("/", 1)[-1]
     note, cli = _cli(kind, label)
     successor = status.get("successor")
     successor_view = None
@@ -422,11 +409,11 @@ def _view(view: dict[str, Any], pages: dict[Coordinate, str], root: str) -> dict
         "downloads": [
             {
                 "href": root + "files/" + p,
-                "label": label if kind != "template" else p.rsplit("/", 1)[-1],
+                "label": label if kind != TEMPLATE else p.rsplit("/", 1)[-1],
                 "bytes": len(d),
             }
             for p, d in view["files"]
-            if kind != "template"
+            if kind != TEMPLATE
         ],
         "noscript_verdict": noscript,
         "cli_note": note,

@@ -25,7 +25,7 @@ from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.registry._layout import STATUS_FILE, Coordinate, https_url
 from engram.registry._problems import Problem, problem
-from engram.workflow import packaged_schema
+from engram.workflow.internals import packaged_schema
 
 SCHEMA_VERSION = "acx.registry-status/1"
 EPOCH = "1970-01-01T00:00:00.000Z"

@@ -12,26 +12,15 @@ holds the decisions the spec leaves open.
         messages = engram.messages([{"role": "user", "content": "Plan my week"}])
 """
 
-from engram.runtime._beliefs import TEXT_MEMBERS, Belief, build_system_prompt, render_belief
+from engram.runtime._beliefs import Belief, build_system_prompt, render_belief
 from engram.runtime._client import AsyncEngramClient, EngramClient
-from engram.runtime._config import SUPPORTED_VERSIONS, RuntimeConfig
+from engram.runtime._config import RuntimeConfig
 from engram.runtime._engine import Discovery, ProposedCorrection
-from engram.runtime._prompt import CONTEXT_HEADING, system_prompt_with_context, with_context
-from engram.runtime._verify import (
-    MAX_LIFETIME,
-    PublishedKey,
-    Verified,
-    parse_document,
-    parse_key_list,
-    verify_signed,
-)
+from engram.runtime._prompt import system_prompt_with_context, with_context
+from engram.runtime._verify import PublishedKey, Verified
 from engram.runtime._view import ContextView, DiffNotApplicableError, verify_export
 
 __all__ = [
-    "CONTEXT_HEADING",
-    "MAX_LIFETIME",
-    "SUPPORTED_VERSIONS",
-    "TEXT_MEMBERS",
     "AsyncEngramClient",
     "Belief",
     "ContextView",
@@ -43,11 +32,8 @@ __all__ = [
     "RuntimeConfig",
     "Verified",
     "build_system_prompt",
-    "parse_document",
-    "parse_key_list",
     "render_belief",
     "system_prompt_with_context",
     "verify_export",
-    "verify_signed",
     "with_context",
 ]

@@ -18,8 +18,9 @@ Portable SQL subset (checked by the contract suite on every backend):
   form); JSON is stored as TEXT.
 - Booleans are stored as INTEGER 0/1 (a ``bool`` parameter is converted).
 - One transaction per thread at a time: opening a transaction inside another on the same
-  thread raises StoreError (pass the ``Tx`` down instead). ``engram.store.advisory_lock(tx,
-  name)`` serialises read-modify-write steps that no unique constraint can guard.
+  thread raises StoreError (pass the ``Tx`` down instead).
+  ``engram.store.internals.advisory_lock(tx, name)`` serialises read-modify-write steps that no
+  unique constraint can guard.
 
 Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``sqlite``
 (the embedded default, WAL), ``postgresql`` (psycopg 3 with a pool).
@@ -165,10 +166,10 @@ class Store(Protocol):
         ...
 
     def subscribe(self, subscriber: Callable[[Change], None], bound: float = 1.0) -> Subscription:
-        """Deliver every committed change (:class:`engram.store.Change`) to ``subscriber``:
-        this store object's own at once, other processes' within ``bound`` seconds. Returns an
-        :class:`engram.store.Subscription` whose ``fresh()`` says whether memory may be
-        trusted now."""
+        """Deliver every committed change (:class:`engram.store.internals.Change`) to
+        ``subscriber``: this store object's own at once, other processes' within ``bound``
+        seconds. Returns an :class:`engram.store.internals.Subscription` whose ``fresh()`` says
+        whether memory may be trusted now."""
         ...
 
     def forget_schema(self) -> None:

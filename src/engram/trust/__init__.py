@@ -7,15 +7,9 @@ load a registry with :func:`load_trust_registry`, let the artifact's verifier ru
 signature makes it ``portable``, ``trusted`` or ``local``.
 """
 
-from engram.trust._evaluate import TRUST_ORDER, SignerTrust, TrustState, evaluate_signer
+from engram.trust._evaluate import SignerTrust, TrustState, evaluate_signer
 from engram.trust._registry import (
-    GITHUB_OIDC_ISSUER,
-    MEDIA_TYPE,
-    REGISTRY_SCHEMA_VERSION,
-    WELL_KNOWN_PATH,
     KeyStatus,
-    NamespaceProof,
-    ProofMethod,
     TrustedKey,
     TrustRegistry,
     TrustRegistryError,
@@ -23,14 +17,7 @@ from engram.trust._registry import (
 )
 
 __all__ = [
-    "GITHUB_OIDC_ISSUER",
-    "MEDIA_TYPE",
-    "REGISTRY_SCHEMA_VERSION",
-    "TRUST_ORDER",
-    "WELL_KNOWN_PATH",
     "KeyStatus",
-    "NamespaceProof",
-    "ProofMethod",
     "SignerTrust",
     "TrustRegistry",
     "TrustRegistryError",

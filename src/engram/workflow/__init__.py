@@ -24,135 +24,45 @@ from engram.workflow._conditions import (
     evaluate_condition,
     next_nodes,
 )
-from engram.workflow._document import (
-    MAX_DOCUMENT_BYTES,
-    DocumentError,
-    load_document,
-    packaged_schema,
-    schema_issues,
-    unexpected_members,
-)
-from engram.workflow._issues import Issue, LintReport, duplicates, member_path
-from engram.workflow._lint import TERMINAL_EVENTS, lint_workflow
-from engram.workflow._offer import (
-    OfferReader,
-    find_cartridges,
-    read_cartridge_offer,
-    read_offers,
-)
-from engram.workflow._profile import (
-    lineage_issues,
-    metadata_issues,
-    profile_issues,
-    secret_issues,
-    spdx_problem,
-    uri_issues,
-)
-from engram.workflow._ready import (
-    CAREER_TIERS,
-    Capability,
-    CartridgeOffer,
-    Gap,
-    LevelOutcome,
-    ProvenLevel,
-    ReadyReport,
-    Staffing,
-    ready,
-)
-from engram.workflow._ready_levels import LevelCredential, prove_levels
-from engram.workflow._secrets import is_private_key_name, private_keys
-from engram.workflow._signature import (
-    PUBLISHER_ID,
-    ArtifactCheck,
-    ArtifactKind,
-    Linter,
-    SignError,
-    Verification,
-    check_document,
-    document_digest,
-    sign_document,
-    sign_publishable,
-    unsigned,
-    verify_document,
-)
+from engram.workflow._document import DocumentError
+from engram.workflow._issues import Issue, LintReport
+from engram.workflow._lint import lint_workflow
+from engram.workflow._offer import find_cartridges, read_cartridge_offer
+from engram.workflow._ready import CartridgeOffer, ProvenLevel, ReadyReport, ready
+from engram.workflow._ready_levels import prove_levels
+from engram.workflow._signature import SignError, Verification
 from engram.workflow._starter import starter_workflow
 from engram.workflow._workflow import (
-    MEDIA_TYPE,
-    PREDICATE_TYPE,
-    SCHEMA_VERSION,
-    SIGNATURE_VERSION,
-    WORKFLOW,
     check_workflow,
     load_workflow,
     sign_workflow,
     verify_workflow,
-    workflow_card,
     workflow_digest,
 )
 
 __all__ = [
-    "CAREER_TIERS",
-    "MAX_DOCUMENT_BYTES",
-    "MEDIA_TYPE",
-    "PREDICATE_TYPE",
-    "PUBLISHER_ID",
-    "SCHEMA_VERSION",
-    "SIGNATURE_VERSION",
-    "TERMINAL_EVENTS",
-    "WORKFLOW",
-    "ArtifactCheck",
-    "ArtifactKind",
-    "Capability",
     "CartridgeOffer",
     "ConditionError",
     "DocumentError",
-    "Gap",
     "Issue",
-    "LevelCredential",
-    "LevelOutcome",
     "LintReport",
-    "Linter",
-    "OfferReader",
     "ProvenLevel",
     "ReadyReport",
     "SignError",
-    "Staffing",
     "StepBudget",
     "StepLimitReached",
     "Verification",
-    "check_document",
     "check_workflow",
-    "document_digest",
-    "duplicates",
     "evaluate_condition",
     "find_cartridges",
-    "is_private_key_name",
-    "lineage_issues",
     "lint_workflow",
-    "load_document",
     "load_workflow",
-    "member_path",
-    "metadata_issues",
     "next_nodes",
-    "packaged_schema",
-    "private_keys",
-    "profile_issues",
     "prove_levels",
     "read_cartridge_offer",
-    "read_offers",
     "ready",
-    "schema_issues",
-    "secret_issues",
-    "sign_document",
-    "sign_publishable",
     "sign_workflow",
-    "spdx_problem",
     "starter_workflow",
-    "unexpected_members",
-    "unsigned",
-    "uri_issues",
-    "verify_document",
     "verify_workflow",
-    "workflow_card",
     "workflow_digest",
 ]

@@ -26,14 +26,8 @@ from datetime import datetime
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.clock import parse_instant
 from engram.errors import CanonicalJsonError, InvalidRequest
-from engram.level import (
-    EvidenceLookup,
-    Fetch,
-    LevelReport,
-    registry_issuer_keys,
-    static_resolver,
-    verify_level,
-)
+from engram.level import Fetch, LevelReport, static_resolver, verify_level
+from engram.level.internals import EvidenceLookup, registry_issuer_keys
 from engram.trust import TrustRegistry, TrustState
 from engram.workflow._ready import CartridgeOffer, LevelOutcome, ProvenLevel
 

@@ -7,13 +7,13 @@ metadata MUST be rejected; pinned sha256 workflow digests are identifiers and ar
 reused here); docs/spec/acx-workflows.md §"Publication".
 
 Every string value and every member name outside ``integrity`` is scanned, with its path. The
-pattern rules are the cartridge scrub gate's (``engram.cartridge.scan``: private keys, cloud and
-forge tokens, JWTs, credentials in URLs, secret assignments, home paths); on top of those a
-token that looks random enough to be a key (hex of 32+ characters, or base64-like text of 24+
-with high entropy) is refused, because a generic API key has no prefix a pattern could know.
-Pinned digests at the places a caller names (workflow pins, lineage parents, ROM digests) are
-identifiers and skipped; a ``sha256:<hex>`` anywhere else is scanned without its prefix. Findings
-name the path and the rule, never the value.
+pattern rules are the cartridge scrub gate's (``engram.cartridge.internals.scan``: private keys,
+cloud and forge tokens, JWTs, credentials in URLs, secret assignments, home paths); on top of those
+a token that looks random enough to be a key (hex of 32+ characters, or base64-like text of 24+ with
+high entropy) is refused, because a generic API key has no prefix a pattern could know. Pinned
+digests at the places a caller names (workflow pins, lineage parents, ROM digests) are identifiers
+and skipped; a ``sha256:<hex>`` anywhere else is scanned without its prefix. Findings name the path
+and the rule, never the value.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
-from engram.cartridge import scan as pattern_scan
+from engram.cartridge.internals import scan as pattern_scan
 from engram.core.canonical import Json, JsonObject
 from engram.core.findings import Finding
 from engram.workflow._issues import member_path

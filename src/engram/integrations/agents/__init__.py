@@ -13,6 +13,10 @@ Decisions: docs/integrations.md.
 """
 
 from engram.integrations.agents._instructions import Instructions, engram_instructions
-from engram.integrations.agents._session import AGENTS_COMPONENT, EngramSession
+from engram.integrations.agents._session import EngramSession
 
-__all__ = ["AGENTS_COMPONENT", "EngramSession", "Instructions", "engram_instructions"]
+__all__ = [
+    "EngramSession",
+    "Instructions",
+    "engram_instructions",
+]

@@ -27,14 +27,10 @@ from engram.core.clock import Clock, SystemClock, format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.errors import InputError, InvalidRequest
 from engram.integrations._schema import AGENTS_COMPONENT, SUBJECT_MARK
-from engram.memory import MemoryEngine, check_subject, record_conversation, subject_view
-from engram.store import (
-    Store,
-    Tx,
-    advisory_lock,
-    database_url_from_env,
-    open_store,
-)
+from engram.memory import MemoryEngine, record_conversation, subject_view
+from engram.memory.internals import check_subject
+from engram.store import Store, Tx, database_url_from_env, open_store
+from engram.store.internals import advisory_lock
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem

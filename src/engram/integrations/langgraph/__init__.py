@@ -13,21 +13,8 @@ and every node that asks for ``store`` gets it::
 Decisions: docs/integrations.md.
 """
 
-from engram.integrations.langgraph._context import (
-    KIND,
-    manifest_text,
-    namespace_of,
-    namespace_text,
-    ring_id_for,
-)
-from engram.integrations.langgraph._store import COMPACT_AFTER, EngramStore
+from engram.integrations.langgraph._store import EngramStore
 
 __all__ = [
-    "COMPACT_AFTER",
-    "KIND",
     "EngramStore",
-    "manifest_text",
-    "namespace_of",
-    "namespace_text",
-    "ring_id_for",
 ]

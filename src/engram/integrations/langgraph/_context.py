@@ -1,7 +1,7 @@
 """What every part of the LangGraph store shares: the engram store, the engine and its views.
 
-A view is the engine seeing exactly some namespaces' rings (``engram.memory.seat_view``); its
-manifest is built once per ring set and kept (docs/integrations.md "The namespace table").
+A view is the engine seeing exactly some namespaces' rings (``engram.memory.internals.seat_view``);
+its manifest is built once per ring set and kept (docs/integrations.md "The namespace table").
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from langgraph.store.base import Item, SearchItem
 from engram.core.canonical import JsonObject, parse_strict
 from engram.core.clock import Clock, parse_instant
 from engram.integrations._schema import ring_id_for, scope_for
-from engram.memory import MemoryEngine, OteSpec, default_manifest_text, parse_manifest, seat_view
+from engram.memory import MemoryEngine, OteSpec, default_manifest_text, parse_manifest
+from engram.memory.internals import seat_view
 from engram.store import Row, Store
 
 KIND = "langgraph_item"

@@ -41,7 +41,8 @@ from engram.core.clock import Clock, SystemClock
 from engram.integrations.langgraph import _read, _write
 from engram.integrations.langgraph._context import Context, Namespace, base_manifest, scope_for
 from engram.integrations.langgraph._tables import LANGGRAPH_COMPONENT
-from engram.memory import MemoryEngine, check_subject, open_engine
+from engram.memory import MemoryEngine, open_engine
+from engram.memory.internals import check_subject
 from engram.store import Store, database_url_from_env, open_store
 
 COMPACT_AFTER = 256

@@ -7,26 +7,10 @@ is CSRF-protected; pages load nothing from elsewhere and run no script. The cont
 ``docs/spec/review-page.md``; :func:`review_routes` mounts the page in the provider app.
 """
 
-from engram.provider.review._html import CONTENT_SECURITY_POLICY
-from engram.provider.review._routes import review_routes
-from engram.provider.review._schema import REVIEW_COMPONENT
-from engram.provider.review._sessions import (
-    DEFAULT_LINK_TTL,
-    MAX_LINK_TTL,
-    ReviewConfig,
-    ReviewLink,
-    create_review_link,
-    ensure_review_schema,
-)
+from engram.provider.review._sessions import ReviewConfig, ReviewLink, create_review_link
 
 __all__ = [
-    "CONTENT_SECURITY_POLICY",
-    "DEFAULT_LINK_TTL",
-    "MAX_LINK_TTL",
-    "REVIEW_COMPONENT",
     "ReviewConfig",
     "ReviewLink",
     "create_review_link",
-    "ensure_review_schema",
-    "review_routes",
 ]

@@ -27,9 +27,9 @@ from engram.context import (
     get_subject,
     list_beliefs,
     list_pending_corrections,
-    recent_decisions,
     reject_correction,
 )
+from engram.context.internals import recent_decisions
 from engram.errors import AuthError, BeliefNotFound, TokenExpired
 from engram.provider._services import Services
 from engram.provider.review import _pages

@@ -23,7 +23,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.context import Permission, authorize, get_subject, list_tokens
+from engram.context import Permission, get_subject, list_tokens
+from engram.context.internals import authorize
 from engram.core.clock import Clock, format_instant_precise, parse_instant
 from engram.core.encoding import b64url_encode
 from engram.errors import (
