@@ -131,13 +131,11 @@ def verify_command(
     file: Path, trust_registry: TrustRegistry | None, local_keys: tuple[Path, ...], as_json: bool
 ) -> None:
     """The §4.5 trust state (tampered, legacy, portable, trusted, local); exit 1 if tampered."""
-    from engram.cartridge import Cartridge, verify_rom
+    from engram.cartridge import Cartridge, verify
     from engram.trust import TrustState
 
     with Cartridge.open(file) as cartridge:
-        report, _rom = verify_rom(
-            cartridge, registry=trust_registry, local_keyids=local_keyids(local_keys)
-        )
+        report = verify(cartridge, registry=trust_registry, local_keyids=local_keyids(local_keys))
     lines = [
         f"status:   {report.status}",
         f"trust:    {report.state.value}",
