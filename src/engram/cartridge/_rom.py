@@ -29,13 +29,14 @@ from __future__ import annotations
 import hashlib
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
 from engram.cartridge._skills import derive_skills, index_problems
 from engram.cartridge._sqlar import Entry
 from engram.core.bulk import gc_paused
-from engram.core.canonical import JsonObject, canonicalize, parse_strict
+from engram.core.canonical import JsonObject, canonicalize, canonicalize_rows, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
@@ -116,10 +117,16 @@ class Rom:
 
     @property
     def signed_meta(self) -> dict[str, str]:
-        keys = {
-            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
-        }
+        keys = self._signed_keys
         return {k: v for k, v in self.meta.items() if k in keys}
+
+    @cached_property
+    def _signed_keys(self) -> frozenset[str]:
+        # Once per Rom: publisher_id, cartridge_id and the verifier each ask, and a cartridge
+        # of 100,000 memories has 100,000 objects to look through.
+        return frozenset(
+            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
+        )
 
     @property
     def rom_memories(self) -> list[MemoryRow]:
@@ -222,21 +229,23 @@ def _memory_rows(
             and isinstance(created, str)
         ):
             raise CartridgeFormatError(f"memory {rid!r}: a column is not text")
-        memory = MemoryRow(
-            str(rid),
-            sys.intern(zone),
-            afp,
-            None if cbf is None else str(cbf),
-            str(payload),
-            oid,
-            created,
-        )
-        data = memory.payload.encode("utf-8")
+        # typeof() said text, so these are str (a NULL fingerprint is None).
+        rid, payload, zone = str(rid), str(payload), sys.intern(zone)
+        cbf = None if cbf is None else str(cbf)
+        data = payload.encode("utf-8")
         digest = hashlib.sha256(data).digest()
-        live[memory.id] = (memory.zone, digest, len(data))
-        _memory_columns(memory, "sha256:" + digest.hex(), column_problems)
+        live[rid] = (zone, digest, len(data))
+        if oid != "sha256:" + digest.hex():
+            column_problems.append(f"memory:{rid}: oid column is not the hash of its payload")
+        memory = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
+        try:
+            record = memory.record()
+        except CartridgeFormatError as e:
+            column_problems.append(e.message)
+        else:
+            _memory_columns(memory, record, column_problems)
         if keep:
-            rows[memory.id] = memory
+            rows[rid] = memory
     return live, rows
 
 
@@ -361,7 +370,9 @@ def manifest_hash(objects: list[RomObject]) -> str:
     digest = hashlib.sha256(b"[")
     try:
         for at in range(0, len(objects), _CHUNK):
-            chunk = canonicalize([o.entry() for o in objects[at : at + _CHUNK]])
+            chunk = canonicalize_rows(
+                _ENTRY, [(o.source_ref, o.oid, o.canon, o.sz) for o in objects[at : at + _CHUNK]]
+            )
             digest.update(b"," + chunk[1:-1] if at else chunk[1:-1])
     except CanonicalJsonError:
         # Refused as the whole manifest refuses it, with the path into the whole array.
@@ -369,6 +380,10 @@ def manifest_hash(objects: list[RomObject]) -> str:
         raise
     digest.update(b"]")
     return "sha256:" + digest.hexdigest()
+
+
+_ENTRY = ("sourceRef", "oid", "canon", "sz")
+"""The members of a manifest entry (:meth:`RomObject.entry`), in the order of its values."""
 
 
 def _live(
@@ -448,15 +463,8 @@ def _skill_index(cartridge: Cartridge, files: dict[str, bytes], problems: list[s
     problems.extend(index_problems(cartridge, skills))
 
 
-def _memory_columns(row: MemoryRow, live: str, problems: list[str]) -> None:
+def _memory_columns(row: MemoryRow, record: JsonObject, problems: list[str]) -> None:
     """The row's denormalised columns must say what its (signed) payload says."""
-    if row.oid != live:
-        problems.append(f"memory:{row.id}: oid column is not the hash of its payload")
-    try:
-        record = row.record()
-    except CartridgeFormatError as e:
-        problems.append(e.message)
-        return
     if record.get("id") != row.id or record.get("zone") != row.zone:
         problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
     if record.get("artifactFingerprint") != row.artifact_fingerprint:

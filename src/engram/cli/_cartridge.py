@@ -112,8 +112,10 @@ def export_command(
         with seat_engine(ote, database) as engine:
             raw = ring_records(engine, ring)
         records, more = export_records(raw, options)
+        del raw  # the exported records are all write needs: the author records go now
         quarantined += more
         set_memories(contents, [*contents.memories, *records])
+        del records
     built = write(out, contents, key=key, signed_at=now)
     click.echo(f"cartridge id:   {built.cartridge_id}")
     click.echo(f"rom hash:       {built.manifest_hash}")
