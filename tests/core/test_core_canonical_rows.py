@@ -10,6 +10,8 @@ refuses them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import rfc8785
 from hypothesis import example, given, settings
@@ -43,7 +45,7 @@ _VALUES = st.one_of(
 )
 
 
-def _objects(names: list[str], rows: list[list[object]]) -> list[dict[str, object]]:
+def _objects(names: list[str], rows: list[list[object]]) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in rows]
 
 
