@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from cartridge_kit import NOW, PUBLISHER, RECORDS, SALT, write_package
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from engram.cartridge import (
     Cartridge,
@@ -26,6 +28,7 @@ from engram.cartridge import (
     verify_rom,
     write,
 )
+from engram.cartridge import _embed as embed_module
 from engram.cartridge import _rom as rom_module
 from engram.cartridge import _scrub as scrub_module
 from engram.core.canonical import canonicalize
@@ -170,3 +173,16 @@ def test_a_repeated_memory_id_is_refused_in_any_batch(
     with pytest.raises(Exception, match="two memory records share an id"):
         write(out, contents, key=None, signed_at=NOW)
     assert not out.exists()
+
+
+_WORDS = st.sampled_from(["Memory", "s0", "retries", "on-call", "é", "İ", "ﬁ", "x_y", "42", ""])
+
+
+@pytest.mark.req("engram.cartridge.memory-baseline", "engram.cartridge.vector-dimension")
+@given(st.one_of(st.text(max_size=200), st.lists(_WORDS, max_size=40).map(" ".join)))
+@settings(max_examples=300)
+@example("")
+@example("a b a")  # +1 and -1 on the same dimension may cancel
+@example("Memory 12: service S12 retries 5 times before paging on-call (runbook 12).")
+def test_the_packed_embedding_is_the_bytes_of_the_embedding(text: str) -> None:
+    assert embed_module.embed_packed(text) == embed_module.pack(embed_module.embed(text))
