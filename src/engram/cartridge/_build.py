@@ -2,11 +2,14 @@
 
 Spec: lboel/acx@85f1358 SPEC.md §3.2-§3.5, §4.1-§4.2, §5.3, §7.5-§7.7 and §12 items 1-3, 7-9;
 docs/spec/acx.md §12. :func:`write` stages a new file: meta, sqlar rows (zlib as stock
-``sqlite3 -A`` writes them), memory rows, capability rows and their ``objects`` rows; then it
-re-opens the staged file read-only, recomputes the manifest from what is really there, refuses
-if anything disagrees, runs the fail-closed scrub gate over every ROM byte and every record,
-derives ``acx_skill`` and the vectors, records ``acx.rom_manifest_hash`` and signs. A refused
-build leaves no file behind. :func:`strip` runs §3.4's deletes on a copy and proves the hash.
+``sqlite3 -A`` writes them), memory rows with their derived vectors, capability rows and their
+``objects`` rows; then it re-opens the staged file read-only, recomputes the manifest from what
+is really there (``check_rom``), refuses if anything disagrees, runs the fail-closed scrub gate
+over every ROM byte and every record, derives ``acx_skill``, records ``acx.rom_manifest_hash``
+and signs. The memory records are gone through once, a batch at a time: each batch is written,
+screened by the scrub gate (whose findings are reported with the rest's, in one order) and
+dropped, so 100,000 of them are never held twice over (issue 33). A refused build leaves no
+file behind. :func:`strip` runs §3.4's deletes on a copy and proves the hash.
 """
 
 from __future__ import annotations

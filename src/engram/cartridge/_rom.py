@@ -22,6 +22,11 @@ the stored rows disagree on is collected in :attr:`Rom.problems`; the verifier t
 list into ``tampered``. engram is stricter than the reference in what counts: ROM content that no
 ``objects`` row covers (a ``rom/`` file, a ROM memory, a capability), an object whose ``sz`` is
 not its live size, and denormalised columns that disagree with the signed payload.
+
+The memory table is read a row at a time and each payload hashed once. :func:`check_rom` is
+:func:`load_rom` for callers that act on no memory row (``verify``, the writer's read-back): the
+same checks, problems and manifest, but no row is kept, so a cartridge of 100,000 memories is
+verified in bounded memory (issue 33); the manifest is hashed a chunk of entries at a time.
 """
 
 from __future__ import annotations
