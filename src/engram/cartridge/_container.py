@@ -226,6 +226,12 @@ class Cartridge:
         with self._sql_errors():
             return list(self._conn.execute(sql, params).fetchall())
 
+    def rows(self, sql: str, params: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+        """:meth:`query`'s rows one at a time, so a table of 100,000 memory rows is never held
+        whole (issue 33); SQLite errors met while stepping become format errors too."""
+        with self._sql_errors():
+            yield from self._conn.execute(sql, params)
+
     def has(self, table: str) -> bool:
         return table in self.tables
 

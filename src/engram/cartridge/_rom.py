@@ -22,19 +22,26 @@ the stored rows disagree on is collected in :attr:`Rom.problems`; the verifier t
 list into ``tampered``. engram is stricter than the reference in what counts: ROM content that no
 ``objects`` row covers (a ``rom/`` file, a ROM memory, a capability), an object whose ``sz`` is
 not its live size, and denormalised columns that disagree with the signed payload.
+
+The memory table is read a row at a time and each payload hashed once. :func:`check_rom` is
+:func:`load_rom` for callers that act on no memory row (``verify``, the writer's read-back): the
+same checks, problems and manifest, but no row is kept, so a cartridge of 100,000 memories is
+verified in bounded memory (issue 33); the manifest is hashed a chunk of entries at a time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
 from engram.cartridge._skills import derive_skills, index_problems
 from engram.cartridge._sqlar import Entry
 from engram.core.bulk import gc_paused
-from engram.core.canonical import JsonObject, canonicalize, parse_strict
+from engram.core.canonical import JsonObject, canonicalize, canonicalize_rows, parse_strict
 from engram.errors import CanonicalJsonError, CartridgeFormatError
 
 KINDS = ("sqlar", "memory", "cartridge", "skill", "attestation")
@@ -54,7 +61,7 @@ def meta_oid(key: str, value: str) -> str:
     return sha256_id(canonicalize({"key": key, "value": value}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RomObject:
     kind: str
     source_ref: str
@@ -67,7 +74,7 @@ class RomObject:
         return {"sourceRef": self.source_ref, "oid": self.oid, "canon": self.canon, "sz": self.sz}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryRow:
     id: str
     zone: str
@@ -95,23 +102,36 @@ class Rom:
     meta: dict[str, str]
     files: dict[str, bytes]
     memories: dict[str, MemoryRow]
-    """Every memory row, both zones."""
+    """Every memory row, both zones (none when read by :func:`check_rom`: ``memories_kept``)."""
     capabilities: dict[str, str]
     objects: list[RomObject]
-    manifest: list[JsonObject]
     manifest_hash: str
     problems: list[str] = field(default_factory=list)
     modes: dict[str, int] = field(default_factory=dict)
     """Each ROM file's sqlar mode (``0o100644`` or ``0o100755``); outside the manifest (§3.3)."""
     vector_ids: frozenset[str] = frozenset()
     """The ``memory_id`` of every derived ``vectors`` row (their blobs are never read, §3.5)."""
+    memories_kept: bool = True
+    """False when :func:`check_rom` read it: every memory row was checked exactly as
+    :func:`load_rom` checks it, but neither the rows nor ``vector_ids`` were kept."""
+
+    @property
+    def manifest(self) -> list[JsonObject]:
+        """The manifest entries, in manifest order (built on demand: 100,000 dicts otherwise)."""
+        return [o.entry() for o in self.objects]
 
     @property
     def signed_meta(self) -> dict[str, str]:
-        keys = {
-            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
-        }
+        keys = self._signed_keys
         return {k: v for k, v in self.meta.items() if k in keys}
+
+    @cached_property
+    def _signed_keys(self) -> frozenset[str]:
+        # Once per Rom: publisher_id, cartridge_id and the verifier each ask, and a cartridge
+        # of 100,000 memories has 100,000 objects to look through.
+        return frozenset(
+            o.source_ref[len("cartridge:") :] for o in self.objects if _prefix(o) == "cartridge"
+        )
 
     @property
     def rom_memories(self) -> list[MemoryRow]:
@@ -165,41 +185,73 @@ _EXPECTED = {
 """Per source kind: the ``kind`` values and the ``canon`` an object row may carry. Capabilities
 are ``kind='cartridge'`` in the reference (``capability`` is not in the §3.2 CHECK list)."""
 
+_Live = tuple[str, bytes, int]
+"""What the objects pass needs of one memory row: its zone, the SHA-256 of its payload, its size."""
 
-def _memory_rows(cartridge: Cartridge) -> dict[str, MemoryRow]:
+
+_COUNT = {
+    "memory": "SELECT count(*) FROM (SELECT 1 FROM memory NOT INDEXED LIMIT ?)",
+    "objects": "SELECT count(*) FROM (SELECT 1 FROM objects NOT INDEXED LIMIT ?)",
+}
+
+
+def _count(cartridge: Cartridge, table: str, limit: int) -> int:
+    # Counted first (bounded by the LIMIT), so an over-long table is refused before any of its
+    # rows is looked at, as when the rows were fetched whole.
+    rows = cartridge.query(_COUNT[table], (limit,))
+    return int(str(rows[0][0]))
+
+
+def _memory_rows(
+    cartridge: Cartridge, keep: bool, column_problems: list[str]
+) -> tuple[dict[str, _Live], dict[str, MemoryRow]]:
+    """Stream the memory rows once: each is type-checked, hashed once and its denormalised
+    columns checked against its payload; only ``(zone, digest, size)`` stays unless ``keep``."""
     limits = cartridge.limits
-    sizes = cartridge.query(
-        "SELECT id, length(CAST(payload AS BLOB)) FROM memory NOT INDEXED LIMIT ?",
-        (limits.max_records + 1,),
-    )
-    if len(sizes) > limits.max_records:
+    if _count(cartridge, "memory", limits.max_records + 1) > limits.max_records:
         raise CartridgeFormatError(f"cartridge has more than {limits.max_records} memory rows")
-    for rid, size in sizes:
+    for rid, size in cartridge.rows(
+        "SELECT id, length(CAST(payload AS BLOB)) FROM memory NOT INDEXED"
+    ):
         if not isinstance(size, int) or size > limits.max_record_bytes:
             raise CartridgeFormatError(
                 f"memory {rid!r}: payload over the {limits.max_record_bytes}-byte record limit"
             )
         cartridge.charge(size, f"memory:{rid}")
+    live: dict[str, _Live] = {}
     rows: dict[str, MemoryRow] = {}
-    for row in cartridge.query(
+    for row in cartridge.rows(
         "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at, "
         "typeof(id), typeof(payload), typeof(codebase_fingerprint) FROM memory NOT INDEXED"
     ):
         rid, zone, afp, cbf, payload, oid, created, t_id, t_payload, t_cbf = row
         if t_id != "text" or t_payload != "text" or t_cbf not in ("text", "null"):
             raise CartridgeFormatError(f"memory {rid!r}: id, payload and fingerprint are text")
-        if not all(isinstance(v, str) for v in (zone, afp, oid, created)):
+        if not (
+            isinstance(zone, str)
+            and isinstance(afp, str)
+            and isinstance(oid, str)
+            and isinstance(created, str)
+        ):
             raise CartridgeFormatError(f"memory {rid!r}: a column is not text")
-        rows[str(rid)] = MemoryRow(
-            str(rid),
-            str(zone),
-            str(afp),
-            None if cbf is None else str(cbf),
-            str(payload),
-            str(oid),
-            str(created),
-        )
-    return rows
+        # typeof() said text, so these are str (a NULL fingerprint is None).
+        rid, payload, zone = str(rid), str(payload), sys.intern(zone)
+        cbf = None if cbf is None else str(cbf)
+        data = payload.encode("utf-8")
+        digest = hashlib.sha256(data).digest()
+        live[rid] = (zone, digest, len(data))
+        if oid != "sha256:" + digest.hex():
+            column_problems.append(f"memory:{rid}: oid column is not the hash of its payload")
+        memory = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
+        try:
+            record = memory.record()
+        except CartridgeFormatError as e:
+            column_problems.append(e.message)
+        else:
+            _memory_columns(memory, record, column_problems)
+        if keep:
+            rows[rid] = memory
+    return live, rows
 
 
 def _capability_rows(cartridge: Cartridge, problems: list[str]) -> dict[str, str]:
@@ -228,10 +280,18 @@ def _capability_rows(cartridge: Cartridge, problems: list[str]) -> dict[str, str
 def load_rom(cartridge: Cartridge) -> Rom:
     """Read every ROM source, recompute the manifest from live bytes, collect disagreements."""
     with gc_paused():  # a row object per memory: up to 100,000 of them (engram.core.bulk)
-        return _load_rom(cartridge)
+        return _load_rom(cartridge, keep=True)
 
 
-def _load_rom(cartridge: Cartridge) -> Rom:
+def check_rom(cartridge: Cartridge) -> Rom:
+    """:func:`load_rom` for a caller that acts on no memory row (``verify``, the writer's
+    read-back): the same checks, the same manifest and problems, but each memory row is
+    dropped once checked, so 100,000 of them are never held at once (issue 33)."""
+    with gc_paused():
+        return _load_rom(cartridge, keep=False)
+
+
+def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
     problems: list[str] = []
     meta = cartridge.meta()
     entries = cartridge.entries()
@@ -240,18 +300,18 @@ def _load_rom(cartridge: Cartridge) -> Rom:
         for name, entry in entries.items()
         if name.startswith(ROM + "/") and not entry.is_dir
     }
-    memories = _memory_rows(cartridge)
+    column_problems: list[str] = []
+    live, memories = _memory_rows(cartridge, keep, column_problems)
     capabilities = _capability_rows(cartridge, problems)
-    raw_objects = cartridge.query(
-        "SELECT oid, kind, source_ref, canon, zone, sz, typeof(sz), typeof(source_ref) "
-        "FROM objects NOT INDEXED LIMIT ?",
-        (cartridge.limits.max_rows * 2 + 1,),
-    )
-    if len(raw_objects) > cartridge.limits.max_rows * 2:
+    limit = cartridge.limits.max_rows * 2
+    if _count(cartridge, "objects", limit + 1) > limit:
         raise CartridgeFormatError("cartridge has too many objects rows")
     objects: list[RomObject] = []
     seen: set[str] = set()
-    for oid, kind, ref, canon, zone, sz, t_sz, t_ref in raw_objects:
+    for oid, kind, ref, canon, zone, sz, t_sz, t_ref in cartridge.rows(
+        "SELECT oid, kind, source_ref, canon, zone, sz, typeof(sz), typeof(source_ref) "
+        "FROM objects NOT INDEXED"
+    ):
         if (
             not (isinstance(oid, str) and isinstance(ref, str) and isinstance(sz, int))
             or t_sz != "integer"
@@ -265,15 +325,22 @@ def _load_rom(cartridge: Cartridge) -> Rom:
         if ref in seen:
             problems.append(f"{ref}: listed twice among the ROM objects")
         seen.add(ref)
-        live, size, source_zone = _live(ref, meta, files, memories, capabilities, entries)
-        obj = RomObject(str(kind), ref, str(canon), sz, live or oid)
+        found, size, source_zone = _live(ref, meta, files, live, capabilities, entries)
+        # The stored oid's own string when it is the live one (one string, not two, per row).
+        obj = RomObject(
+            sys.intern(str(kind)),
+            ref,
+            sys.intern(str(canon)),
+            sz,
+            oid if found == oid else (found or oid),
+        )
         prefix = _prefix(obj)
         kinds, want_canon = _EXPECTED[prefix]
         if obj.kind not in kinds or obj.canon != want_canon:
             problems.append(f"{ref}: kind {kind!r} / canon {canon!r} do not fit its source")
-        if live is None:
+        if found is None:
             problems.append(f"{ref}: missing source")
-        elif live != oid:
+        elif found != oid:
             problems.append(f"{ref}: oid mismatch (the live content was changed after signing)")
         elif size != sz:
             problems.append(f"{ref}: sz {sz} is not the live size {size}")
@@ -281,29 +348,54 @@ def _load_rom(cartridge: Cartridge) -> Rom:
             problems.append(f"{ref}: a ROM object whose source lies in the SAVE zone")
         objects.append(obj)
     objects.sort(key=lambda o: (o.kind, o.source_ref))
-    _coverage(seen, files, memories, capabilities, problems)
-    _memory_columns(memories, problems)
+    _coverage(seen, files, live, capabilities, problems)
+    problems += column_problems
     _skill_index(cartridge, files, problems)
-    manifest = [o.entry() for o in objects]
     return Rom(
         meta=meta,
         files=files,
         memories=memories,
         capabilities=capabilities,
         objects=objects,
-        manifest=manifest,
-        manifest_hash=sha256_id(canonicalize(manifest)),
+        manifest_hash=manifest_hash(objects),
         problems=problems,
         modes={name: entries[name].mode for name in files},
-        vector_ids=_vector_ids(cartridge),
+        vector_ids=_vector_ids(cartridge) if keep else frozenset(),
+        memories_kept=keep,
     )
+
+
+_CHUNK = 1024
+
+
+def manifest_hash(objects: list[RomObject]) -> str:
+    """``sha256:`` of the RFC 8785 bytes of the manifest (``[entry, ...]``), fed to the hash a
+    chunk of entries at a time: RFC 8785 writes an array as ``[`` + its members' bytes joined
+    by ``,`` + ``]``, so the digest is that of the whole array, which is never built."""
+    digest = hashlib.sha256(b"[")
+    try:
+        for at in range(0, len(objects), _CHUNK):
+            chunk = canonicalize_rows(
+                _ENTRY, [(o.source_ref, o.oid, o.canon, o.sz) for o in objects[at : at + _CHUNK]]
+            )
+            digest.update(b"," + chunk[1:-1] if at else chunk[1:-1])
+    except CanonicalJsonError:
+        # Refused as the whole manifest refuses it, with the path into the whole array.
+        canonicalize([o.entry() for o in objects])
+        raise
+    digest.update(b"]")
+    return "sha256:" + digest.hexdigest()
+
+
+_ENTRY = ("sourceRef", "oid", "canon", "sz")
+"""The members of a manifest entry (:meth:`RomObject.entry`), in the order of its values."""
 
 
 def _live(
     ref: str,
     meta: dict[str, str],
     files: dict[str, bytes],
-    memories: dict[str, MemoryRow],
+    memories: dict[str, _Live],
     capabilities: dict[str, str],
     entries: dict[str, Entry],
 ) -> tuple[str | None, int, str]:
@@ -312,8 +404,8 @@ def _live(
         row = memories.get(ref[len("memory:") :])
         if row is None:
             return None, 0, ROM
-        data = row.payload.encode("utf-8")
-        return sha256_id(data), len(data), row.zone
+        zone, digest, size = row
+        return "sha256:" + digest.hex(), size, zone
     if ref.startswith("capability:"):
         text = capabilities.get(ref[len("capability:") :])
         if text is None:
@@ -338,16 +430,16 @@ def _live(
 def _coverage(
     seen: set[str],
     files: dict[str, bytes],
-    memories: dict[str, MemoryRow],
+    memories: dict[str, _Live],
     capabilities: dict[str, str],
     problems: list[str],
 ) -> None:
     for name in files:
         if name not in seen:
             problems.append(f"{name}: a ROM file that no objects row covers (unsigned)")
-    for row in memories.values():
-        if row.zone == ROM and f"memory:{row.id}" not in seen:
-            problems.append(f"memory:{row.id}: a ROM memory that no objects row covers (unsigned)")
+    for rid, (zone, _digest, _size) in memories.items():
+        if zone == ROM and f"memory:{rid}" not in seen:
+            problems.append(f"memory:{rid}: a ROM memory that no objects row covers (unsigned)")
     for cid in capabilities:
         if f"capability:{cid}" not in seen:
             problems.append(f"capability:{cid}: a capability that no objects row covers (unsigned)")
@@ -376,26 +468,14 @@ def _skill_index(cartridge: Cartridge, files: dict[str, bytes], problems: list[s
     problems.extend(index_problems(cartridge, skills))
 
 
-def _memory_columns(memories: dict[str, MemoryRow], problems: list[str]) -> None:
+def _memory_columns(row: MemoryRow, record: JsonObject, problems: list[str]) -> None:
     """The row's denormalised columns must say what its (signed) payload says."""
-    for row in memories.values():
-        if row.oid != sha256_id(row.payload.encode("utf-8")):
-            problems.append(f"memory:{row.id}: oid column is not the hash of its payload")
-        try:
-            record = row.record()
-        except CartridgeFormatError as e:
-            problems.append(e.message)
-            continue
-        if record.get("id") != row.id or record.get("zone") != row.zone:
-            problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
-        if record.get("artifactFingerprint") != row.artifact_fingerprint:
-            problems.append(
-                f"memory:{row.id}: artifact_fingerprint column differs from the payload"
-            )
-        if record.get("codebaseFingerprint") != row.codebase_fingerprint:
-            problems.append(
-                f"memory:{row.id}: codebase_fingerprint column differs from the payload"
-            )
+    if record.get("id") != row.id or record.get("zone") != row.zone:
+        problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
+    if record.get("artifactFingerprint") != row.artifact_fingerprint:
+        problems.append(f"memory:{row.id}: artifact_fingerprint column differs from the payload")
+    if record.get("codebaseFingerprint") != row.codebase_fingerprint:
+        problems.append(f"memory:{row.id}: codebase_fingerprint column differs from the payload")
 
 
 __all__ = [
@@ -406,7 +486,9 @@ __all__ = [
     "MemoryRow",
     "Rom",
     "RomObject",
+    "check_rom",
     "load_rom",
+    "manifest_hash",
     "meta_oid",
     "sha256_id",
 ]

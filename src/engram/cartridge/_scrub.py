@@ -213,7 +213,11 @@ def _scan_one(path: str, data: bytes, rules: frozenset[str], *, name_only: bool)
 
 def require_clean(objects: Mapping[str, bytes], literals: Iterable[str] = ()) -> None:
     """Raise :class:`ScrubBlocked` if :func:`scan` finds anything; return only when clean."""
-    findings = scan(objects, literals)
+    require_none(scan(objects, literals))
+
+
+def require_none(findings: list[Finding]) -> None:
+    """Raise :class:`ScrubBlocked` naming ``findings`` (in their order), if there are any."""
     if findings:
         shown = "; ".join(str(f) for f in findings[:10])
         more = f" (and {len(findings) - 10} more)" if len(findings) > 10 else ""
@@ -223,4 +227,4 @@ def require_clean(objects: Mapping[str, bytes], literals: Iterable[str] = ()) ->
         )
 
 
-__all__ = ["Finding", "require_clean", "scan"]
+__all__ = ["Finding", "require_clean", "require_none", "scan"]

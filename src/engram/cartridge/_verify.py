@@ -26,7 +26,7 @@ from datetime import datetime
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._errors import CartridgeTampered
-from engram.cartridge._rom import Rom, load_rom
+from engram.cartridge._rom import Rom, check_rom, load_rom
 from engram.cartridge._signing import check_statement, parse_envelope, verify_with
 from engram.core.canonical import JsonObject
 from engram.core.clock import format_instant
@@ -86,7 +86,10 @@ def verify(
     local_keyids: Collection[str] = (),
     now: datetime | None = None,
 ) -> TrustReport:
-    return verify_rom(cartridge, registry=registry, local_keyids=local_keyids, now=now)[0]
+    """The report alone: the ROM is checked by :func:`check_rom`, which keeps no memory row
+    (what ``engram cartridge verify`` runs; 100,000 memories are never held at once)."""
+    rom = check_rom(cartridge)
+    return _judge(cartridge, rom, registry=registry, local_keyids=local_keyids, now=now)
 
 
 def verify_rom(
@@ -98,6 +101,18 @@ def verify_rom(
 ) -> tuple[TrustReport, Rom]:
     """:func:`verify`, also returning the ROM it verified (callers act on exactly these bytes)."""
     rom = load_rom(cartridge)
+    report = _judge(cartridge, rom, registry=registry, local_keyids=local_keyids, now=now)
+    return report, rom
+
+
+def _judge(
+    cartridge: Cartridge,
+    rom: Rom,
+    *,
+    registry: TrustRegistry | None,
+    local_keyids: Collection[str],
+    now: datetime | None,
+) -> TrustReport:
     registry = registry or TrustRegistry.empty()
     base = _base(rom)
     if rom.problems:
@@ -106,10 +121,10 @@ def verify_rom(
             TrustState.TAMPERED,
             "ROM content diverges from its manifest entries",
             problems=tuple(rom.problems),
-        ), rom
+        )
     rows = cartridge.query(_SIGNATURE_SQL if _has_pem(cartridge) else _SIGNATURE_SQL_NO_PEM)
     if not rows:
-        return _report(base, TrustState.LEGACY, "unsigned cartridge (no DSSE envelope)"), rom
+        return _report(base, TrustState.LEGACY, "unsigned cartridge (no DSSE envelope)")
     if len(rows) > 1:
         raise CartridgeFormatError("cartridge has more than one rom-manifest signature row")
     _sig_id, recorded, envelope_text, column_keyid, pem, size = rows[0]
@@ -135,7 +150,7 @@ def verify_rom(
                 "signature present but not verifiable: no public key in the cartridge or registry",
                 keyid=keyid,
                 warnings=("the DSSE signature was not checked (no public key available)",),
-            ), rom
+            )
         verified = verify_with(envelope, candidates)
         if verified is None:
             raise CartridgeTampered("DSSE signature does not verify over the envelope's payload")
@@ -147,7 +162,7 @@ def verify_rom(
                 f"acx.publisher_id {rom.publisher_id!r}"
             )
     except CartridgeTampered as e:
-        return _report(base, TrustState.TAMPERED, e.message, problems=(e.message,)), rom
+        return _report(base, TrustState.TAMPERED, e.message, problems=(e.message,))
     verdict = evaluate_signer(
         registry,
         publisher_id=signed.publisher_id,
@@ -165,7 +180,7 @@ def verify_rom(
         signed_at=signed.signed_at,
         verified=True,
         warnings=verdict.warnings,
-    ), rom
+    )
 
 
 _SIGNATURE_SQL = (

@@ -107,8 +107,10 @@ def export_command(
         with seat_engine(ote, database) as engine:
             raw = ring_records(engine, ring)
         records, more = export_records(raw, options)
+        del raw  # the exported records are all write needs: the author records go now
         quarantined += more
         set_memories(contents, [*contents.memories, *records])
+        del records
     built = write(out, contents, key=key, signed_at=now)
     click.echo(f"cartridge id:   {built.cartridge_id}")
     click.echo(f"rom hash:       {built.manifest_hash}")
@@ -126,13 +128,11 @@ def verify_command(
     file: Path, trust_registry: TrustRegistry | None, local_keys: tuple[Path, ...], as_json: bool
 ) -> None:
     """The §4.5 trust state (tampered, legacy, portable, trusted, local); exit 1 if tampered."""
-    from engram.cartridge import Cartridge, verify_rom
+    from engram.cartridge import Cartridge, verify
     from engram.trust import TrustState
 
     with Cartridge.open(file) as cartridge:
-        report, _rom = verify_rom(
-            cartridge, registry=trust_registry, local_keyids=local_keyids(local_keys)
-        )
+        report = verify(cartridge, registry=trust_registry, local_keyids=local_keyids(local_keys))
     lines = [
         f"status:   {report.status}",
         f"trust:    {report.state.value}",
