@@ -351,23 +351,13 @@ def _check_caps(document: JsonObject) -> None:
     if not isinstance(memories, list):
         return  # the schema names it
     if len(memories) > MAX_MEMORIES:
-        raise InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+        raise too_many_memories()
     for i, memory in enumerate(memories):
-        if not isinstance(memory, dict):
-            continue
-        ident, content = memory.get("id"), memory.get("content")
-        if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
-            raise InvalidRequest(f"$.memories[{i}].id: longer than {MAX_ID_CHARS} characters")
-        if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
-            raise InvalidRequest(
-                f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters"
-            )
+        memory_caps(memory, i)
 
 
-def check_schema(document: Json) -> JsonObject:
-    """The document against the PAM 1.0 schema; the first problems named by JSON path.
-
-    Returns the document, narrowed to the object it now is known to be."""
+def check_header(document: Json) -> JsonObject:
+    """The root is an object naming this format and a 1.x version; returned narrowed."""
     if not isinstance(document, dict):
         raise InvalidRequest("a PAM document is a JSON object")
     if document.get("schema") != SCHEMA_NAME:
@@ -378,6 +368,36 @@ def check_schema(document: Json) -> JsonObject:
     version = document.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != "1":
         raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
+    return document
+
+
+def memory_caps(memory: Json, i: int) -> None:
+    """The caps of one memory (its id, then its content), before the generic string cap."""
+    if not isinstance(memory, dict):
+        return
+    ident, content = memory.get("id"), memory.get("content")
+    if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
+        raise InvalidRequest(f"$.memories[{i}].id: longer than {MAX_ID_CHARS} characters")
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        raise InvalidRequest(f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters")
+
+
+def too_many_memories() -> InvalidRequest:
+    return InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+
+
+def schema_refusal(errors: Sequence[tuple[str, str]], total: int) -> InvalidRequest:
+    """The refusal naming the first problems (``(path, message)``, in path order) of ``total``."""
+    shown = "; ".join(f"{path}: {message}" for path, message in errors[:MAX_PROBLEMS])
+    more = f" (and {total - MAX_PROBLEMS} more)" if total > MAX_PROBLEMS else ""
+    return InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+
+
+def check_schema(document: Json) -> JsonObject:
+    """The document against the PAM 1.0 schema; the first problems named by JSON path.
+
+    Returns the document, narrowed to the object it now is known to be."""
+    document = check_header(document)
     _check_caps(document)  # before the generic string cap, so the message names the field
     check_shape(document, "the PAM document")
     validator = _validator()
@@ -385,25 +405,30 @@ def check_schema(document: Json) -> JsonObject:
         return document
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        shown = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:MAX_PROBLEMS])
-        more = f" (and {len(errors) - MAX_PROBLEMS} more)" if len(errors) > MAX_PROBLEMS else ""
-        raise InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+        raise schema_refusal([(_path(e), e.message) for e in errors[:MAX_PROBLEMS]], len(errors))
     return document  # pragma: no cover - is_valid is False only when there are errors
 
 
-def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+def head_instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    """The instants of the root and its owner, the first the reader checks."""
     for member in ("export_date", "since"):
         if document.get(member) is not None:
             yield member, document[member]
     owner = wire.block(document, "owner")
     if owner.get("created_at") is not None:
         yield "owner.created_at", owner["created_at"]
-    for i, m in enumerate(wire.objects(document.get("memories"), "memories")):
-        for block, members in _INSTANT_MEMBERS.items():
-            inner = wire.block(m, block, f"memories[{i}].")
-            for member in members:
-                if inner.get(member) is not None:
-                    yield f"memories[{i}].{block}.{member}", inner[member]
+
+
+def memory_instants(memory: JsonObject, i: int) -> Iterable[tuple[str, Json]]:
+    for block, members in _INSTANT_MEMBERS.items():
+        inner = wire.block(memory, block, f"memories[{i}].")
+        for member in members:
+            if inner.get(member) is not None:
+                yield f"memories[{i}].{block}.{member}", inner[member]
+
+
+def tail_instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    """The instants after the memories: relations, conversations, the signature."""
     for i, r in enumerate(wire.objects(document.get("relations"), "relations")):
         yield f"relations[{i}].created_at", r.get("created_at")
     conversations = wire.objects(document.get("conversations_index"), "conversations_index")
@@ -418,7 +443,14 @@ def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
         yield "signature.signed_at", signature.get("signed_at")
 
 
-def _unique(items: Iterable[JsonObject], what: str) -> set[str]:
+def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    yield from head_instants(document)
+    for i, m in enumerate(wire.objects(document.get("memories"), "memories")):
+        yield from memory_instants(m, i)
+    yield from tail_instants(document)
+
+
+def unique_ids(items: Iterable[JsonObject], what: str) -> set[str]:
     seen: set[str] = set()
     for item in items:
         ident = wire.text(item.get("id"), f"{what} id")
@@ -451,47 +483,87 @@ def _check_contents(doc: JsonObject, known_memory_ids: Iterable[str]) -> None:
     memories = wire.objects(doc["memories"], "memories")
     relations = wire.objects(doc.get("relations"), "relations")
     conversations_index = wire.objects(doc.get("conversations_index"), "conversations_index")
-    ids = _unique(memories, "memories")
-    _unique(relations, "relations")
-    conversations = _unique(conversations_index, "conversations")
+    ids = unique_ids(memories, "memories")
+    unique_ids(relations, "relations")
+    conversations = unique_ids(conversations_index, "conversations")
     for i, m in enumerate(memories):
-        ident = m["id"]
-        if content_hash(wire.text(m["content"], f"memories[{i}].content")) != m["content_hash"]:
-            raise DigestMismatch(
-                f"memories[{i}] ({ident}): content_hash is not the §6 hash of its content"
-            )
-        temporal = wire.obj(m["temporal"], f"memories[{i}].temporal")
-        created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
-        if temporal.get("updated_at") is not None:
-            updated = parse_instant(temporal["updated_at"], "updated_at")
-            if updated < created:
-                raise InvalidRequest(f"memories[{i}] ({ident}): updated_at is before created_at")
-        if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
-            start = parse_instant(temporal["valid_from"], "valid_from")
-            if parse_instant(temporal["valid_until"], "valid_until") < start:
-                raise InvalidRequest(f"memories[{i}] ({ident}): valid_until is before valid_from")
+        check_memory_content(m, i)
     integrity = doc.get("integrity")
     if isinstance(integrity, dict):
-        if integrity["total_memories"] != len(memories):
-            raise DigestMismatch(
-                f"integrity.total_memories is {integrity['total_memories']}, the document "
-                f"carries {len(memories)} memories"
-            )
+        check_total(integrity, len(memories))
         if not checksum_matches(memories, wire.text(integrity["checksum"], "integrity.checksum")):
-            raise DigestMismatch(
-                "integrity.checksum does not match the memories (§15.2): the document was "
-                "altered or written without RFC 8785"
-            )
-    known = ids | set(known_memory_ids)
+            raise checksum_refusal()
+    check_references(
+        relations,
+        (memory_references(m, i) for i, m in enumerate(memories)),
+        conversations_index,
+        ids | set(known_memory_ids),
+        conversations,
+    )
+
+
+def check_memory_content(m: JsonObject, i: int) -> None:
+    """§6: the content hash; created ≤ updated; valid_from ≤ valid_until."""
+    ident = m["id"]
+    if content_hash(wire.text(m["content"], f"memories[{i}].content")) != m["content_hash"]:
+        raise DigestMismatch(
+            f"memories[{i}] ({ident}): content_hash is not the §6 hash of its content"
+        )
+    temporal = wire.obj(m["temporal"], f"memories[{i}].temporal")
+    created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
+    if temporal.get("updated_at") is not None:
+        updated = parse_instant(temporal["updated_at"], "updated_at")
+        if updated < created:
+            raise InvalidRequest(f"memories[{i}] ({ident}): updated_at is before created_at")
+    if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
+        start = parse_instant(temporal["valid_from"], "valid_from")
+        if parse_instant(temporal["valid_until"], "valid_until") < start:
+            raise InvalidRequest(f"memories[{i}] ({ident}): valid_until is before valid_from")
+
+
+def check_total(integrity: JsonObject, count: int) -> None:
+    if integrity["total_memories"] != count:
+        raise DigestMismatch(
+            f"integrity.total_memories is {integrity['total_memories']}, the document "
+            f"carries {count} memories"
+        )
+
+
+def checksum_refusal() -> DigestMismatch:
+    return DigestMismatch(
+        "integrity.checksum does not match the memories (§15.2): the document was "
+        "altered or written without RFC 8785"
+    )
+
+
+MemoryReferences = tuple[int, Json, Json]
+"""A memory's index, its ``temporal.superseded_by`` and its ``provenance.conversation_ref``."""
+
+
+def memory_references(m: JsonObject, i: int) -> MemoryReferences:
+    return (
+        i,
+        wire.block(m, "temporal").get("superseded_by"),
+        wire.block(m, "provenance").get("conversation_ref"),
+    )
+
+
+def check_references(
+    relations: Sequence[JsonObject],
+    memory_refs: Iterable[MemoryReferences],
+    conversations_index: Sequence[JsonObject],
+    known: set[str],
+    conversations: set[str],
+) -> None:
+    """Cross references: relation ends, ``superseded_by``, ``conversation_ref`` and
+    ``derived_memories`` name memories of the document or of the store."""
     for i, r in enumerate(relations):
         for end in ("from", "to"):
             if r[end] not in known:
                 raise InvalidRequest(f"relations[{i}].{end}: no memory {r[end]!r}")
-    for i, m in enumerate(memories):
-        successor = wire.block(m, "temporal").get("superseded_by")
+    for i, successor, ref in memory_refs:
         if successor is not None and successor not in known:
             raise InvalidRequest(f"memories[{i}].temporal.superseded_by: no memory {successor!r}")
-        ref = wire.block(m, "provenance").get("conversation_ref")
         if ref is not None and conversations and ref not in conversations:
             raise InvalidRequest(
                 f"memories[{i}].provenance.conversation_ref: {ref!r} is not in conversations_index"
