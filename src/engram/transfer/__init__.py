@@ -5,7 +5,8 @@ Spec: lboel/acx@85f1358 SPEC.md §7; docs/spec/acx.md §8.4. A domain package ab
 ``engram.memory`` and ``engram.cartridge`` (which never import each other) and below the
 adapters: :func:`ring_records` for export, :func:`import_cartridge` for import, one
 :class:`TransferRecord` type that keeps unknown members. PAM (portable-ai-memory.org/spec/v1.0,
-docs/spec/pam.md): :func:`export_pam` and :func:`import_pam`.
+docs/spec/pam.md): :func:`export_pam` and :func:`import_pam`, and
+:func:`import_pam_file`, which reads a document from its file a memory at a time.
 
 Names are bound on first use (engram.core.lazy): ``engram cartridge export`` and ``import`` need
 only the bridge, not PAM's validators (jsonschema) or signing.
@@ -25,6 +26,8 @@ if typing.TYPE_CHECKING:
     from engram.transfer._pam_format import signature_block, signature_payload
     from engram.transfer._pam_format import verify_signature as verify_pam_signature
     from engram.transfer._pam_import import PamImport, import_pam
+    from engram.transfer._pam_import_file import import_pam_file
+    from engram.transfer._pam_read import MAX_DOCUMENT_BYTES as MAX_PAM_BYTES
     from engram.transfer._pam_tables import PAM_COMPONENT
     from engram.transfer._record import TransferRecord
 
@@ -44,11 +47,14 @@ _LAZY = {
     "verify_pam_signature": "engram.transfer._pam_format:verify_signature",
     "PamImport": "engram.transfer._pam_import",
     "import_pam": "engram.transfer._pam_import",
+    "import_pam_file": "engram.transfer._pam_import_file",
+    "MAX_PAM_BYTES": "engram.transfer._pam_read:MAX_DOCUMENT_BYTES",
     "PAM_COMPONENT": "engram.transfer._pam_tables",
     "TransferRecord": "engram.transfer._record",
 }
 
 __all__ = [
+    "MAX_PAM_BYTES",
     "PAM_COMPONENT",
     "ImportSummary",
     "PamExport",
@@ -60,6 +66,7 @@ __all__ = [
     "export_pam",
     "import_cartridge",
     "import_pam",
+    "import_pam_file",
     "parse_pam_instant",
     "read_pam_public_key",
     "ring_records",

@@ -339,11 +339,21 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _path(error: jsonschema.ValidationError) -> str:
+def validator() -> jsonschema.Draft202012Validator:
+    """The PAM 1.0 schema, compiled once."""
+    return _validator()
+
+
+def error_path(parts: Iterable[str | int]) -> str:
+    """A schema problem's JSON path as the refusal names it (``$.memories[3].content``)."""
     out = "$"
-    for part in error.absolute_path:
+    for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    return error_path(error.absolute_path)
 
 
 def _check_caps(document: JsonObject) -> None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from typing import IO, BinaryIO
+from collections.abc import Callable, Iterator
+from typing import IO, BinaryIO, NoReturn, Protocol
 
 from engram.core.canonical import Json, parse_strict
 from engram.errors import CanonicalJsonError, InvalidRequest
@@ -57,6 +57,7 @@ def spool(source: BinaryIO, into: IO[bytes], name: str) -> None:
     pending = b""
     fault: CanonicalJsonError | None = None
     first = True
+    bom = False
     while True:
         chunk = source.read(CHUNK)
         total += len(chunk)
@@ -85,16 +86,19 @@ def spool(source: BinaryIO, into: IO[bytes], name: str) -> None:
         into.write(chunk)
     if fault is not None:
         raise fault
-    if not first and bom:
+    if bom:
         raise CanonicalJsonError("syntax", 0, "byte-order mark is not allowed")
 
 
-class _Stop(Exception):
-    """A fault in the text: raised as the whole-document parser would have raised it."""
+class Handler(Protocol):
+    """What a pass does with the document: the root's members but the memories array, the
+    start of that array, and each of its items."""
 
+    def member(self, name: str, value: Json) -> None: ...
 
-MemberHandler = Callable[[str, Json], None]
-ItemHandler = Callable[[int, Json], None]
+    def memories_begin(self) -> None: ...
+
+    def memory(self, index: int, value: Json) -> None: ...
 
 
 class Reader:
@@ -112,6 +116,7 @@ class Reader:
         # whole text parses, as parse_strict does) or a duplicate name of the root object
         # (whose hook fires only when the root closes).
         self._pending: CanonicalJsonError | None = None
+        self.is_object = False
 
     # --- the buffer ---------------------------------------------------------------------
 
@@ -187,7 +192,7 @@ class Reader:
             return e.reason in _HOOKED
         return False
 
-    def _fault(self, text: str, offset: int) -> None:
+    def _fault(self, text: str, offset: int) -> NoReturn:
         """The slice at ``offset`` does not parse: raise what parse_strict says of it."""
         try:
             parse_strict(text)
@@ -195,7 +200,7 @@ class Reader:
             self._raise_moved(e, offset)
         raise AssertionError("a slice the scanner refused parsed")  # pragma: no cover
 
-    def _raise_moved(self, error: CanonicalJsonError, offset: int) -> None:
+    def _raise_moved(self, error: CanonicalJsonError, offset: int) -> NoReturn:
         if error.reason == "nesting_too_deep":
             raise error
         if error.reason == "syntax":
@@ -210,16 +215,21 @@ class Reader:
 
     # --- the two outer levels -----------------------------------------------------------
 
-    def read(self, on_member: MemberHandler, on_memory: ItemHandler) -> bool:
-        """Walk the document: ``on_member`` for each member of the root object but a memories
-        array, ``on_memory`` for each of its items. True when the root is an object; False when
-        it is not (its value is read, checked and dropped). Raises the document's first fault."""
+    def read(self, handler: Handler) -> bool:
+        """Walk the document into ``handler``. True when the root is an object; False when it
+        is not (its value is read, checked and dropped). Raises the document's first fault."""
+        for _ in self.steps(handler):
+            pass
+        return self.is_object
+
+    def steps(self, handler: Handler) -> Iterator[None]:
+        """:meth:`read`, pausing after each memory (so a consumer can take them one by one)."""
         first = self._skip_ws()
-        is_object = first == "{"
-        if is_object:
-            self._object(on_member, on_memory)
+        self.is_object = first == "{"
+        if self.is_object:
+            yield from self._object(handler)
         elif first == "[":
-            self._array(lambda _i, _v: None)
+            yield from self._array(lambda _i, _v: None)
         else:
             self._value()
         end = self._base + self._pos
@@ -227,9 +237,8 @@ class Reader:
             raise CanonicalJsonError("syntax", end, "extra data after the JSON value")
         if self._pending is not None:
             raise self._pending
-        return is_object
 
-    def _object(self, on_member: MemberHandler, on_memory: ItemHandler) -> None:
+    def _object(self, handler: Handler) -> Iterator[None]:
         self._pos += 1  # {
         names: set[str] = set()
         char = self._skip_ws()
@@ -252,11 +261,12 @@ class Reader:
             self._pos += 1
             char = self._skip_ws()
             if name == "memories" and char == "[":
-                self._array(on_memory)
+                handler.memories_begin()
+                yield from self._array(handler.memory)
             else:
                 value, ok = self._value()
                 if ok and isinstance(name, str):
-                    on_member(name, value)
+                    handler.member(name, value)
             char = self._skip_ws()
             if char == "}":
                 self._pos += 1
@@ -266,7 +276,7 @@ class Reader:
             self._pos += 1
             char = self._skip_ws()
 
-    def _array(self, on_item: ItemHandler) -> None:
+    def _array(self, on_item: Callable[[int, Json], None]) -> Iterator[None]:
         self._pos += 1  # [
         if self._skip_ws() == "]":
             self._pos += 1
@@ -278,6 +288,7 @@ class Reader:
             value, ok = self._value()
             if ok and self._pending is None:
                 on_item(index, value)
+                yield
             index += 1
             char = self._skip_ws()
             if char == "]":
@@ -288,4 +299,4 @@ class Reader:
             self._pos += 1
 
 
-__all__ = ["CHUNK", "MAX_DOCUMENT_BYTES", "Reader", "spool"]
+__all__ = ["CHUNK", "MAX_DOCUMENT_BYTES", "Handler", "Reader", "spool"]

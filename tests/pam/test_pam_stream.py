@@ -1,0 +1,278 @@
+"""The streaming reader (``import_pam_file``) accepts and refuses exactly what the whole-document
+reader (``parse_strict`` + ``import_pam``) does, with the same error and the same words, and
+imports the same memories (docs/spec/pam.md "Import", streaming).
+
+Every case runs both readers on the same bytes, each into a fresh store, and compares the
+outcome: the error class and message, or the summary and what an export then holds. The
+reader's chunk is made tiny in most runs so that every value straddles a chunk boundary.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pam_kit import engine_on, save_sdk_document
+
+from engram.core.canonical import parse_strict
+from engram.core.clock import FixedClock
+from engram.errors import EngramError, InvalidRequest
+from engram.memory import record
+from engram.store import open_store
+from engram.transfer import MAX_PAM_BYTES, export_pam, import_pam, import_pam_file
+from engram.transfer.internals import set_read_chunk
+
+Outcome = tuple[str, Any]
+
+
+def _whole(data: bytes) -> Outcome:
+    engine = engine_on(open_store("memory://"))
+    try:
+        if len(data) > MAX_PAM_BYTES:
+            raise InvalidRequest(f"the document: larger than {MAX_PAM_BYTES} bytes")
+        result = import_pam(engine, parse_strict(data))
+    except EngramError as e:
+        return type(e).__name__, e.message
+    return "ok", (_summary(result.to_wire()), _held(engine))
+
+
+def _streamed(data: bytes) -> Outcome:
+    engine = engine_on(open_store("memory://"))
+    try:
+        result = import_pam_file(engine, io.BytesIO(data))
+    except EngramError as e:
+        return type(e).__name__, e.message
+    return "ok", (_summary(result.to_wire()), _held(engine))
+
+
+def _summary(wire: dict[str, Any]) -> dict[str, Any]:
+    return dict(wire)
+
+
+def _held(engine: Any) -> list[Any]:
+    document = export_pam(engine).document
+    return [m for m in document["memories"]]  # type: ignore[union-attr]
+
+
+def same(data: bytes) -> Outcome:
+    whole = _whole(data)
+    assert _streamed(data) == whole
+    return whole
+
+
+@pytest.fixture(autouse=True)
+def _tiny_chunks() -> Any:
+    before = set_read_chunk(7)  # every memory straddles several chunks
+    yield
+    set_read_chunk(before)
+
+
+def _engram_document(n: int = 4) -> dict[str, Any]:
+    engine = engine_on(open_store("memory://"), FixedClock())
+    for i in range(n):
+        record(engine, f"fact {i}: the build uses uv and ruff ({i})", kind="fact")
+    out = export_pam(engine).document
+    assert isinstance(out, dict)
+    return json.loads(json.dumps(out))  # type: ignore[no-any-return]
+
+
+_BASES: dict[str, dict[str, Any]] = {}
+
+
+def _base(name: str, tmp: Path) -> dict[str, Any]:
+    if name not in _BASES:
+        _BASES[name] = (
+            save_sdk_document(tmp / "sdk.json") if name == "sdk" else _engram_document()
+        )
+    return copy.deepcopy(_BASES[name])
+
+
+def _text(doc: Any, indent: int | None = 2) -> bytes:
+    return json.dumps(doc, indent=indent, ensure_ascii=False).encode()
+
+
+@pytest.mark.req("engram.pam.streaming")
+@pytest.mark.parametrize("name", ["sdk", "engram"])
+def test_valid_documents_import_the_same(name: str, tmp_path: Path) -> None:
+    doc = _base(name, tmp_path)
+    assert same(_text(doc))[0] == "ok"
+    assert same(_text(doc, None))[0] == "ok"
+    shuffled = copy.deepcopy(doc)
+    shuffled["memories"].reverse()  # not in id order: the checksum takes another pass
+    same(_text(shuffled))
+
+
+def _tampered(doc: dict[str, Any]) -> list[Any]:
+    m0 = doc["memories"][0]
+    cases: list[Any] = []
+
+    def edit(fn: Any) -> None:
+        d = copy.deepcopy(doc)
+        fn(d)
+        cases.append(d)
+
+    edit(lambda d: d["memories"][0].__setitem__("content", "User speaks only Klingon."))
+    edit(lambda d: d["integrity"].__setitem__("total_memories", 1))
+    edit(lambda d: d["memories"][0].__setitem__("priority", "high"))
+    edit(lambda d: d["memories"][1]["temporal"].__setitem__("created_at", "yesterday"))
+    edit(lambda d: d.__setitem__("schema_version", "2.0"))
+    edit(lambda d: d.__setitem__("schema", "other"))
+    edit(lambda d: d["memories"].append(copy.deepcopy(m0)))  # a repeated id
+    edit(lambda d: d["memories"][0].__setitem__("id", "i" * 300))
+    edit(lambda d: d["memories"][1].__setitem__("content", "x" * 70_000))
+    edit(lambda d: d["memories"][0].__setitem__("tags", [[[[]]]] * 3))
+    edit(lambda d: d["memories"][2].pop("content_hash"))
+    edit(lambda d: d["memories"][2]["temporal"].__setitem__("superseded_by", "nobody"))
+    edit(lambda d: d.__setitem__("memories", {"not": "an array"}))
+    edit(lambda d: d.pop("memories"))
+    edit(lambda d: d.__setitem__("owner", 7))
+    deep: Any = []
+    for _ in range(70):
+        deep = [deep]
+    edit(lambda d: d["memories"][0].setdefault("metadata", {}).__setitem__("deep", deep))
+    edit(lambda d: d["memories"][1].setdefault("metadata", {}).__setitem__("s", "x" * (1 << 20 | 1)))
+    edit(lambda d: d.__setitem__("spec_uri", "x" * (1 << 20 | 1)))
+    edit(lambda d: d["memories"][0].setdefault("metadata", {}).__setitem__("n", [0] * 1_000_001))
+
+    def two_shapes(d: dict[str, Any]) -> None:  # check_shape meets the last memory's first
+        d["memories"][0].setdefault("metadata", {})["deep"] = deep
+        d["memories"][-1].setdefault("metadata", {})["s"] = "x" * (1 << 20 | 1)
+
+    edit(two_shapes)
+
+    def many_then_long(d: dict[str, Any]) -> None:  # the count runs out before the string
+        d["memories"][-1].setdefault("metadata", {})["n"] = [0] * 1_000_001
+        d["memories"][0].setdefault("metadata", {})["s"] = "x" * (1 << 20 | 1)
+
+    edit(many_then_long)
+    for n in range(1, 8):  # more than five schema problems, in several memories
+        edit(lambda d, n=n: [m.__setitem__(f"x{n}", 1) for m in d["memories"]])
+    return cases
+
+
+@pytest.mark.req("engram.pam.streaming")
+@pytest.mark.parametrize("name", ["sdk", "engram"])
+def test_tampered_documents_are_refused_with_the_same_words(name: str, tmp_path: Path) -> None:
+    for doc in _tampered(_base(name, tmp_path)):
+        assert same(_text(doc))[0] != "ok"
+
+
+_HOSTILE_TEXT = [
+    b"",
+    b"   ",
+    b"[]",
+    b'"a string"',
+    b"{}",
+    b"\xef\xbb\xbf{}",
+    b'{"memories": [1, 2,]}',
+    b'{"memories": [{"a": 1} {"b": 2}]}',
+    b'{"memories": [{"a": NaN}]}',
+    b'{"memories": [{"a": 1e999}]}',
+    b'{"memories": [{"a": 123456789012345678901234567890}]}',
+    b'{"memories": [{"a": 1, "a": 2}]}',
+    b'{"memories": [{"a": "\\ud800"}], "x": 1, "x": 2}',
+    b'{"memories": [{"a": "\\ud800"}, {"b": 1, "b": 2}]}',
+    b'{"memories": [{"a": "\\ud800"}, {"b": 1, ]}',
+    b'{"x": 1, "x": 2, "memories": []}',
+    b'{"memories": [], "memories": []}',
+    b'{"memories": []} extra',
+    b'{"memories": [{"a": "\xff"}]}',
+    b'{"memories": [{"a": "\xe2\x82"}]}',
+    b'{"memories": [' + b"[" * 5000 + b"]" * 5000 + b"]}",
+    b'{"memories": [' + b"[" * 70 + b"]" * 70 + b"]}",
+    b'{"memories": ["' + b"x" * (1 << 20 | 1) + b'"]}',
+    b'{"memories": [{"a": "unterminated}]}',
+    b'{"memories": [{"a": tru}]}',
+    b'{"memories" [] }',
+    b'{"memories": [], }',
+    b'{"memories": [] "x": 1}',
+    b'{"memories": [{"a": 1}',
+]
+
+
+@pytest.mark.req("engram.pam.streaming")
+@pytest.mark.parametrize("data", _HOSTILE_TEXT, ids=[str(i) for i in range(len(_HOSTILE_TEXT))])
+def test_hostile_text_is_refused_with_the_same_words(data: bytes) -> None:
+    assert same(data)[0] != "ok"
+
+
+@pytest.mark.req("engram.pam.streaming")
+def test_the_caps_refuse_the_same(tmp_path: Path) -> None:
+    doc = _base("engram", tmp_path)
+    many = copy.deepcopy(doc)
+    many["memories"] = [{"id": f"m{i}"} for i in range(50_001)]
+    assert same(_text(many, None)) == (
+        "InvalidRequest",
+        "$.memories: more than 50000 memories in one document",
+    )
+
+
+# --- generated documents --------------------------------------------------------------------
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**60), 2**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _put(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = value
+    return doc
+
+
+_TEXT_EDITS = st.sampled_from(
+    ["", "NaN", "1e999", "99999999999999999", '"\\udc00"', ",", "}", "]", "[", '"', "\\", "\xff"]
+)
+
+
+@pytest.mark.req("engram.pam.streaming")
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_generated_documents_are_judged_the_same(data: st.DataObject, tmp_path: Path) -> None:
+    doc = _base(data.draw(st.sampled_from(["sdk", "engram"])), tmp_path)
+    for _ in range(data.draw(st.integers(0, 2))):
+        path = data.draw(st.sampled_from(_paths(doc)))
+        doc = _put(doc, path, data.draw(_VALUES))
+    text = _text(doc, data.draw(st.sampled_from([None, 2])))
+    if data.draw(st.booleans()):  # a fault in the text itself
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(_TEXT_EDITS).encode("utf-8", "surrogateescape")
+        if edit == "\xff".encode():
+            edit = b"\xff"
+        cut = data.draw(st.integers(0, 3))
+        text = text[:at] + edit + text[at + cut :]
+    same(text)
