@@ -87,9 +87,7 @@ _BASES: dict[str, dict[str, Any]] = {}
 
 def _base(name: str, tmp: Path) -> dict[str, Any]:
     if name not in _BASES:
-        _BASES[name] = (
-            save_sdk_document(tmp / "sdk.json") if name == "sdk" else _engram_document()
-        )
+        _BASES[name] = save_sdk_document(tmp / "sdk.json") if name == "sdk" else _engram_document()
     return copy.deepcopy(_BASES[name])
 
 
@@ -136,7 +134,9 @@ def _tampered(doc: dict[str, Any]) -> list[Any]:
     for _ in range(70):
         deep = [deep]
     edit(lambda d: d["memories"][0].setdefault("metadata", {}).__setitem__("deep", deep))
-    edit(lambda d: d["memories"][1].setdefault("metadata", {}).__setitem__("s", "x" * (1 << 20 | 1)))
+    edit(
+        lambda d: d["memories"][1].setdefault("metadata", {}).__setitem__("s", "x" * (1 << 20 | 1))
+    )
     edit(lambda d: d.__setitem__("spec_uri", "x" * (1 << 20 | 1)))
     edit(lambda d: d["memories"][0].setdefault("metadata", {}).__setitem__("n", [0] * 1_000_001))
 
@@ -224,7 +224,9 @@ _SCALARS = st.one_of(
 )
 _VALUES = st.recursive(
     _SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 

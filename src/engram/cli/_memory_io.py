@@ -3,8 +3,9 @@
 One format today, Portable AI Memory (PAM) 1.0 (portable-ai-memory.org/spec/v1.0;
 docs/spec/pam.md): ``engram memory export --format pam OUT.json`` writes a memory-store
 document (integrity checksum, optional Ed25519 signature, incremental with ``--since`` or
-``--base``); ``engram memory import --format pam IN.json`` checks a document whole and merges
-it into a ring. Both are thin adapters over ``engram.transfer.export_pam`` / ``import_pam``.
+``--base``); ``engram memory import --format pam IN.json`` checks a document whole (reading it
+a memory at a time) and merges it into a ring. Both are thin adapters over
+``engram.transfer.export_pam`` / ``import_pam_file``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import click
 from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import database_option, emit, json_option
 from engram.cli._seat import subject_option
-from engram.core.canonical import Json, parse_strict
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from engram.core.keys import PublicKey
 
 FORMATS = ("pam",)
-MAX_DOCUMENT_BYTES = 256 * 1024 * 1024  # a memory store of a few hundred thousand memories
 
 
 def _format_option(command: click.decorators.FC) -> click.decorators.FC:
@@ -77,18 +76,6 @@ def _write_private(out: str, text: str) -> None:
         with contextlib.suppress(OSError):
             Path(temporary).unlink()
         raise
-
-
-def _read_document(source: str) -> Json:
-    if source == "-":
-        data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
-    else:
-        with Path(source).open("rb") as f:
-            data = f.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise InvalidRequest(f"{source}: larger than {MAX_DOCUMENT_BYTES} bytes")
-    document: Json = parse_strict(data)
-    return document
 
 
 def _trusted_key(text: str) -> PublicKey:
@@ -214,12 +201,18 @@ def import_command(
     """Check IN.json (- for stdin) whole, then merge its memories into a ring."""
     assert format_ in FORMATS
     from engram.cli._seat import seat_engine
-    from engram.transfer import import_pam
+    from engram.transfer import import_pam_file, open_pam_file
 
     trusted = [_trusted_key(k) for k in trusted_keys]
-    document = _read_document(source)
-    with seat_engine(ote, database, subject=subject) as engine:
-        result = import_pam(engine, document, ring=ring, trusted_keys=trusted, any_base=any_base)
+    # Read (and its text checked) before the seat opens, a memory at a time (never whole).
+    stream = sys.stdin.buffer if source == "-" else Path(source)
+    with (
+        open_pam_file(stream, name=source) as document,
+        seat_engine(ote, database, subject=subject) as engine,
+    ):
+        result = import_pam_file(
+            engine, document, ring=ring, trusted_keys=trusted, any_base=any_base
+        )
 
     def human() -> None:
         click.echo(

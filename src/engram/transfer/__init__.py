@@ -26,7 +26,7 @@ if typing.TYPE_CHECKING:
     from engram.transfer._pam_format import signature_block, signature_payload
     from engram.transfer._pam_format import verify_signature as verify_pam_signature
     from engram.transfer._pam_import import PamImport, import_pam
-    from engram.transfer._pam_import_file import import_pam_file
+    from engram.transfer._pam_import_file import PamFile, import_pam_file, open_pam_file
     from engram.transfer._pam_read import MAX_DOCUMENT_BYTES as MAX_PAM_BYTES
     from engram.transfer._pam_tables import PAM_COMPONENT
     from engram.transfer._record import TransferRecord
@@ -48,6 +48,8 @@ _LAZY = {
     "PamImport": "engram.transfer._pam_import",
     "import_pam": "engram.transfer._pam_import",
     "import_pam_file": "engram.transfer._pam_import_file",
+    "open_pam_file": "engram.transfer._pam_import_file",
+    "PamFile": "engram.transfer._pam_import_file",
     "MAX_PAM_BYTES": "engram.transfer._pam_read:MAX_DOCUMENT_BYTES",
     "PAM_COMPONENT": "engram.transfer._pam_tables",
     "TransferRecord": "engram.transfer._record",
@@ -58,6 +60,7 @@ __all__ = [
     "PAM_COMPONENT",
     "ImportSummary",
     "PamExport",
+    "PamFile",
     "PamImport",
     "TransferRecord",
     "check_pam_document",
@@ -67,6 +70,7 @@ __all__ = [
     "import_cartridge",
     "import_pam",
     "import_pam_file",
+    "open_pam_file",
     "parse_pam_instant",
     "read_pam_public_key",
     "ring_records",

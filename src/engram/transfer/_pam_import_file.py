@@ -85,20 +85,32 @@ def _memories(spooled: IO[bytes]) -> Iterator[tuple[int, JsonObject]]:
         text.detach()
 
 
-def import_pam_file(
-    engine: MemoryEngine,
-    source: str | Path | BinaryIO,
-    *,
-    ring: str = "M4",
-    trusted_keys: Collection[PublicKey] = (),
-    any_base: bool = False,
-    name: str | None = None,
-) -> PamImport:
-    """Check the PAM document at ``source`` (a path, or a binary stream such as stdin) whole,
-    then merge it into ``ring``: ``import_pam``'s checks and result, read a memory at a time.
+class PamFile:
+    """A PAM document spooled to a private file and read once strictly (:func:`open_pam_file`):
+    every fault of its text has been raised; what it holds is judged by the import."""
 
-    ``name`` names the input in the size refusal (default: the path)."""
-    with gc_paused(), tempfile.TemporaryFile() as spooled:
+    def __init__(self, spooled: IO[bytes], first: FirstPass, is_object: bool) -> None:
+        self.spooled = spooled
+        self.first = first
+        self.is_object = is_object
+
+    def __enter__(self) -> PamFile:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.spooled.close()
+
+
+def open_pam_file(source: str | Path | BinaryIO, *, name: str | None = None) -> PamFile:
+    """Copy ``source`` (a path, or a binary stream such as stdin) to a private temporary file and
+    read it once, strictly: the size cap, UTF-8 and every I-JSON fault are refused here, as the
+    whole-document reader refused them while parsing. ``name`` names the input in the size
+    refusal (default: the path). Close the result (it is a context manager)."""
+    spooled = tempfile.TemporaryFile()  # noqa: SIM115 - owned by the PamFile, closed by it
+    try:
         if isinstance(source, str | Path):
             with Path(source).open("rb") as f:
                 spool(f, spooled, name or str(source))
@@ -108,17 +120,40 @@ def import_pam_file(
         spooled.seek(0)
         text = io.TextIOWrapper(spooled, encoding="utf-8", newline="")
         try:
-            is_object = Reader(text).read(first)
+            with gc_paused():  # one dict per memory read (engram.core.bulk)
+                is_object = Reader(text).read(first)
         finally:
             text.detach()
-        if not is_object or not first.streamed:
-            # No memories array to stream: what is held is the whole document (the root's
-            # small members, or a root that is no object, replaced by one that says so).
-            document: Json = first.members if is_object else []
-            return import_pam(
-                engine, document, ring=ring, trusted_keys=trusted_keys, any_base=any_base
+    except BaseException:
+        spooled.close()
+        raise
+    return PamFile(spooled, first, is_object)
+
+
+def import_pam_file(
+    engine: MemoryEngine,
+    source: str | Path | BinaryIO | PamFile,
+    *,
+    ring: str = "M4",
+    trusted_keys: Collection[PublicKey] = (),
+    any_base: bool = False,
+) -> PamImport:
+    """Check the PAM document at ``source`` whole, then merge it into ``ring``:
+    ``import_pam``'s checks, refusals and result, read a memory at a time (never the whole
+    document). ``source``: a path, a binary stream, or an :func:`open_pam_file` result."""
+    if not isinstance(source, PamFile):
+        with open_pam_file(source) as opened:
+            return import_pam_file(
+                engine, opened, ring=ring, trusted_keys=trusted_keys, any_base=any_base
             )
-        return _import(engine, first, spooled, ring, trusted_keys, any_base)
+    first = source.first
+    if not source.is_object or not first.streamed:
+        # No memories array to stream: what is held is the whole document (the root's small
+        # members, or, for a root that is no object, a stand-in that is none either).
+        document: Json = first.members if source.is_object else []
+        return import_pam(engine, document, ring=ring, trusted_keys=trusted_keys, any_base=any_base)
+    with gc_paused():  # one dict per memory, a batch at a time (engram.core.bulk)
+        return _import(engine, first, source.spooled, ring, trusted_keys, any_base)
 
 
 def _import(
@@ -202,4 +237,4 @@ def _write(
     total.erased += plan.erased
 
 
-__all__ = ["BATCH", "import_pam_file"]
+__all__ = ["BATCH", "PamFile", "import_pam_file", "open_pam_file"]
