@@ -18,14 +18,22 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pam_kit import engine_on, save_sdk_document
+from pam_kit import engine_on, loose, reference_verify, save_sdk_document
 
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
+from engram.core.jsonio import dumps_text
+from engram.core.keys import PrivateKey
 from engram.errors import EngramError, InvalidRequest
 from engram.memory import record
 from engram.store import open_store
-from engram.transfer import MAX_PAM_BYTES, export_pam, import_pam, import_pam_file
+from engram.transfer import (
+    MAX_PAM_BYTES,
+    export_pam,
+    export_pam_file,
+    import_pam,
+    import_pam_file,
+)
 from engram.transfer.internals import set_read_chunk
 
 Outcome = tuple[str, Any]
@@ -278,3 +286,33 @@ def test_generated_documents_are_judged_the_same(data: st.DataObject, tmp_path: 
         cut = data.draw(st.integers(0, 3))
         text = text[:at] + edit + text[at + cut :]
     same(text)
+
+
+@pytest.mark.req("engram.pam.streaming")
+def test_the_streamed_export_writes_what_export_pam_writes(tmp_path: Path) -> None:
+    engine = engine_on(open_store("memory://"), FixedClock())
+    assert _written(engine)["memories"] == []  # an empty store
+    import_pam(engine, save_sdk_document(tmp_path / "sdk.json"))  # relations, conversations
+    for i in range(5):
+        record(engine, f"decision {i}: deploys wait for the canary ({i})", kind="decision")
+    key = PrivateKey.generate()
+    written = _written(engine, key)
+    whole = loose(export_pam(engine, sign_key=key).document)
+    for member in ("export_id", "signature"):
+        written.pop(member)
+        whole.pop(member)
+    assert written == whole
+    assert len(written["memories"]) == 10
+
+
+def _written(engine: Any, key: PrivateKey | None = None) -> dict[str, Any]:
+    out = io.StringIO()
+    result = export_pam_file(engine, out, sign_key=key)
+    text = out.getvalue()
+    document = json.loads(text)
+    assert text == dumps_text(document, indent=2) + "\n"  # what the command always wrote
+    assert result.memories == len(document["memories"])
+    assert result.to_wire()["checksum"] == document["integrity"]["checksum"]
+    if key is not None:
+        assert reference_verify(document)  # the spec's Appendix D, over what was written
+    return document  # type: ignore[no-any-return]

@@ -44,9 +44,9 @@ from engram.transfer._pam_format import (
     check_schema,
     normal_memory,
     strip_object,
-    verify_signature,
 )
 from engram.transfer._pam_map import engram_member, incoming_memory, kind_of, pam_part
+from engram.transfer._pam_signature import verify_signature
 
 
 @dataclass(frozen=True)
