@@ -34,7 +34,7 @@ from engram.transfer import (
     import_pam,
     import_pam_file,
 )
-from engram.transfer.internals import set_read_chunk
+from engram.transfer.internals import fast_memory_check, memory_schema_valid, set_read_chunk
 
 Outcome = tuple[str, Any]
 
@@ -317,3 +317,35 @@ def _written(engine: Any, key: PrivateKey | None = None) -> dict[str, Any]:
     if key is not None:
         assert reference_verify(document)  # the spec's Appendix D, over what was written
     return document  # type: ignore[no-any-return]
+
+
+_TRICKY = st.sampled_from(
+    [True, False, 0, 1, 1.0, 0.5, 2, -1, None, "", "custom", "active", "x", "A", [], {}, ["a", "a"]]
+)
+
+
+@pytest.mark.req("engram.pam.streaming")
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_the_compiled_memory_check_says_yes_only_where_jsonschema_does(
+    data: st.DataObject, tmp_path: Path
+) -> None:
+    fast = fast_memory_check()
+    assert fast is not None  # the PAM 1.0 schema compiles
+    doc = _base(data.draw(st.sampled_from(["sdk", "engram"])), tmp_path)
+    memory = data.draw(st.sampled_from(doc["memories"]))
+    for _ in range(data.draw(st.integers(0, 3))):
+        path = data.draw(st.sampled_from(_paths(memory)))
+        if path and data.draw(st.booleans()) and isinstance(path[-1], str):
+            parent = memory
+            for part in path[:-1]:
+                parent = parent[part]
+            parent.pop(path[-1], None)  # a member taken away
+            continue
+        memory = _put(memory, path, data.draw(st.one_of(_TRICKY, _VALUES)))
+    valid = memory_schema_valid(memory)
+    assert not fast(memory) or valid  # a yes is always jsonschema's yes

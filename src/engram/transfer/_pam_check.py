@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from engram.core.bounds import MAX_DEPTH, MAX_ELEMENTS, MAX_NUMBER_CHARS, MAX_STRING_CHARS
@@ -29,6 +30,7 @@ from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.errors import EngramError, InvalidRequest
 from engram.transfer import _pam_format as fmt
 from engram.transfer import _wire as wire
+from engram.transfer._pam_fastcheck import Check, compile_memory
 
 _CAPS, _SHAPE, _SCHEMA, _INSTANTS, _UNIQUE, _CONTENT, _INTEGRITY = range(1, 8)
 _NONE = 99
@@ -36,6 +38,13 @@ _MEMORY_SCHEMA = {"$ref": "#/$defs/MemoryObject"}
 _SHAPE_WHAT = "the PAM document"
 _INT_BITS = int(MAX_NUMBER_CHARS * 3.33) + 1  # check_shape's bound on an integer literal
 Forms = tuple[bytes, bytes, bytes | None]
+
+
+@cache
+def fast_memory_check() -> Check | None:
+    """The PAM memory schema compiled to a predicate whose yes is jsonschema's (_pam_fastcheck)."""
+    schema = fmt.validator().schema
+    return compile_memory(schema) if isinstance(schema, Mapping) else None
 
 
 # --- check_shape, one subtree at a time ----------------------------------------------------
@@ -242,6 +251,9 @@ class FirstPass:
         self._contents(i, memory)
 
     def _schema(self, i: int, memory: Json) -> None:
+        fast = fast_memory_check()
+        if fast is not None and fast(memory):
+            return  # a yes the compiled predicate can give; else jsonschema decides and words
         validator = fmt.validator()
         errors = list(validator.descend(memory, _MEMORY_SCHEMA, path=i))
         if not errors:
