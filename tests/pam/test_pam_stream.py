@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pam_kit import engine_on, loose, reference_verify, save_sdk_document
+from pam_kit import engine_on, loose, reference_checksum, reference_verify, save_sdk_document
 
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
@@ -349,3 +349,36 @@ def test_the_compiled_memory_check_says_yes_only_where_jsonschema_does(
         memory = _put(memory, path, data.draw(st.one_of(_TRICKY, _VALUES)))
     valid = memory_schema_valid(memory)
     assert not fast(memory) or valid  # a yes is always jsonschema's yes
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+@pytest.mark.req("engram.pam.streaming")
+@pytest.mark.parametrize("spelling", ["as written", "without nulls", "normal form"])
+@pytest.mark.parametrize("order", ["by id", "reversed"])
+def test_every_checksum_spelling_is_read_the_same(
+    spelling: str, order: str, tmp_path: Path
+) -> None:
+    doc = _base("engram", tmp_path)
+    normal = reference_checksum(doc["memories"])  # engram writes the normal form
+    for memory in doc["memories"]:
+        memory["summary"] = None  # null and absent mean the same in PAM
+        if memory.get("tags") == []:
+            del memory["tags"]  # a default the normal form writes out
+    if order == "reversed":
+        doc["memories"].reverse()
+    if spelling == "as written":
+        doc["integrity"]["checksum"] = reference_checksum(doc["memories"])
+    elif spelling == "without nulls":
+        doc["integrity"]["checksum"] = reference_checksum(_without_nulls(doc["memories"]))
+    else:
+        doc["integrity"]["checksum"] = normal
+    assert same(_text(doc))[0] == "ok"
+    doc["integrity"]["checksum"] = "sha256:" + "0" * 64
+    assert same(_text(doc))[0] == "DigestMismatch"

@@ -13,7 +13,9 @@ which are held (the root's small members, relations, the conversations index).
 What is kept per memory: its id (uniqueness and references), the shape counts (``check_shape``
 counts values over the whole document and visits the memories last to first), its references
 when it has any, and its three checksum spellings folded into running SHA-256 hashes (§15.2
-sorts the memories by id; a document not in id order takes one more pass, :func:`spilled_sums`).
+sorts the memories by id). The checksum of the memories as written is computed as they go; a
+document not in id order, or whose checksum covers another spelling, takes one more pass
+(:func:`spilled_sums`).
 """
 
 from __future__ import annotations
@@ -212,7 +214,9 @@ class FirstPass:
     schema_total: int = 0
     first: dict[int, EngramError] = field(default_factory=dict)
     doomed: int = _NONE  # the earliest stage known to fail
-    sums: Sums = field(default_factory=Sums)
+    # The checksum of the memories as written, the spelling engram, the SDK and the spec's
+    # examples write; the other two are computed by another pass only when it does not match.
+    raw: Any = field(default_factory=lambda: hashlib.sha256(b"["))
     in_order: bool = True
     streamed: bool = False
 
@@ -295,9 +299,13 @@ class FirstPass:
             return
         if self.in_order:
             try:
-                self.sums.add(forms(m, i))
+                data = canonicalize(m)
             except EngramError as e:
                 self._fail(_INTEGRITY, e)
+            else:
+                if len(self.ids) > 1:
+                    self.raw.update(b",")
+                self.raw.update(data)
         refs = fmt.memory_references(m, i)
         if refs[1] is not None or refs[2] is not None:
             self.refs.append(refs)
@@ -311,7 +319,8 @@ class FirstPass:
     ) -> JsonObject:
         """Raise the document's first problem as ``check_document`` would, else return the
         root's members (``memories`` empty). ``known_ids``: which of a set of ids the store
-        holds; ``resum``: the checksums of a document not in id order (another pass)."""
+        holds; ``resum``: the three checksums, by another pass (a document not in id order, or
+        whose checksum is not over the memories as written)."""
         doc = fmt.check_header(self.members)
         if self.count > fmt.MAX_MEMORIES:
             raise fmt.too_many_memories()
@@ -339,8 +348,10 @@ class FirstPass:
             if _INTEGRITY in self.first:
                 raise self.first[_INTEGRITY]
             declared = wire.text(integrity["checksum"], "integrity.checksum")
-            sums = self.sums if self.in_order else resum()
-            if declared not in sums.digests():
+            raw = self.raw.copy()
+            raw.update(b"]")
+            matches = self.in_order and declared == "sha256:" + raw.hexdigest()
+            if not matches and declared not in resum().digests():
                 raise fmt.checksum_refusal()
         fmt.check_references(
             relations, self.refs, index, self.id_set | known_ids(self.references()), conversations
