@@ -326,8 +326,7 @@ def without_erased(engine: MemoryEngine, plan: Plan) -> Plan:
 def _serve(engine: MemoryEngine, touched: set[str]) -> tuple[int, int]:
     """Withdraw the touched memories no served PAM memory holds; reinstate the others."""
     with engine.store.read() as tx:
-        rows = tables.rows_serving(tx, sorted(touched))
-    served = {r.memory_id for r in rows if r.status in SERVED_STATUSES}
+        served = tables.served_among(tx, sorted(touched), SERVED_STATUSES)
     # Not held by a served PAM memory: retracted, superseded or archived, or content a PAM
     # memory held before it changed (its new content is another engram memory).
     hide = touched - served
