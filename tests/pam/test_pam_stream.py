@@ -25,7 +25,7 @@ from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import EngramError, InvalidRequest
-from engram.memory import record
+from engram.memory import RecordInput, record, record_many
 from engram.store import open_store
 from engram.transfer import (
     MAX_PAM_BYTES,
@@ -382,3 +382,18 @@ def test_every_checksum_spelling_is_read_the_same(
     assert same(_text(doc))[0] == "ok"
     doc["integrity"]["checksum"] = "sha256:" + "0" * 64
     assert same(_text(doc))[0] == "DigestMismatch"
+
+
+@pytest.mark.req("engram.pam.streaming")
+def test_a_streamed_export_of_several_write_batches_is_the_whole_export() -> None:
+    engine = engine_on(open_store("memory://"), FixedClock())
+    items = [
+        RecordInput(f"memory {i}: the queue drains in order ({i})", "fact") for i in range(2_500)
+    ]
+    record_many(engine, items)
+    written = _written(engine)
+    whole = loose(export_pam(engine).document)
+    written.pop("export_id")
+    whole.pop("export_id")
+    assert written == whole
+    assert _streamed(_text(written)) == _whole(_text(written))  # and it reads back the same

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import IO
+from typing import IO, Any
 
 from engram.core.bulk import gc_paused
 from engram.core.canonical import Json, JsonObject, canonicalize
@@ -380,17 +380,18 @@ def export_pam_file(
         citing: list[Cited] = []
         digest = hashlib.sha256(b"[")
         with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as spill:
+            batch: list[Json] = []
             for memory in _memories(selection):
-                if exported:
-                    digest.update(b",")
-                    spill.write(",\n")
-                digest.update(canonicalize(memory))
-                # One memory as dumps_text indents it two levels down (strings hold no newline).
-                spill.write(_INDENT + dumps_text(memory, indent=2).replace("\n", "\n" + _INDENT))
                 exported.add(wire.text(memory["id"], "memory id"))
                 found = cited(memory)
                 if found is not None:
                     citing.append(found)
+                batch.append(memory)
+                if len(batch) == _WRITE_BATCH:
+                    _spill(batch, spill, digest, first=len(exported) == len(batch))
+                    batch = []
+            if batch:
+                _spill(batch, spill, digest, first=len(exported) == len(batch))
             digest.update(b"]")
             mark = f"memories:{uuid.uuid4()}"  # a stand-in no other member can hold
             summary = (exported, citing, "sha256:" + digest.hexdigest())
@@ -409,6 +410,20 @@ def export_pam_file(
     return result
 
 
-_INDENT = "    "
+_WRITE_BATCH = 1_000  # memories encoded at a time: one encoder call each, not one per memory
+
+
+def _spill(batch: list[Json], spill: IO[str], digest: Any, *, first: bool) -> None:
+    """A run of memories, in id order, into the checksum and into the text at the depth the
+    document holds them (two levels: dumps_text indents the run's items one level, and no
+    string holds a raw newline, so every line moves two spaces right)."""
+    canonical = canonicalize(batch)  # b"[m1,m2,...]": the checksum is over "[" m1 "," m2 ... "]"
+    if not first:
+        digest.update(b",")
+        spill.write(",\n")
+    digest.update(canonical[1:-1])
+    text = dumps_text(batch, indent=2)  # "[\n  {...},\n  {...}\n]"
+    spill.write("  " + text[2:-2].replace("\n", "\n  "))
+
 
 __all__ = ["PamExport", "export_pam", "export_pam_file"]
