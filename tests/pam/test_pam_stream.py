@@ -319,7 +319,7 @@ def _written(engine: Any, key: PrivateKey | None = None) -> dict[str, Any]:
     return document  # type: ignore[no-any-return]
 
 
-_TRICKY = st.sampled_from(
+_TRICKY: st.SearchStrategy[Any] = st.sampled_from(
     [True, False, 0, 1, 1.0, 0.5, 2, -1, None, "", "custom", "active", "x", "A", [], {}, ["a", "a"]]
 )
 
