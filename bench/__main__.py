@@ -17,6 +17,7 @@ BENCHMARKS = {
     "mcp": "bench.bench_mcp",
     "mcp-start": "bench.bench_mcp_start",
     "oci": "bench.bench_oci",
+    "pam": "bench.bench_pam",
     "recall": "bench.bench_recall",
     "engines": "bench.bench_engines",
     "tamper": "bench.bench_tamper",

@@ -3,8 +3,10 @@
 One format today, Portable AI Memory (PAM) 1.0 (portable-ai-memory.org/spec/v1.0;
 docs/spec/pam.md): ``engram memory export --format pam OUT.json`` writes a memory-store
 document (integrity checksum, optional Ed25519 signature, incremental with ``--since`` or
-``--base``); ``engram memory import --format pam IN.json`` checks a document whole and merges
-it into a ring. Both are thin adapters over ``engram.transfer.export_pam`` / ``import_pam``.
+``--base``); ``engram memory import --format pam IN.json`` checks a document whole (reading it
+a memory at a time) and merges it into a ring. Both are thin adapters over
+``engram.transfer.export_pam_file`` / ``import_pam_file``, which write and read the file a
+memory at a time.
 """
 
 from __future__ import annotations
@@ -13,23 +15,21 @@ import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import database_option, emit, json_option
 from engram.cli._seat import subject_option
-from engram.core.canonical import Json, parse_strict
-from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from engram.core.keys import PublicKey
 
 FORMATS = ("pam",)
-MAX_DOCUMENT_BYTES = 256 * 1024 * 1024  # a memory store of a few hundred thousand memories
 
 
 def _format_option(command: click.decorators.FC) -> click.decorators.FC:
@@ -57,10 +57,11 @@ def memory_group() -> None:
     """Memories in and out as Portable AI Memory (PAM) 1.0 documents; a memory's history."""
 
 
-def _write_private(out: str, text: str) -> None:
+@contextlib.contextmanager
+def _private_output(out: str) -> Iterator[TextIO]:
     """``out`` written whole or not at all, mode 0600 (a PAM file holds personal data)."""
     if out == "-":
-        click.echo(text, nl=False)
+        yield sys.stdout
         return
     target = Path(out)
     if not target.parent.is_dir():
@@ -68,8 +69,8 @@ def _write_private(out: str, text: str) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         Path(temporary).replace(target)
@@ -77,18 +78,6 @@ def _write_private(out: str, text: str) -> None:
         with contextlib.suppress(OSError):
             Path(temporary).unlink()
         raise
-
-
-def _read_document(source: str) -> Json:
-    if source == "-":
-        data = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)
-    else:
-        with Path(source).open("rb") as f:
-            data = f.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise InvalidRequest(f"{source}: larger than {MAX_DOCUMENT_BYTES} bytes")
-    document: Json = parse_strict(data)
-    return document
 
 
 def _trusted_key(text: str) -> PublicKey:
@@ -150,20 +139,22 @@ def export_command(
 
     assert format_ in FORMATS  # click's Choice; PAM is the one format today
     from engram.cli._seat import seat_engine
-    from engram.transfer import export_pam, parse_pam_instant
+    from engram.transfer import export_pam_file, parse_pam_instant
 
     key = load_private_key(sign_key) if sign_key else None
     cutoff = parse_pam_instant(since, "--since") if since is not None else None
-    with seat_engine(ote, database, subject=subject) as engine:
-        result = export_pam(
+    if as_json and out == "-":
+        raise InvalidRequest("--json prints a summary on stdout; write the document to a file")
+    with seat_engine(ote, database, subject=subject) as engine, _private_output(out) as stream:
+        result = export_pam_file(
             engine,
+            stream,
             rings=list(rings) or None,
             owner_id=owner_id,
             since=cutoff,
             base_export_id=base_export_id,
             sign_key=key,
         )
-    _write_private(out, dumps_text(result.document, indent=2) + "\n")
 
     def human() -> None:
         kept = f", {result.withheld} withheld (exportable: false)" if result.withheld else ""
@@ -175,8 +166,6 @@ def export_command(
         click.echo(f"checksum:  {result.to_wire()['checksum']}", err=out == "-")
         click.echo(f"signed by: {result.signer or 'unsigned'}", err=out == "-")
 
-    if as_json and out == "-":
-        raise InvalidRequest("--json prints a summary on stdout; write the document to a file")
     emit(result.to_wire(), as_json, human)
 
 
@@ -214,12 +203,18 @@ def import_command(
     """Check IN.json (- for stdin) whole, then merge its memories into a ring."""
     assert format_ in FORMATS
     from engram.cli._seat import seat_engine
-    from engram.transfer import import_pam
+    from engram.transfer import import_pam_file, open_pam_file
 
     trusted = [_trusted_key(k) for k in trusted_keys]
-    document = _read_document(source)
-    with seat_engine(ote, database, subject=subject) as engine:
-        result = import_pam(engine, document, ring=ring, trusted_keys=trusted, any_base=any_base)
+    # Read (and its text checked) before the seat opens, a memory at a time (never whole).
+    stream = sys.stdin.buffer if source == "-" else Path(source)
+    with (
+        open_pam_file(stream, name=source) as document,
+        seat_engine(ote, database, subject=subject) as engine,
+    ):
+        result = import_pam_file(
+            engine, document, ring=ring, trusted_keys=trusted, any_base=any_base
+        )
 
     def human() -> None:
         click.echo(

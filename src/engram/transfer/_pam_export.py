@@ -9,14 +9,19 @@ Spec: Portable AI Memory (PAM) Specification v1.0 §3 (root), §4-§11 (memory o
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import IO, Any
 
 from engram.core.bulk import gc_paused
-from engram.core.canonical import Json, JsonObject
+from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.clock import format_instant_precise
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import Forbidden, NotFound
 from engram.memory import MemoryEngine, MemoryRecord, export_memories, withdrawn_among
@@ -30,7 +35,6 @@ from engram.transfer._pam_format import (
     format_instant,
     normal_memory,
     parse_instant,
-    signature_block,
     utc,
 )
 from engram.transfer._pam_map import (
@@ -40,6 +44,7 @@ from engram.transfer._pam_map import (
     native_object,
     refreshed_object,
 )
+from engram.transfer._pam_signature import signature_block
 
 
 @dataclass(frozen=True)
@@ -114,30 +119,41 @@ def _since(engine: MemoryEngine, since: datetime | None, base: str | None) -> da
     return since or parse_instant(logged.export_date, "export_date")
 
 
-def _created(memory: JsonObject) -> datetime:
-    return utc(parse_instant(wire.block(memory, "temporal").get("created_at"), "created_at"))
+Cited = tuple[str, str, Json]
+"""An exported memory that names a conversation: its id, the conversation, its created_at."""
+
+
+def cited(memory: JsonObject) -> Cited | None:
+    ref = wire.opt_text(
+        wire.block(memory, "provenance").get("conversation_ref"), "conversation_ref"
+    )
+    if ref is None:
+        return None
+    return (
+        wire.text(memory["id"], "memory id"),
+        ref,
+        wire.block(memory, "temporal").get("created_at"),
+    )
 
 
 def _conversations(
-    memories: Sequence[JsonObject], kept: dict[str, JsonObject], *, full: bool
+    citing: Sequence[Cited], kept: dict[str, JsonObject], *, full: bool
 ) -> list[JsonObject]:
     """§14.1: each conversation a memory refers to, its ``derived_memories`` exactly the
     exported memories that refer to it (in the order the source listed them, then the rest)."""
-    refs: dict[str, list[JsonObject]] = {}
-    for m in memories:
-        ref = wire.opt_text(wire.block(m, "provenance").get("conversation_ref"), "conversation_ref")
-        if ref is not None:
-            refs.setdefault(ref, []).append(m)
+    refs: dict[str, list[Cited]] = {}
+    for c in citing:
+        refs.setdefault(c[1], []).append(c)
     out: list[JsonObject] = []
     for conv_id in sorted(set(refs) | (set(kept) if full else set())):
-        derived_ids = [m["id"] for m in refs.get(conv_id, [])]
+        derived_ids: list[Json] = [c[0] for c in refs.get(conv_id, [])]
         entry = dict(kept.get(conv_id) or {})
         if not entry:
-            first = min(refs[conv_id], key=lambda m: _created(m))
+            first = min(refs[conv_id], key=lambda c: utc(parse_instant(c[2], "created_at")))
             entry = {
                 "id": conv_id,
                 "platform": PLATFORM,
-                "temporal": {"created_at": wire.block(first, "temporal").get("created_at")},
+                "temporal": {"created_at": first[2]},
                 "tags": [],
             }
         carried = wire.arr(entry.get("derived_memories", []), "derived_memories")
@@ -174,15 +190,27 @@ def export_pam(
         )
 
 
-def _export_pam(
+@dataclass
+class _Selection:
+    """What an export takes from the store before it writes a memory."""
+
+    ring_ids: tuple[str, ...]
+    owner: JsonObject
+    cutoff: datetime | None
+    incremental: bool
+    objects: dict[str, tuple[JsonObject, datetime]]
+    relations: list[tuple[JsonObject, str]]
+    conversations: dict[str, JsonObject]
+    withheld: int = 0
+
+
+def _select(
     engine: MemoryEngine,
-    *,
     rings: Sequence[str] | None,
     owner_id: str | None,
     since: datetime | None,
     base_export_id: str | None,
-    sign_key: PrivateKey | None,
-) -> PamExport:
+) -> _Selection:
     tables.migrate(engine.store)
     ring_ids = _ring_ids(engine, rings)
     owner = _owner(engine, owner_id)
@@ -217,27 +245,43 @@ def _export_pam(
     for memory_id, record in records.items():
         if memory_id not in claimed and memory_id not in objects and memory_id not in replaced:
             objects[memory_id] = (native_object(record), changed_at(record))
+    return _Selection(ring_ids, owner, cutoff, incremental, objects, relations, conversations)
 
-    memories: list[JsonObject] = []
-    withheld = 0
+
+def _memories(selection: _Selection) -> Iterator[JsonObject]:
+    """The exported memories in id order, each in the normal form as it is reached (the
+    objects are dropped as they go)."""
+    objects = selection.objects
     for pam_id in sorted(objects):
-        obj, moment = objects[pam_id]
+        obj, moment = objects.pop(pam_id)
         if wire.block(obj, "access").get("exportable") is False:
-            withheld += 1
+            selection.withheld += 1
             continue
-        if cutoff is not None and moment <= utc(cutoff):
+        if selection.cutoff is not None and moment <= utc(selection.cutoff):
             continue
-        memories.append(normal_memory(obj, f"memory {pam_id}"))
+        yield normal_memory(obj, f"memory {pam_id}")
 
-    exported = {m["id"] for m in memories}
+
+def _document(
+    engine: MemoryEngine,
+    selection: _Selection,
+    memories: list[Json],
+    summary: tuple[set[str], list[Cited], str],
+    base_export_id: str | None,
+    sign_key: PrivateKey | None,
+) -> PamExport:
+    """The document around its memories (``memories``: all of them, or a stand-in when they
+    are written apart); ``summary``: the exported ids, the memories citing a conversation, the
+    checksum. Signs it and logs the export."""
+    exported, citing, digest = summary
     now = engine.clock.now()
     export_id = str(uuid.uuid4())
-    export_type = "incremental" if incremental else "full"
+    export_type = "incremental" if selection.incremental else "full"
     export_date = format_instant(now)
-    digest = checksum(memories)
     kept_relations: list[Json] = [
-        r for r, _ in relations if r["from"] in exported and r["to"] in exported
+        r for r, _ in selection.relations if r["from"] in exported and r["to"] in exported
     ]
+    conversations = _conversations(citing, selection.conversations, full=not selection.incremental)
     document: JsonObject = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
@@ -245,14 +289,14 @@ def _export_pam(
         "export_id": export_id,
         "exported_by": EXTRACTOR,
         "export_date": export_date,
-        "owner": owner,
-        "memories": [*memories],
+        "owner": selection.owner,
+        "memories": memories,
         "relations": kept_relations,
-        "conversations_index": [*_conversations(memories, conversations, full=not incremental)],
+        "conversations_index": [*conversations],
         "integrity": {
             "canonicalization": "RFC8785",
             "checksum": digest,
-            "total_memories": len(memories),
+            "total_memories": len(exported),
         },
         "export_type": export_type,
     }
@@ -263,6 +307,7 @@ def _export_pam(
             document["type_registry"] = registry  # as the imported documents named it
     if base_export_id is not None:
         document["base_export_id"] = base_export_id
+    cutoff = selection.cutoff
     since_text = None if cutoff is None else format_instant(cutoff)
     if since_text is not None:
         document["since"] = since_text
@@ -280,7 +325,7 @@ def _export_pam(
             export_date=export_date,
             since=since_text,
             base_export_id=base_export_id,
-            owner_id=wire.text(owner.get("id"), "owner.id"),
+            owner_id=wire.text(selection.owner.get("id"), "owner.id"),
             checksum=digest,
             signer=signer,
             now=format_instant_precise(now),
@@ -289,11 +334,96 @@ def _export_pam(
         document,
         export_id,
         export_type,
-        len(memories),
-        withheld,
-        ring_ids,
+        len(exported),
+        selection.withheld,
+        selection.ring_ids,
         signer,
     )
 
 
-__all__ = ["PamExport", "export_pam"]
+def _export_pam(
+    engine: MemoryEngine,
+    *,
+    rings: Sequence[str] | None,
+    owner_id: str | None,
+    since: datetime | None,
+    base_export_id: str | None,
+    sign_key: PrivateKey | None,
+) -> PamExport:
+    selection = _select(engine, rings, owner_id, since, base_export_id)
+    memories = list(_memories(selection))
+    exported = {wire.text(m["id"], "memory id") for m in memories}
+    citing = [c for c in map(cited, memories) if c is not None]
+    summary = (exported, citing, checksum(memories))
+    return _document(engine, selection, [*memories], summary, base_export_id, sign_key)
+
+
+def export_pam_file(
+    engine: MemoryEngine,
+    out: IO[str],
+    *,
+    rings: Sequence[str] | None = None,
+    owner_id: str | None = None,
+    since: datetime | None = None,
+    base_export_id: str | None = None,
+    sign_key: PrivateKey | None = None,
+) -> PamExport:
+    """:func:`export_pam` written to ``out`` as it goes: each memory is put in the normal form,
+    hashed into the checksum and written as it is reached, never gathered into a list. The text
+    is exactly ``dumps_text(document, indent=2)`` and a newline (what ``engram memory export``
+    always wrote). The members sort before ``memories`` (the checksum among them), so the
+    memories go to a private temporary file first and are copied after them. The result's
+    ``document`` holds every member but the memories (an empty list)."""
+    with gc_paused():  # one dict per memory, up to the document's cap (engram.core.bulk)
+        selection = _select(engine, rings, owner_id, since, base_export_id)
+        exported: set[str] = set()
+        citing: list[Cited] = []
+        digest = hashlib.sha256(b"[")
+        with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as spill:
+            batch: list[Json] = []
+            for memory in _memories(selection):
+                exported.add(wire.text(memory["id"], "memory id"))
+                found = cited(memory)
+                if found is not None:
+                    citing.append(found)
+                batch.append(memory)
+                if len(batch) == _WRITE_BATCH:
+                    _spill(batch, spill, digest, first=len(exported) == len(batch))
+                    batch = []
+            if batch:
+                _spill(batch, spill, digest, first=len(exported) == len(batch))
+            digest.update(b"]")
+            mark = f"memories:{uuid.uuid4()}"  # a stand-in no other member can hold
+            summary = (exported, citing, "sha256:" + digest.hexdigest())
+            result = _document(engine, selection, [], summary, base_export_id, sign_key)
+            text = dumps_text({**result.document, "memories": mark}, indent=2) + "\n"
+            head, tail = text.split(f'"{mark}"')
+            out.write(head)
+            if exported:
+                out.write("[\n")
+                spill.seek(0)
+                shutil.copyfileobj(spill, out)
+                out.write("\n  ]")
+            else:
+                out.write("[]")
+            out.write(tail)
+    return result
+
+
+_WRITE_BATCH = 1_000  # memories encoded at a time: one encoder call each, not one per memory
+
+
+def _spill(batch: list[Json], spill: IO[str], digest: Any, *, first: bool) -> None:
+    """A run of memories, in id order, into the checksum and into the text at the depth the
+    document holds them (two levels: dumps_text indents the run's items one level, and no
+    string holds a raw newline, so every line moves two spaces right)."""
+    canonical = canonicalize(batch)  # b"[m1,m2,...]": the checksum is over "[" m1 "," m2 ... "]"
+    if not first:
+        digest.update(b",")
+        spill.write(",\n")
+    digest.update(canonical[1:-1])
+    text = dumps_text(batch, indent=2)  # "[\n  {...},\n  {...}\n]"
+    spill.write("  " + text[2:-2].replace("\n", "\n  "))
+
+
+__all__ = ["PamExport", "export_pam", "export_pam_file"]

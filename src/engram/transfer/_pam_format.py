@@ -21,20 +21,15 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from importlib import resources
 
-import base58
 import jsonschema
 
 from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
-from engram.core.encoding import b64url_decode, b64url_encode
-from engram.core.keys import PrivateKey, PublicKey
-from engram.errors import DigestMismatch, InvalidRequest, SignatureInvalid, UnsupportedVersion
-from engram.level import public_from_multikey, public_multikey
+from engram.errors import DigestMismatch, InvalidRequest, UnsupportedVersion
 from engram.transfer import _wire as wire
 
 SCHEMA_NAME = "portable-ai-memory"
@@ -198,136 +193,6 @@ def checksum_matches(memories: Sequence[Mapping[str, Json]], declared: str) -> b
     return checksum(normal) == declared
 
 
-# --- §18 signatures ------------------------------------------------------------------------
-
-
-def signature_payload(document: Mapping[str, Json]) -> bytes:
-    """§18.3: the RFC 8785 bytes of ``{checksum, export_id, export_date, owner_id}``."""
-    integrity = document.get("integrity")
-    found = integrity.get("checksum") if isinstance(integrity, dict) else None
-    if not isinstance(found, str):
-        raise SignatureInvalid("a signed PAM document needs integrity.checksum (§18.3 step 1)")
-    owner = document.get("owner")
-    payload: JsonObject = {
-        "checksum": found,
-        "export_id": document.get("export_id"),
-        "export_date": document.get("export_date"),
-        "owner_id": owner.get("id") if isinstance(owner, dict) else None,
-    }
-    return canonicalize(payload)
-
-
-def public_key_text(key: PublicKey) -> str:
-    """How engram writes ``signature.public_key``: a Multikey (``z6Mk…``, base58-btc of the
-    multicodec ed25519-pub prefix and the 32 bytes), the spec's own example form."""
-    return public_multikey(key)
-
-
-def did_key(key: PublicKey) -> str:
-    """The ``did:key`` URL of the key's verification method (``did:key:z6Mk…#z6Mk…``)."""
-    multikey = public_multikey(key)
-    return f"did:key:{multikey}#{multikey}"
-
-
-def read_public_key(text: Json) -> PublicKey:
-    """``signature.public_key`` for Ed25519: a Multikey, a ``did:key``, or the schema's bare
-    base58 of the 32 raw bytes."""
-    if not isinstance(text, str) or not text:
-        raise SignatureInvalid("signature.public_key: expected a string")
-    if text.startswith("did:key:"):
-        text = text.removeprefix("did:key:").split("#", 1)[0]
-    if text.startswith("z"):
-        try:
-            return public_from_multikey(text)
-        except InvalidRequest:
-            pass  # a bare base58 key that happens to start with "z"
-    try:
-        raw = base58.b58decode(text.encode("ascii"))
-    except (ValueError, UnicodeEncodeError) as e:
-        raise SignatureInvalid("signature.public_key: not base58 (nor a Multikey)") from e
-    if len(raw) != 32:
-        raise SignatureInvalid(
-            f"signature.public_key: an Ed25519 key is 32 bytes, this decodes to {len(raw)}"
-        )
-    return PublicKey.from_raw(raw)
-
-
-def signature_block(
-    document: Mapping[str, Json], key: PrivateKey, signed_at: datetime
-) -> JsonObject:
-    """§18.1/§18.3: the ``signature`` member for ``document`` (which carries its integrity).
-
-    The value is unpadded base64url (RFC 4648 §5 without ``=``): the spec repository's
-    validator (``scripts/validate_pam.py``) accepts only ``[A-Za-z0-9_-]``, and its examples
-    write it so; Appendix D's ``urlsafe_b64decode`` needs the padding restored first
-    (docs/spec/pam.md).
-    """
-    public = key.public_key()
-    raw = key.sign(signature_payload(document))
-    return {
-        "algorithm": "Ed25519",
-        "public_key": public_key_text(public),
-        "value": b64url_encode(raw),
-        "signed_at": format_instant(signed_at),
-        "key_id": did_key(public),
-    }
-
-
-ED25519_SIGNATURE_BYTES = 64
-# A value that is no signature at all is most often an example's placeholder (the spec's own
-# example-memory-store.json carries one): say how to import such a document anyway.
-_HINT = (
-    '; if it is a placeholder, remove the document\'s "signature" member to import it '
-    "unsigned (nothing was imported)"
-)
-
-
-@dataclass(frozen=True)
-class SignatureCheck:
-    """A verified signature: which key made it."""
-
-    key: PublicKey
-    multikey: str
-    key_id: str | None
-
-
-def verify_signature(document: Mapping[str, Json]) -> SignatureCheck:
-    """§18.4: the signature verifies over the payload under ``signature.public_key``.
-
-    Only Ed25519 is verified; a signature in another algorithm is refused rather than taken on
-    trust (engram imports nothing whose signature it cannot check). ``signed_at`` must not be
-    before ``export_date`` (§18.5 rule 3).
-    """
-    block = document.get("signature")
-    if not isinstance(block, dict):
-        raise SignatureInvalid("the document carries no signature")
-    if block.get("algorithm") != "Ed25519":
-        raise SignatureInvalid(
-            f"signature.algorithm {block.get('algorithm')!r} is not verified by engram "
-            "(Ed25519 only); nothing was imported"
-        )
-    key = read_public_key(block.get("public_key"))
-    value = block.get("value")
-    if not isinstance(value, str):
-        raise SignatureInvalid("signature.value: expected a string")
-    try:
-        raw = b64url_decode(value, allow_padding=True)
-    except InvalidRequest as e:
-        raise SignatureInvalid(f"signature.value: not base64url ({e.message}){_HINT}") from e
-    if len(raw) != ED25519_SIGNATURE_BYTES:
-        raise SignatureInvalid(
-            f"signature.value: {len(raw)} bytes, where an Ed25519 signature is "
-            f"{ED25519_SIGNATURE_BYTES}{_HINT}"
-        )
-    key.verify(raw, signature_payload(document))
-    signed = parse_instant(block.get("signed_at"), "signature.signed_at")
-    exported = parse_instant(document.get("export_date"), "export_date")
-    if signed < exported:
-        raise SignatureInvalid("signature.signed_at is before export_date (§18.5 rule 3)")
-    key_id = block.get("key_id")
-    return SignatureCheck(key, public_multikey(key), key_id if isinstance(key_id, str) else None)
-
-
 # --- validation ----------------------------------------------------------------------------
 
 
@@ -339,11 +204,21 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _path(error: jsonschema.ValidationError) -> str:
+def validator() -> jsonschema.Draft202012Validator:
+    """The PAM 1.0 schema, compiled once."""
+    return _validator()
+
+
+def error_path(parts: Iterable[str | int]) -> str:
+    """A schema problem's JSON path as the refusal names it (``$.memories[3].content``)."""
     out = "$"
-    for part in error.absolute_path:
+    for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    return error_path(error.absolute_path)
 
 
 def _check_caps(document: JsonObject) -> None:
@@ -351,23 +226,13 @@ def _check_caps(document: JsonObject) -> None:
     if not isinstance(memories, list):
         return  # the schema names it
     if len(memories) > MAX_MEMORIES:
-        raise InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+        raise too_many_memories()
     for i, memory in enumerate(memories):
-        if not isinstance(memory, dict):
-            continue
-        ident, content = memory.get("id"), memory.get("content")
-        if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
-            raise InvalidRequest(f"$.memories[{i}].id: longer than {MAX_ID_CHARS} characters")
-        if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
-            raise InvalidRequest(
-                f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters"
-            )
+        memory_caps(memory, i)
 
 
-def check_schema(document: Json) -> JsonObject:
-    """The document against the PAM 1.0 schema; the first problems named by JSON path.
-
-    Returns the document, narrowed to the object it now is known to be."""
+def check_header(document: Json) -> JsonObject:
+    """The root is an object naming this format and a 1.x version; returned narrowed."""
     if not isinstance(document, dict):
         raise InvalidRequest("a PAM document is a JSON object")
     if document.get("schema") != SCHEMA_NAME:
@@ -378,6 +243,36 @@ def check_schema(document: Json) -> JsonObject:
     version = document.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != "1":
         raise UnsupportedVersion(f"$.schema_version: engram reads PAM 1.x, got {version!r}")
+    return document
+
+
+def memory_caps(memory: Json, i: int) -> None:
+    """The caps of one memory (its id, then its content), before the generic string cap."""
+    if not isinstance(memory, dict):
+        return
+    ident, content = memory.get("id"), memory.get("content")
+    if isinstance(ident, str) and len(ident) > MAX_ID_CHARS:
+        raise InvalidRequest(f"$.memories[{i}].id: longer than {MAX_ID_CHARS} characters")
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        raise InvalidRequest(f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters")
+
+
+def too_many_memories() -> InvalidRequest:
+    return InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+
+
+def schema_refusal(errors: Sequence[tuple[str, str]], total: int) -> InvalidRequest:
+    """The refusal naming the first problems (``(path, message)``, in path order) of ``total``."""
+    shown = "; ".join(f"{path}: {message}" for path, message in errors[:MAX_PROBLEMS])
+    more = f" (and {total - MAX_PROBLEMS} more)" if total > MAX_PROBLEMS else ""
+    return InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+
+
+def check_schema(document: Json) -> JsonObject:
+    """The document against the PAM 1.0 schema; the first problems named by JSON path.
+
+    Returns the document, narrowed to the object it now is known to be."""
+    document = check_header(document)
     _check_caps(document)  # before the generic string cap, so the message names the field
     check_shape(document, "the PAM document")
     validator = _validator()
@@ -385,25 +280,30 @@ def check_schema(document: Json) -> JsonObject:
         return document
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        shown = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:MAX_PROBLEMS])
-        more = f" (and {len(errors) - MAX_PROBLEMS} more)" if len(errors) > MAX_PROBLEMS else ""
-        raise InvalidRequest(f"not a valid PAM 1.0 document: {shown}{more}")
+        raise schema_refusal([(_path(e), e.message) for e in errors[:MAX_PROBLEMS]], len(errors))
     return document  # pragma: no cover - is_valid is False only when there are errors
 
 
-def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+def head_instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    """The instants of the root and its owner, the first the reader checks."""
     for member in ("export_date", "since"):
         if document.get(member) is not None:
             yield member, document[member]
     owner = wire.block(document, "owner")
     if owner.get("created_at") is not None:
         yield "owner.created_at", owner["created_at"]
-    for i, m in enumerate(wire.objects(document.get("memories"), "memories")):
-        for block, members in _INSTANT_MEMBERS.items():
-            inner = wire.block(m, block, f"memories[{i}].")
-            for member in members:
-                if inner.get(member) is not None:
-                    yield f"memories[{i}].{block}.{member}", inner[member]
+
+
+def memory_instants(memory: JsonObject, i: int) -> Iterable[tuple[str, Json]]:
+    for block, members in _INSTANT_MEMBERS.items():
+        inner = wire.block(memory, block, f"memories[{i}].")
+        for member in members:
+            if inner.get(member) is not None:
+                yield f"memories[{i}].{block}.{member}", inner[member]
+
+
+def tail_instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    """The instants after the memories: relations, conversations, the signature."""
     for i, r in enumerate(wire.objects(document.get("relations"), "relations")):
         yield f"relations[{i}].created_at", r.get("created_at")
     conversations = wire.objects(document.get("conversations_index"), "conversations_index")
@@ -418,7 +318,14 @@ def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
         yield "signature.signed_at", signature.get("signed_at")
 
 
-def _unique(items: Iterable[JsonObject], what: str) -> set[str]:
+def _instants(document: JsonObject) -> Iterable[tuple[str, Json]]:
+    yield from head_instants(document)
+    for i, m in enumerate(wire.objects(document.get("memories"), "memories")):
+        yield from memory_instants(m, i)
+    yield from tail_instants(document)
+
+
+def unique_ids(items: Iterable[JsonObject], what: str) -> set[str]:
     seen: set[str] = set()
     for item in items:
         ident = wire.text(item.get("id"), f"{what} id")
@@ -451,47 +358,87 @@ def _check_contents(doc: JsonObject, known_memory_ids: Iterable[str]) -> None:
     memories = wire.objects(doc["memories"], "memories")
     relations = wire.objects(doc.get("relations"), "relations")
     conversations_index = wire.objects(doc.get("conversations_index"), "conversations_index")
-    ids = _unique(memories, "memories")
-    _unique(relations, "relations")
-    conversations = _unique(conversations_index, "conversations")
+    ids = unique_ids(memories, "memories")
+    unique_ids(relations, "relations")
+    conversations = unique_ids(conversations_index, "conversations")
     for i, m in enumerate(memories):
-        ident = m["id"]
-        if content_hash(wire.text(m["content"], f"memories[{i}].content")) != m["content_hash"]:
-            raise DigestMismatch(
-                f"memories[{i}] ({ident}): content_hash is not the §6 hash of its content"
-            )
-        temporal = wire.obj(m["temporal"], f"memories[{i}].temporal")
-        created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
-        if temporal.get("updated_at") is not None:
-            updated = parse_instant(temporal["updated_at"], "updated_at")
-            if updated < created:
-                raise InvalidRequest(f"memories[{i}] ({ident}): updated_at is before created_at")
-        if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
-            start = parse_instant(temporal["valid_from"], "valid_from")
-            if parse_instant(temporal["valid_until"], "valid_until") < start:
-                raise InvalidRequest(f"memories[{i}] ({ident}): valid_until is before valid_from")
+        check_memory_content(m, i)
     integrity = doc.get("integrity")
     if isinstance(integrity, dict):
-        if integrity["total_memories"] != len(memories):
-            raise DigestMismatch(
-                f"integrity.total_memories is {integrity['total_memories']}, the document "
-                f"carries {len(memories)} memories"
-            )
+        check_total(integrity, len(memories))
         if not checksum_matches(memories, wire.text(integrity["checksum"], "integrity.checksum")):
-            raise DigestMismatch(
-                "integrity.checksum does not match the memories (§15.2): the document was "
-                "altered or written without RFC 8785"
-            )
-    known = ids | set(known_memory_ids)
+            raise checksum_refusal()
+    check_references(
+        relations,
+        (memory_references(m, i) for i, m in enumerate(memories)),
+        conversations_index,
+        ids | set(known_memory_ids),
+        conversations,
+    )
+
+
+def check_memory_content(m: JsonObject, i: int) -> None:
+    """§6: the content hash; created ≤ updated; valid_from ≤ valid_until."""
+    ident = m["id"]
+    if content_hash(wire.text(m["content"], f"memories[{i}].content")) != m["content_hash"]:
+        raise DigestMismatch(
+            f"memories[{i}] ({ident}): content_hash is not the §6 hash of its content"
+        )
+    temporal = wire.obj(m["temporal"], f"memories[{i}].temporal")
+    created = parse_instant(temporal["created_at"], f"memories[{i}].temporal.created_at")
+    if temporal.get("updated_at") is not None:
+        updated = parse_instant(temporal["updated_at"], "updated_at")
+        if updated < created:
+            raise InvalidRequest(f"memories[{i}] ({ident}): updated_at is before created_at")
+    if temporal.get("valid_from") is not None and temporal.get("valid_until") is not None:
+        start = parse_instant(temporal["valid_from"], "valid_from")
+        if parse_instant(temporal["valid_until"], "valid_until") < start:
+            raise InvalidRequest(f"memories[{i}] ({ident}): valid_until is before valid_from")
+
+
+def check_total(integrity: JsonObject, count: int) -> None:
+    if integrity["total_memories"] != count:
+        raise DigestMismatch(
+            f"integrity.total_memories is {integrity['total_memories']}, the document "
+            f"carries {count} memories"
+        )
+
+
+def checksum_refusal() -> DigestMismatch:
+    return DigestMismatch(
+        "integrity.checksum does not match the memories (§15.2): the document was "
+        "altered or written without RFC 8785"
+    )
+
+
+MemoryReferences = tuple[int, Json, Json]
+"""A memory's index, its ``temporal.superseded_by`` and its ``provenance.conversation_ref``."""
+
+
+def memory_references(m: JsonObject, i: int) -> MemoryReferences:
+    return (
+        i,
+        wire.block(m, "temporal").get("superseded_by"),
+        wire.block(m, "provenance").get("conversation_ref"),
+    )
+
+
+def check_references(
+    relations: Sequence[JsonObject],
+    memory_refs: Iterable[MemoryReferences],
+    conversations_index: Sequence[JsonObject],
+    known: set[str],
+    conversations: set[str],
+) -> None:
+    """Cross references: relation ends, ``superseded_by``, ``conversation_ref`` and
+    ``derived_memories`` name memories of the document or of the store."""
     for i, r in enumerate(relations):
         for end in ("from", "to"):
             if r[end] not in known:
                 raise InvalidRequest(f"relations[{i}].{end}: no memory {r[end]!r}")
-    for i, m in enumerate(memories):
-        successor = wire.block(m, "temporal").get("superseded_by")
+    for i, successor, ref in memory_refs:
         if successor is not None and successor not in known:
             raise InvalidRequest(f"memories[{i}].temporal.superseded_by: no memory {successor!r}")
-        ref = wire.block(m, "provenance").get("conversation_ref")
         if ref is not None and conversations and ref not in conversations:
             raise InvalidRequest(
                 f"memories[{i}].provenance.conversation_ref: {ref!r} is not in conversations_index"
@@ -511,25 +458,18 @@ __all__ = [
     "SERVED_STATUSES",
     "SPEC_URI",
     "TAG",
-    "SignatureCheck",
     "check_contents",
     "check_document",
     "check_schema",
     "checksum",
     "checksum_matches",
     "content_hash",
-    "did_key",
     "format_instant",
     "normal_instant",
     "normal_memory",
     "normalize_content",
     "parse_instant",
-    "public_key_text",
-    "read_public_key",
-    "signature_block",
-    "signature_payload",
     "strip_nulls",
     "strip_object",
     "utc",
-    "verify_signature",
 ]

@@ -18,7 +18,7 @@ refuse an unsigned document for being unsigned), §7 (lifecycle). Decisions in d
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from engram.core.bulk import gc_paused
@@ -27,6 +27,7 @@ from engram.core.clock import format_instant_precise
 from engram.core.keys import PublicKey
 from engram.errors import ConflictError, Forbidden, SignatureInvalid
 from engram.memory import (
+    Memory,
     MemoryEngine,
     erased_among,
     get_memory,
@@ -43,9 +44,9 @@ from engram.transfer._pam_format import (
     check_schema,
     normal_memory,
     strip_object,
-    verify_signature,
 )
 from engram.transfer._pam_map import engram_member, incoming_memory, kind_of, pam_part
+from engram.transfer._pam_signature import verify_signature
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class PamImport:
 
 
 @dataclass(frozen=True)
-class _Document:
+class Document:
     """The members of a schema-checked document that the import reads, narrowed once."""
 
     whole: JsonObject
@@ -110,7 +111,7 @@ class _Document:
     checksum: str | None
 
     @classmethod
-    def of(cls, doc: JsonObject) -> _Document:
+    def of(cls, doc: JsonObject) -> Document:
         return cls(
             whole=doc,
             memories=wire.objects(doc["memories"], "memories"),
@@ -126,7 +127,7 @@ class _Document:
         )
 
 
-def _references(doc: _Document) -> set[str]:
+def _references(doc: Document) -> set[str]:
     refs: set[str] = set()
     for i, r in enumerate(doc.relations):
         refs.update(wire.text(r[end], f"relations[{i}].{end}") for end in ("from", "to"))
@@ -139,7 +140,7 @@ def _references(doc: _Document) -> set[str]:
     return refs - {wire.text(m["id"], "memory id") for m in doc.memories}
 
 
-def _known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
+def known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
     """Which of ``ids`` this store already knows, as PAM ids or as engram memory ids."""
     if not ids:
         return set()
@@ -148,7 +149,7 @@ def _known_ids(engine: MemoryEngine, ids: set[str]) -> set[str]:
     return known | {i for i in ids - known if get_memory(engine, i) is not None}
 
 
-def _check_signature(doc: JsonObject, trusted: Collection[PublicKey]) -> tuple[str, str | None]:
+def check_signature(doc: JsonObject, trusted: Collection[PublicKey]) -> tuple[str, str | None]:
     if doc.get("signature") is None:
         if trusted:
             raise SignatureInvalid(
@@ -164,7 +165,7 @@ def _check_signature(doc: JsonObject, trusted: Collection[PublicKey]) -> tuple[s
     return "verified", check.multikey
 
 
-def _check_base(engine: MemoryEngine, doc: _Document, any_base: bool) -> None:
+def check_base(engine: MemoryEngine, doc: Document, any_base: bool) -> None:
     base = doc.base_export_id
     if doc.export_type != "incremental" or base is None or any_base:
         return
@@ -178,7 +179,7 @@ def _check_base(engine: MemoryEngine, doc: _Document, any_base: bool) -> None:
 
 
 @dataclass
-class _Plan:
+class Plan:
     rows: list[tables.PamRow]
     records: list[JsonObject]
     touched: set[str]  # engram memories whose serving may change
@@ -186,6 +187,7 @@ class _Plan:
     updated: int = 0
     unchanged: int = 0
     erased: int = 0
+    memories: int | None = None  # when the plan covers a document read a batch at a time
 
 
 def _record_id(record: JsonObject) -> str:
@@ -193,35 +195,65 @@ def _record_id(record: JsonObject) -> str:
     return str(memory.get("id")) if isinstance(memory, dict) else ""
 
 
+Native = Callable[[str], Memory | None]
+"""The memory engram itself exported under a PAM id (``get_memory``), or None."""
+
+
+def conflict(engine: MemoryEngine, row: tables.PamRow, pam_id: str, owner_id: str) -> None:
+    """Refuse a document memory whose PAM id another owner (or an unmounted ring) holds."""
+    if engine.spec.mount_for(row.ring_id) is None:
+        # Another subject's (or an unmounted ring's) PAM memory: said without saying whose.
+        raise ConflictError(
+            f"memory {pam_id!r}: that PAM id is already held in a ring this caller does "
+            "not mount (PAM ids are unique per store)"
+        )
+    if row.owner_id != owner_id:
+        raise ConflictError(
+            f"memory {pam_id!r} was imported from owner {row.owner_id!r}; this "
+            f"document's owner is {owner_id!r} (PAM ids are unique per store)"
+        )
+
+
 def _plan(
-    engine: MemoryEngine, doc: _Document, ring: str, ring_id: str, owner_id: str, now: str
-) -> _Plan:
-    memories = [normal_memory(m, f"memories[{i}]") for i, m in enumerate(doc.memories)]
+    engine: MemoryEngine, doc: Document, ring: str, ring_id: str, owner_id: str, now: str
+) -> Plan:
+    return plan_memories(
+        engine,
+        doc.memories,
+        0,
+        doc.export_id,
+        (ring, ring_id, owner_id, now),
+        lambda pam_id: get_memory(engine, pam_id),
+    )
+
+
+def plan_memories(
+    engine: MemoryEngine,
+    raw: Sequence[JsonObject],
+    start: int,
+    export_id: str | None,
+    where: tuple[str, str, str, str],
+    native_of: Native,
+) -> Plan:
+    """What importing ``raw`` (the document's memories from index ``start``) writes: ``where``
+    is (ring, ring id, owner id, now)."""
+    ring, ring_id, owner_id, now = where
+    memories = [normal_memory(m, f"memories[{start + i}]") for i, m in enumerate(raw)]
     ids = [wire.text(m["id"], "memory id") for m in memories]
     with engine.store.read() as tx:
         existing = tables.rows_by_id(tx, ids)
-    plan = _Plan([], [], set())
-    export_id = doc.export_id
+    plan = Plan([], [], set())
     seat_id = engine.spec.seat.seat_id
     for pam_id, obj in zip(ids, memories, strict=True):
         row = existing.get(pam_id)
         previous = row.memory_id if row is not None else None
         where_ring, where_ring_id = (row.ring, row.ring_id) if row is not None else (ring, ring_id)
         if row is None:
-            native = get_memory(engine, pam_id)  # a memory engram itself exported
+            native = native_of(pam_id)  # a memory engram itself exported
             if native is not None:
                 previous, where_ring, where_ring_id = native.id, native.ring, native.ring_id
-        elif engine.spec.mount_for(row.ring_id) is None:
-            # Another subject's (or an unmounted ring's) PAM memory: said without saying whose.
-            raise ConflictError(
-                f"memory {pam_id!r}: that PAM id is already held in a ring this caller does "
-                "not mount (PAM ids are unique per store)"
-            )
-        elif row.owner_id != owner_id:
-            raise ConflictError(
-                f"memory {pam_id!r} was imported from owner {row.owner_id!r}; this "
-                f"document's owner is {owner_id!r} (PAM ids are unique per store)"
-            )
+        else:
+            conflict(engine, row, pam_id, owner_id)
         kept = pam_part(obj)  # engram's own member is the engine's to say, on every export
         new_id = memory_id(where_ring_id, kind_of(obj), wire.text(obj["content"], "content"))
         carried = engram_member(obj).get("events")
@@ -274,14 +306,14 @@ def _plan(
     return plan
 
 
-def _without_erased(engine: MemoryEngine, plan: _Plan) -> _Plan:
+def without_erased(engine: MemoryEngine, plan: Plan) -> Plan:
     """The plan less the memories erased here: neither their memory nor their PAM object (which
     holds the same words) comes back; they are counted as ``erased_here``."""
     with engine.store.read() as tx:
         gone = erased_among(tx, [r.memory_id for r in plan.rows if r.memory_id])
     if not gone:
         return plan
-    kept = _Plan(
+    kept = Plan(
         [r for r in plan.rows if r.memory_id not in gone],
         [r for r in plan.records if _record_id(r) not in gone],
         plan.touched - gone,
@@ -294,8 +326,7 @@ def _without_erased(engine: MemoryEngine, plan: _Plan) -> _Plan:
 def _serve(engine: MemoryEngine, touched: set[str]) -> tuple[int, int]:
     """Withdraw the touched memories no served PAM memory holds; reinstate the others."""
     with engine.store.read() as tx:
-        rows = tables.rows_serving(tx, sorted(touched))
-    served = {r.memory_id for r in rows if r.status in SERVED_STATUSES}
+        served = tables.served_among(tx, sorted(touched), SERVED_STATUSES)
     # Not held by a served PAM memory: retracted, superseded or archived, or content a PAM
     # memory held before it changed (its new content is another engram memory).
     hide = touched - served
@@ -332,14 +363,31 @@ def _import_pam(
     trusted_keys: Collection[PublicKey],
     any_base: bool,
 ) -> PamImport:
+    ring_name, ring_id = writable(engine, ring)
+    doc = Document.of(check_schema(document))
+    check_contents(doc.whole, known_ids(engine, _references(doc)))
+    signature, signer = check_signature(doc.whole, trusted_keys)
+    check_base(engine, doc, any_base)
+    owner_id, store_owner, now = adopt_owner(engine, doc)
+    plan = without_erased(engine, _plan(engine, doc, ring_name, ring_id, owner_id, now))
+    if plan.records:
+        import_memories(engine.store, plan.records)
+    with engine.store.transaction() as tx:
+        tables.upsert_rows(tx, plan.rows)
+    return finish(engine, doc, plan, (ring_id, owner_id, store_owner, now), signature, signer)
+
+
+def writable(engine: MemoryEngine, ring: str) -> tuple[str, str]:
+    """The ring (its name, its id) a document imports into: a writable mount."""
     tables.migrate(engine.store)
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
-    doc = _Document.of(check_schema(document))
-    check_contents(doc.whole, _known_ids(engine, _references(doc)))
-    signature, signer = _check_signature(doc.whole, trusted_keys)
-    _check_base(engine, doc, any_base)
+    return mount.ring, mount.ring_id
+
+
+def adopt_owner(engine: MemoryEngine, doc: Document) -> tuple[str, JsonObject, str]:
+    """The document's owner id, the store's owner (the first it met) and the instant."""
     owner = strip_object(doc.owner)
     owner_id = wire.text(owner.get("id"), "owner.id")
     now = engine.now()
@@ -349,11 +397,21 @@ def _import_pam(
         with engine.store.transaction() as tx:
             tables.set_owner(tx, owner, now)  # the first owner a store meets stays its owner
             store_owner = tables.owner(tx) or owner
-    plan = _without_erased(engine, _plan(engine, doc, mount.ring, mount.ring_id, owner_id, now))
-    if plan.records:
-        import_memories(engine.store, plan.records)
+    return owner_id, store_owner, now
+
+
+def finish(
+    engine: MemoryEngine,
+    doc: Document,
+    plan: Plan,
+    who: tuple[str, str, JsonObject, str],
+    signature: str,
+    signer: str | None,
+) -> PamImport:
+    """After the memories: relations, conversations, the export log, recall's view. ``who``
+    is (ring id, the document's owner id, the store's owner, now)."""
+    ring_id, owner_id, store_owner, now = who
     with engine.store.transaction() as tx:
-        tables.upsert_rows(tx, plan.rows)
         relations = tables.upsert_objects(
             tx, "pam_relations", [strip_object(r) for r in doc.relations], now
         )
@@ -386,7 +444,7 @@ def _import_pam(
         store_owner_id=wire.text(store_owner.get("id"), "owner.id"),
         signature=signature,
         signer=signer,
-        memories=len(doc.memories),
+        memories=plan.memories if plan.memories is not None else len(doc.memories),
         inserted=plan.inserted,
         updated=plan.updated,
         unchanged=plan.unchanged,
@@ -394,7 +452,7 @@ def _import_pam(
         reinstated=reinstated,
         relations=relations,
         conversations=conversations,
-        ring_id=mount.ring_id,
+        ring_id=ring_id,
         repeated=not fresh,
         erased=plan.erased,
     )

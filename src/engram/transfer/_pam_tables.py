@@ -14,7 +14,7 @@ Decisions: docs/spec/pam.md. Runs unchanged on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from engram.core.canonical import Json, JsonObject, parse_strict
@@ -181,18 +181,19 @@ def rows_by_id(tx: Tx, pam_ids: Sequence[str]) -> dict[str, PamRow]:
     return found
 
 
-def rows_serving(tx: Tx, memory_ids: Sequence[str]) -> list[PamRow]:
-    found: list[PamRow] = []
+def served_among(tx: Tx, memory_ids: Sequence[str], statuses: Collection[str]) -> set[str]:
+    """Which of ``memory_ids`` a PAM memory of one of ``statuses`` holds (the ids and statuses
+    only: a whole document's rows with their objects would be the document again)."""
+    served: set[str] = set()
     for start in range(0, len(memory_ids), 500):
         chunk = list(memory_ids[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
-        found += [
-            PamRow.from_row(r)
-            for r in tx.execute(
-                f"SELECT {_COLUMNS} FROM pam_memories WHERE memory_id IN ({marks})", chunk
-            )
-        ]
-    return found
+        for r in tx.execute(
+            f"SELECT memory_id, status FROM pam_memories WHERE memory_id IN ({marks})", chunk
+        ):
+            if r["status"] in statuses:
+                served.add(r["memory_id"])
+    return served
 
 
 def rows_in_rings(tx: Tx, ring_ids: Sequence[str]) -> list[PamRow]:
@@ -332,7 +333,7 @@ __all__ = [
     "owner",
     "rows_by_id",
     "rows_in_rings",
-    "rows_serving",
+    "served_among",
     "set_owner",
     "upsert_objects",
     "upsert_rows",

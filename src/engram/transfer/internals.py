@@ -1,0 +1,36 @@
+"""The PAM reader's building blocks, named for benchmarks and tests.
+
+The tests prove that the streaming reader judges every document as the whole-document reader
+does, which needs the reader's chunk made tiny (so that every value straddles a chunk boundary)
+the shape walk compared with ``check_shape``, and the compiled memory check compared with
+jsonschema. They import them from here rather than from
+the private modules. Nothing here is a stable API for applications: use ``engram.transfer``.
+"""
+
+from __future__ import annotations
+
+from engram.transfer import _pam_format, _pam_read
+from engram.transfer._pam_check import Shape, fast_memory_check, shape_of, shape_verdict
+
+
+def set_read_chunk(chars: int) -> int:
+    """Read ``chars`` at a time from now on; returns the size it replaces."""
+    before = _pam_read.CHUNK
+    _pam_read.CHUNK = chars
+    return before
+
+
+def memory_schema_valid(memory: object) -> bool:
+    """jsonschema's verdict on one memory against ``#/$defs/MemoryObject``."""
+    validator = _pam_format.validator()
+    return next(validator.descend(memory, {"$ref": "#/$defs/MemoryObject"}), None) is None
+
+
+__all__ = [
+    "Shape",
+    "fast_memory_check",
+    "memory_schema_valid",
+    "set_read_chunk",
+    "shape_of",
+    "shape_verdict",
+]
