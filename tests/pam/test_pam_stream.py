@@ -290,6 +290,19 @@ def test_generated_documents_are_judged_the_same(data: st.DataObject, tmp_path: 
 
 
 @pytest.mark.req("engram.pam.streaming")
+@pytest.mark.parametrize("flavour", ["sdk", "engram"])
+def test_a_value_without_canonical_bytes_is_refused_at_its_memory_by_both_readers(
+    flavour: str, tmp_path: Path
+) -> None:
+    # Found by the generated test: a float that RFC 8785 would write as an integer above 2^53-1
+    # parses, then has no canonical bytes; both readers name the memory by its document index.
+    doc = _put(_base(flavour, tmp_path), ("memories", 0, "metadata", "source_app"), 2.0**53)
+    name, message = same(_text(doc, None))
+    assert name == "CanonicalJsonError"
+    assert "integer_out_of_range at $.memories[0].metadata.source_app" in str(message)
+
+
+@pytest.mark.req("engram.pam.streaming")
 def test_the_streamed_export_writes_what_export_pam_writes(tmp_path: Path) -> None:
     engine = engine_on(open_store("memory://"), FixedClock())
     assert _written(engine)["memories"] == []  # an empty store

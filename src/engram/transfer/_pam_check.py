@@ -129,7 +129,7 @@ def shape_verdict(segments: Sequence[Shape]) -> None:
 def forms(memory: JsonObject, i: int) -> Forms:
     """The RFC 8785 bytes of a memory as written, without nulls, and in the normal form (None
     when it has none): what ``checksum_matches`` tries, in that order."""
-    raw = canonicalize(memory)
+    raw = fmt.canonical_memory(memory, i)
     stripped = fmt.strip_object(memory)
     bare = raw if stripped == memory else canonicalize(stripped)  # equal only if none dropped
     try:
@@ -299,7 +299,7 @@ class FirstPass:
             return
         if self.in_order:
             try:
-                data = canonicalize(m)
+                data = fmt.canonical_memory(m, i)
             except EngramError as e:
                 self._fail(_INTEGRITY, e)
             else:

@@ -29,7 +29,7 @@ import jsonschema
 
 from engram.core.bounds import check_shape
 from engram.core.canonical import Json, JsonObject, canonicalize, parse_strict
-from engram.errors import DigestMismatch, InvalidRequest, UnsupportedVersion
+from engram.errors import CanonicalJsonError, DigestMismatch, InvalidRequest, UnsupportedVersion
 from engram.transfer import _wire as wire
 
 SCHEMA_NAME = "portable-ai-memory"
@@ -171,11 +171,35 @@ def normal_memory(memory: Mapping[str, Json], where: str = "memory") -> JsonObje
     return out
 
 
+def error_detail(error: CanonicalJsonError) -> str:
+    """The parenthesised detail of ``error``'s message, to re-raise it at another position."""
+    head = f"not I-JSON: {error.reason} at {error.position}"
+    return error.message[len(head) + 2 : -1] if len(error.message) > len(head) else ""
+
+
+def canonical_memory(memory: Mapping[str, Json], i: int) -> bytes:
+    """The RFC 8785 bytes of the document's memory ``i``; a value that has none is refused at
+    ``$.memories[i]...``, wherever the memory sorts and whichever reader (whole or streamed)
+    meets it first, so both say the same words."""
+    try:
+        return canonicalize(memory)
+    except CanonicalJsonError as e:
+        where = f"$.memories[{i}]{str(e.position).removeprefix('$')}"
+        raise CanonicalJsonError(e.reason, where, error_detail(e)) from None
+
+
 def checksum(memories: Sequence[Mapping[str, Json]]) -> str:
     """§15.2: ``sha256:`` over the RFC 8785 bytes of the memories sorted by ``id`` (code points,
-    as the PAM SDK and the spec's Appendix C sort)."""
-    ordered = sorted(memories, key=lambda m: str(m.get("id", "")))
-    return "sha256:" + hashlib.sha256(canonicalize(ordered)).hexdigest()
+    as the PAM SDK and the spec's Appendix C sort): the bytes of the sorted array, written a
+    member at a time (an array's canonical form is its members' joined by commas)."""
+    ordered = sorted(enumerate(memories), key=lambda pair: str(pair[1].get("id", "")))
+    digest = hashlib.sha256(b"[")
+    for n, (i, memory) in enumerate(ordered):
+        if n:
+            digest.update(b",")
+        digest.update(canonical_memory(memory, i))
+    digest.update(b"]")
+    return "sha256:" + digest.hexdigest()
 
 
 def checksum_matches(memories: Sequence[Mapping[str, Json]], declared: str) -> bool:

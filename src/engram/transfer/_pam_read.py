@@ -27,6 +27,7 @@ from typing import IO, BinaryIO, NoReturn, Protocol
 
 from engram.core.canonical import Json, parse_strict
 from engram.errors import CanonicalJsonError, InvalidRequest
+from engram.transfer._pam_format import error_detail
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 """Bytes of one PAM document (a memory store of a few hundred thousand memories)."""
@@ -42,11 +43,6 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # How close to the end of the buffer a syntax error may be and still be only the end of what
 # has been read so far ("tru", "1e", "\u12": at most a few characters of one token).
 _TRUNCATION_WINDOW = 16
-
-
-def _detail(error: CanonicalJsonError) -> str:
-    head = f"not I-JSON: {error.reason} at {error.position}"
-    return error.message[len(head) + 2 : -1] if len(error.message) > len(head) else ""
 
 
 def spool(source: BinaryIO, into: IO[bytes], name: str) -> None:
@@ -179,7 +175,7 @@ class Reader:
             return parse_strict(text), True
         except CanonicalJsonError as e:
             if e.reason == "lone_surrogate" and not self._hooked(text):
-                self._hold(CanonicalJsonError(e.reason, offset + int(e.position), _detail(e)))
+                self._hold(CanonicalJsonError(e.reason, offset + int(e.position), error_detail(e)))
                 return None, False
             self._raise_moved(e, offset)
 
@@ -204,10 +200,10 @@ class Reader:
         if error.reason == "nesting_too_deep":
             raise error
         if error.reason == "syntax":
-            raise CanonicalJsonError("syntax", offset + int(error.position), _detail(error))
+            raise CanonicalJsonError("syntax", offset + int(error.position), error_detail(error))
         if self._pending is not None:  # an earlier fault: the rescan names it first
             raise self._pending
-        raise CanonicalJsonError(error.reason, offset + int(error.position), _detail(error))
+        raise CanonicalJsonError(error.reason, offset + int(error.position), error_detail(error))
 
     def _hold(self, fault: CanonicalJsonError) -> None:
         if self._pending is None:
