@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import sqlite3
 import struct
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -30,18 +28,20 @@ from engram.cartridge import (
 )
 from engram.errors import CartridgeFormatError, EngramError
 from engram.trust import TrustState
-from process_kit import run_measured
+from peak_kit import run_python_peak
 
 LIMIT = 1536 * 1024**2
 PEAKS: dict[str, int] = {}
 
 
 def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
-
-    argv = [sys.executable, "-c", "from engram.cli import main; main()", *args]
-    return run_measured(argv, timeout=60, preexec_fn=cap)
+    # The child caps its own address space and reports its own VmHWM (peak_kit): ru_maxrss of a
+    # child forked from an xdist worker that has grown is the worker's size, not the command's.
+    code = (
+        f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({LIMIT}, {LIMIT}))\n"
+        "from engram.cli import main; main()"
+    )
+    return run_python_peak(code, args, timeout=60, env=os.environ)
 
 
 def _bomb(tmp: Path, rows: int, size: int) -> Path:

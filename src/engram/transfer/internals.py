@@ -1,7 +1,7 @@
-"""The PAM reader's building blocks, named for benchmarks and tests.
+"""The PAM reader's building blocks, named for benchmarks and tests: not public API.
 
 The tests prove that the streaming reader judges every document as the whole-document reader
-does, which needs the reader's chunk made tiny (so that every value straddles a chunk boundary)
+does, which needs the reader's chunk made tiny (so that every value straddles a chunk boundary),
 the shape walk compared with ``check_shape``, and the compiled memory check compared with
 jsonschema. They import them from here rather than from
 the private modules. Nothing here is a stable API for applications: use ``engram.transfer``.
