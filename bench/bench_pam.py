@@ -34,6 +34,7 @@ from rich.table import Table
 
 import engram
 from bench.bench_cartridge_cli import PLAIN_INSERT, _fresh, _texts, _timed
+from bench.bench_cartridge_cli import SEAT as CARTRIDGE_SEAT
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.memory import RecordInput, open_engine, parse_manifest, record_many
@@ -41,29 +42,8 @@ from engram.store import open_store
 
 PER_DOCUMENT = 25_000
 BATCH = 10_000
-SEAT = """
-schema_version = "engram.ote.v1"
-[seat]
-seat_id = "seat:bench-pam"
-archetype = "archetype:general"
-keyspace_budget_tokens = 4000
-[ontology]
-domain = "bench"
-allowed_kinds = ["fact", "decision", "procedure", "invariant"]
-[[topology.mounts]]
-ring = "M4"
-ring_id = "seat:bench-pam"
-access = "read_write"
-budget_share_pct = 100
-[epistemology]
-credible_z = 1.96
-graduation_lcb_threshold = 0.78
-graduation_min_samples = 8.0
-nomination_lcb_threshold = 0.85
-nomination_min_verifications = 5
-[retrieval]
-embedding_provider = "local-hash-128"
-"""
+# The cartridge bench's seat under its own id: one manifest for both transfer benches.
+SEAT = CARTRIDGE_SEAT.replace("seat:bench-cartridge", "seat:bench-pam")
 
 
 def _build(folder: Path, n: int, console: Console) -> int:
