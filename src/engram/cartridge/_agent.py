@@ -39,6 +39,7 @@ from engram.cartridge._package import (
     lance_schema,
 )
 from engram.cartridge._paths import check_path
+from engram.cartridge._record_tables import CAPABILITIES
 from engram.cartridge._records import (
     array,
     canonical_repo_identity,
@@ -241,13 +242,14 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
         engine=ENGINE,
         memories=len(records),
         skills=len(skills),
-        capabilities=len(capabilities),
+        table_counts={CAPABILITIES.prefix: len(capabilities)},
     )
     files[PACKAGE_SPEC_FILE] = (_pretty(spec), FILE_MODE, mtime)
     save_codebases = {r["codebaseFingerprint"] for r in records if r["zone"] == "save"}
     if len(save_codebases) == 1:
         meta["acx.save_codebase_fingerprint"] = str(next(iter(save_codebases)))
-    return Contents(meta, files, records, capabilities, repo_literals(raw_records)), quarantined
+    tables = {CAPABILITIES.prefix: capabilities}
+    return Contents(meta, files, records, tables, repo_literals(raw_records)), quarantined
 
 
 def set_memories(contents: Contents, records: list[JsonObject]) -> None:
