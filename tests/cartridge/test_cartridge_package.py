@@ -203,7 +203,7 @@ def test_the_spec_counts_are_live(tmp_path: Path) -> None:
         engine={"id": "local-hash-128", "dim": 128},
         memories=3,
         skills=2,
-        capabilities=1,
+        table_counts={"capability": 1},
     )
     counts = {a["role"]: a.get("count") for a in spec["artifacts"]}
     assert counts == {

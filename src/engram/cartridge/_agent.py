@@ -39,6 +39,7 @@ from engram.cartridge._package import (
     lance_schema,
 )
 from engram.cartridge._paths import check_path
+from engram.cartridge._record_tables import CAPABILITIES
 from engram.cartridge._records import (
     array,
     canonical_repo_identity,
@@ -234,20 +235,20 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
     if not isinstance(raw_records, list) or not all(isinstance(r, dict) for r in raw_records):
         raise CartridgeFormatError("memory-records.json must be a list of objects")
     records, quarantined = export_records(raw_records, options)
-    capabilities = _capabilities(package_dir, manifest, str(created))
+    tables = {CAPABILITIES.prefix: _capabilities(package_dir, manifest, str(created))}
     files[LANCE_SCHEMA_FILE] = (_pretty(lance_schema(ENGINE)), FILE_MODE, mtime)
     spec = build_package_spec(
         cartridge_id=meta["acx.cartridge_id"],
         engine=ENGINE,
         memories=len(records),
         skills=len(skills),
-        capabilities=len(capabilities),
+        table_counts={prefix: len(rows) for prefix, rows in tables.items()},
     )
     files[PACKAGE_SPEC_FILE] = (_pretty(spec), FILE_MODE, mtime)
     save_codebases = {r["codebaseFingerprint"] for r in records if r["zone"] == "save"}
     if len(save_codebases) == 1:
         meta["acx.save_codebase_fingerprint"] = str(next(iter(save_codebases)))
-    return Contents(meta, files, records, capabilities, repo_literals(raw_records)), quarantined
+    return Contents(meta, files, records, tables, repo_literals(raw_records)), quarantined
 
 
 def set_memories(contents: Contents, records: list[JsonObject]) -> None:

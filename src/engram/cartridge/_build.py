@@ -27,7 +27,15 @@ from engram.cartridge._embed import embed_packed, memory_text
 from engram.cartridge._errors import CartridgeTampered
 from engram.cartridge._format import FLAG_SAVE_PRESENT, USER_VERSION
 from engram.cartridge._paths import ROM, SAVE, check_path, zone_of
-from engram.cartridge._rom import UNSIGNED_META, check_rom, load_rom, meta_oid, sha256_id
+from engram.cartridge._record_tables import CAPABILITIES, RECORD_TABLES
+from engram.cartridge._rom import (
+    CANON_JCS,
+    UNSIGNED_META,
+    check_rom,
+    load_rom,
+    meta_oid,
+    sha256_id,
+)
 from engram.cartridge._scrub import Finding, require_none, scan
 from engram.cartridge._signing import checksum_hash, sign, statement
 from engram.cartridge._skills import derive_skills
@@ -50,9 +58,14 @@ class Contents:
     memories: Sequence[JsonObject] = field(default_factory=list)
     """Memory records in their cartridge form (``zone`` decides ROM or SAVE); :func:`write`
     goes through them once, in order, and keeps none of them."""
-    capabilities: list[JsonObject] = field(default_factory=list)
+    table_records: dict[str, list[JsonObject]] = field(default_factory=dict)
+    """The records of each record table (``_record_tables``), by its prefix."""
     literals: Sequence[str] = ()
     """Raw repository identifiers the scrub gate must not find anywhere (§7.5)."""
+
+    @property
+    def capabilities(self) -> list[JsonObject]:
+        return self.table_records.setdefault(CAPABILITIES.prefix, [])
 
 
 @dataclass(frozen=True)
@@ -105,8 +118,9 @@ def _write(
         # of the ROM is screened here, and the findings are reported in the one order scan()
         # gives them over everything at once (by path).
         scanned = dict(rom.files)
-        for c in contents.capabilities:
-            scanned[f"capability:{c['id']}"] = canonicalize(c)
+        for table in RECORD_TABLES:
+            for record in contents.table_records.get(table.prefix, ()):
+                scanned[table.ref(str(record["id"]))] = canonicalize(record)
         for k, v in contents.meta.items():
             scanned[f"cartridge:{k}"] = v.encode("utf-8")
         findings = streamed.findings + scan(scanned, contents.literals)
@@ -157,22 +171,13 @@ def _fill(writer: Writer, contents: Contents) -> _Streamed:
         writer.put_file(name, content, mode=mode, mtime=mtime)
         _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
     streamed = _write_memories(writer, contents.memories, contents.literals)
-    for capability in contents.capabilities:
-        text = canonicalize(capability)
-        oid = sha256_id(text)
-        writer.execute(
-            "INSERT INTO capabilities(id, json, content_hash) VALUES (?, ?, ?)",
-            (capability["id"], text.decode("utf-8"), oid),
-        )
-        _object(
-            writer,
-            oid,
-            "cartridge",
-            f"capability:{capability['id']}",
-            "jcs-rfc8785",
-            ROM,
-            len(text),
-        )
+    for table in RECORD_TABLES:
+        for record in contents.table_records.get(table.prefix, ()):
+            text = canonicalize(record)
+            oid = sha256_id(text)
+            rid = str(record["id"])
+            writer.execute(table.insert_sql, (record["id"], text.decode("utf-8"), oid))
+            _object(writer, oid, "cartridge", table.ref(rid), CANON_JCS, ROM, len(text))
     return streamed
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 
 from engram.cartridge._records import array
 from engram.cartridge._schemas import issues
@@ -145,6 +145,23 @@ def capability_problems(record: Mapping[str, Json], where: str) -> list[str]:
     return found
 
 
+def cartridge_capability_problems(
+    record: Mapping[str, Json], where: str, field_learned: Set[str]
+) -> list[str]:
+    """:func:`capability_problems` of a record stored in a cartridge, and §6.1's rule that it
+    is not minted from a memory of the cartridge whose ``portable`` flag is false."""
+    found = capability_problems(record, where)
+    found.extend(
+        f"{where}: minted from the field-learned memory {ref.get('ref')!r} "
+        "(§6.1: only portable memory may back a capability)"
+        for ref in array(record.get("evidenceRefs"))
+        if isinstance(ref, dict)
+        and ref.get("kind") == "memory-artifact"
+        and ref.get("ref") in field_learned
+    )
+    return found
+
+
 def skill_display(record: Mapping[str, Json]) -> str:
     names = [str(s).split("/", 1)[-1].split("@")[0] for s in array(record.get("stack"))]
     return f"{record['taskType']} · {', '.join(names) or 'any stack'}"
@@ -209,6 +226,7 @@ __all__ = [
     "build_capability",
     "capability_id",
     "capability_problems",
+    "cartridge_capability_problems",
     "skill_display",
     "to_purl",
 ]

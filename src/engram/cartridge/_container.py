@@ -44,11 +44,12 @@ from engram.cartridge._format import (
     normalize_sql,
 )
 from engram.cartridge._paths import check_unique_casefold, parents
+from engram.cartridge._record_tables import RECORD_TABLES
 from engram.cartridge._sqlar import Entry, check_entry, decode, encode
 from engram.errors import CartridgeFormatError
 
 _INTERNAL_TABLES = frozenset({"sqlite_stat1", "sqlite_stat4", "sqlite_sequence"})
-OPTIONAL_TABLES = frozenset({"acx_skill", "capabilities"})
+OPTIONAL_TABLES = frozenset({"acx_skill", *(t.table for t in RECORD_TABLES)})
 LEGACY_TABLES = frozenset({"acx_meta", "acx_object", "acx_signature", "acx_vectors"})
 
 

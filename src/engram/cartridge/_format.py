@@ -19,6 +19,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from engram.cartridge._record_tables import RECORD_TABLES
 from engram.errors import CartridgeFormatError
 
 APPLICATION_ID = 1094932529
@@ -105,15 +106,12 @@ SPEC_DDL: dict[str, str] = {
   ext            TEXT,
   schema_version TEXT NOT NULL
 )""",
-    "capabilities": """CREATE TABLE capabilities (
-  id           TEXT PRIMARY KEY NOT NULL,
-  json         TEXT NOT NULL,
-  content_hash TEXT NOT NULL
-)""",
+    **{t.table: t.ddl for t in RECORD_TABLES},
 }
-"""What engram writes: SPEC §3.2 verbatim (comments dropped), §5.3's ``acx_skill`` and §6.1's
-``capabilities``, with two departures recorded in docs/spec/acx.md §2: ``signatures`` carries the
-reference's nullable ``public_key_pem`` column and ``vectors`` is the plain derived table."""
+"""What engram writes: SPEC §3.2 verbatim (comments dropped), §5.3's ``acx_skill`` and the
+record tables (``_record_tables``: §6.1's ``capabilities``), with two departures recorded in
+docs/spec/acx.md §2: ``signatures`` carries the reference's nullable ``public_key_pem`` column
+and ``vectors`` is the plain derived table."""
 
 _VARIANTS: dict[str, tuple[str, ...]] = {
     "signatures": (

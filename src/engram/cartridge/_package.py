@@ -13,10 +13,11 @@ that the LanceDB descriptor is the normative 14-column table for the cartridge's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from engram.cartridge._capabilities import capability_problems
 from engram.cartridge._harness import HARNESS_FILE, harness_problems
+from engram.cartridge._record_tables import RECORD_TABLES
 from engram.cartridge._records import array, record_problems
 from engram.cartridge._rom import Rom
 from engram.cartridge._schemas import issues
@@ -99,9 +100,10 @@ def build_package_spec(
     engine: JsonObject,
     memories: int,
     skills: int,
-    capabilities: int,
+    table_counts: Mapping[str, int],
     levels: int = 0,
 ) -> JsonObject:
+    """The package spec; ``table_counts`` is each record table's row count, by its prefix."""
     return {
         "schemaVersion": "acx.package-spec/1",
         "cartridgeId": cartridge_id,
@@ -141,14 +143,7 @@ def build_package_spec(
                 "required": False,
                 "count": skills,
             },
-            {
-                "role": "capabilities",
-                "kind": "table",
-                "table": "capabilities",
-                "schema": "acx.capability/1",
-                "required": False,
-                "count": capabilities,
-            },
+            *(t.package_artifact(table_counts.get(t.prefix, 0)) for t in RECORD_TABLES),
             {
                 "role": "harness",
                 "kind": "sqlar",
@@ -267,7 +262,7 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
     counts = {
         "memory": len(rom.memories),
         "skills": len(skills),
-        "capabilities": len(rom.capabilities),
+        **{t.role: len(rom.records[t.prefix]) for t in RECORD_TABLES},
         "level": level_count,
     }
     spec: JsonObject | None = None
@@ -292,7 +287,8 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             for a in array(spec.get("artifacts"))
             if isinstance(a, dict)
         }
-        for role, live in (("skills", counts["skills"]), ("capabilities", counts["capabilities"])):
+        for role in ("skills", *(t.role for t in RECORD_TABLES)):
+            live = counts[role]
             if declared.get(role) != live:
                 found.append(
                     f"{PACKAGE_SPEC_FILE}: {role} count {declared.get(role)} is not the live {live}"
@@ -330,24 +326,18 @@ def spec_report(rom: Rom, *, level_count: int = 0) -> SpecReport:
             "but no JSON baseline is invalid)"
         )
     field_learned = {row.artifact_fingerprint for row in rom.memories.values() if row.zone != "rom"}
-    for cid, text in rom.capabilities.items():
-        try:
-            record = parse_strict(text)
-        except CanonicalJsonError as e:
-            found.append(f"capability:{cid}: {e.message}")
-            continue
-        if not isinstance(record, dict):
-            found.append(f"capability:{cid} is not an object")
-            continue
-        found.extend(capability_problems(record, f"capability:{cid}"))
-        found.extend(
-            f"capability:{cid}: minted from the field-learned memory {ref.get('ref')!r} "
-            "(§6.1: only portable memory may back a capability)"
-            for ref in array(record.get("evidenceRefs"))
-            if isinstance(ref, dict)
-            and ref.get("kind") == "memory-artifact"
-            and ref.get("ref") in field_learned
-        )
+    for table in RECORD_TABLES:
+        for rid, text in rom.records[table.prefix].items():
+            where = table.ref(rid)
+            try:
+                record = parse_strict(text)
+            except CanonicalJsonError as e:
+                found.append(f"{where}: {e.message}")
+                continue
+            if not isinstance(record, dict):
+                found.append(f"{where} is not an object")
+                continue
+            found.extend(table.problems(record, where, field_learned))
     return SpecReport(spec, counts, found)
 
 

@@ -11,7 +11,8 @@ item 3; docs/spec/acx.md §4.
 ``source_ref``     live source                 hashed bytes
 =================  ==========================  ============================================
 ``memory:<id>``    ``memory.payload``          the UTF-8 payload (``canon='jcs-rfc8785'``)
-``capability:<id>``  ``capabilities.json``     the UTF-8 record (``canon='jcs-rfc8785'``)
+``capability:<id>``  ``capabilities.json``     the UTF-8 record (``canon='jcs-rfc8785'``; every
+                                               record table of ``_record_tables`` alike)
 ``cartridge:<key>``  ``cartridge.value``       RFC 8785 of ``{"key", "value"}``
 a sqlar name       ``sqlar.data``              the *uncompressed* bytes (``canon='raw'``)
 =================  ==========================  ============================================
@@ -38,6 +39,7 @@ from functools import cached_property
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
+from engram.cartridge._record_tables import CAPABILITIES, RECORD_TABLES, RecordTable
 from engram.cartridge._skills import derive_skills, index_problems
 from engram.cartridge._sqlar import Entry
 from engram.core.bulk import gc_paused
@@ -103,7 +105,8 @@ class Rom:
     files: dict[str, bytes]
     memories: dict[str, MemoryRow]
     """Every memory row, both zones (none when read by :func:`check_rom`: ``memories_kept``)."""
-    capabilities: dict[str, str]
+    records: dict[str, dict[str, str]]
+    """Each record table's rows (``_record_tables``): prefix -> id -> the record's JSON text."""
     objects: list[RomObject]
     manifest_hash: str
     problems: list[str] = field(default_factory=list)
@@ -145,15 +148,23 @@ class Rom:
     def cartridge_id(self) -> str:
         return self.signed_meta.get("acx.cartridge_id", "")
 
+    @property
+    def capabilities(self) -> dict[str, str]:
+        return self.records[CAPABILITIES.prefix]
+
+    def record(self, table: RecordTable, rid: str) -> JsonObject:
+        """Record ``rid`` of ``table`` parsed strictly (one that is not an object is refused)."""
+        try:
+            value = parse_strict(self.records[table.prefix][rid])
+        except CanonicalJsonError as e:
+            raise CartridgeFormatError(f"{table.prefix} {rid!r}: {e.message}") from e
+        if not isinstance(value, dict):
+            raise CartridgeFormatError(f"{table.prefix} {rid!r} is not a JSON object")
+        return value
+
     def capability(self, cid: str) -> JsonObject:
         """Capability record ``cid`` parsed strictly (a record that is not an object is refused)."""
-        try:
-            value = parse_strict(self.capabilities[cid])
-        except CanonicalJsonError as e:
-            raise CartridgeFormatError(f"capability {cid!r}: {e.message}") from e
-        if not isinstance(value, dict):
-            raise CartridgeFormatError(f"capability {cid!r} is not a JSON object")
-        return value
+        return self.record(CAPABILITIES, cid)
 
     def json_file(self, name: str) -> JsonObject | None:
         """A ROM JSON document parsed strictly, or None when the file is absent."""
@@ -169,8 +180,11 @@ class Rom:
         return value
 
 
+_PREFIXES = ("memory", *(t.prefix for t in RECORD_TABLES), "cartridge")
+
+
 def _prefix(obj: RomObject) -> str:
-    for prefix in ("memory", "capability", "cartridge"):
+    for prefix in _PREFIXES:
         if obj.source_ref.startswith(prefix + ":"):
             return prefix
     return "sqlar"
@@ -178,7 +192,7 @@ def _prefix(obj: RomObject) -> str:
 
 _EXPECTED = {
     "memory": (("memory",), CANON_JCS),
-    "capability": (("cartridge", "skill"), CANON_JCS),
+    **{t.prefix: (t.kinds, CANON_JCS) for t in RECORD_TABLES},
     "cartridge": (("cartridge",), CANON_JCS),
     "sqlar": (("sqlar", "skill"), CANON_RAW),
 }
@@ -254,26 +268,23 @@ def _memory_rows(
     return live, rows
 
 
-def _capability_rows(cartridge: Cartridge, problems: list[str]) -> dict[str, str]:
-    if not cartridge.has("capabilities"):
+def _record_rows(cartridge: Cartridge, table: RecordTable, problems: list[str]) -> dict[str, str]:
+    if not cartridge.has(table.table):
         return {}
-    rows = cartridge.query(
-        "SELECT id, json, content_hash, typeof(id), typeof(json), length(CAST(json AS BLOB)) "
-        "FROM capabilities NOT INDEXED LIMIT ?",
-        (cartridge.limits.max_rows + 1,),
-    )
+    noun = table.prefix
+    rows = cartridge.query(table.select_sql, (cartridge.limits.max_rows + 1,))
     if len(rows) > cartridge.limits.max_rows:
-        raise CartridgeFormatError("cartridge has too many capability rows")
+        raise CartridgeFormatError(f"cartridge has too many {noun} rows")
     out: dict[str, str] = {}
-    for cid, text, content_hash, t_id, t_json, size in rows:
+    for rid, text, content_hash, t_id, t_json, size in rows:
         if t_id != "text" or t_json != "text" or not isinstance(size, int):
-            raise CartridgeFormatError(f"capability {cid!r}: id and json must be text")
+            raise CartridgeFormatError(f"{noun} {rid!r}: id and json must be text")
         if size > cartridge.limits.max_record_bytes:
-            raise CartridgeFormatError(f"capability {cid!r} is over the record limit")
-        cartridge.charge(size, f"capability:{cid}")
-        out[str(cid)] = str(text)
+            raise CartridgeFormatError(f"{noun} {rid!r} is over the record limit")
+        cartridge.charge(size, table.ref(str(rid)))
+        out[str(rid)] = str(text)
         if content_hash != sha256_id(str(text).encode("utf-8")):
-            problems.append(f"capability:{cid}: content_hash is not the hash of its json")
+            problems.append(f"{table.ref(str(rid))}: content_hash is not the hash of its json")
     return out
 
 
@@ -302,7 +313,7 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
     }
     column_problems: list[str] = []
     live, memories = _memory_rows(cartridge, keep, column_problems)
-    capabilities = _capability_rows(cartridge, problems)
+    records = {t.prefix: _record_rows(cartridge, t, problems) for t in RECORD_TABLES}
     limit = cartridge.limits.max_rows * 2
     if _count(cartridge, "objects", limit + 1) > limit:
         raise CartridgeFormatError("cartridge has too many objects rows")
@@ -325,7 +336,7 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
         if ref in seen:
             problems.append(f"{ref}: listed twice among the ROM objects")
         seen.add(ref)
-        found, size, source_zone = _live(ref, meta, files, live, capabilities, entries)
+        found, size, source_zone = _live(ref, meta, files, live, records, entries)
         # The stored oid's own string when it is the live one (one string, not two, per row).
         obj = RomObject(
             sys.intern(str(kind)),
@@ -348,14 +359,14 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
             problems.append(f"{ref}: a ROM object whose source lies in the SAVE zone")
         objects.append(obj)
     objects.sort(key=lambda o: (o.kind, o.source_ref))
-    _coverage(seen, files, live, capabilities, problems)
+    _coverage(seen, files, live, records, problems)
     problems += column_problems
     _skill_index(cartridge, files, problems)
     return Rom(
         meta=meta,
         files=files,
         memories=memories,
-        capabilities=capabilities,
+        records=records,
         objects=objects,
         manifest_hash=manifest_hash(objects),
         problems=problems,
@@ -396,7 +407,7 @@ def _live(
     meta: dict[str, str],
     files: dict[str, bytes],
     memories: dict[str, _Live],
-    capabilities: dict[str, str],
+    records: dict[str, dict[str, str]],
     entries: dict[str, Entry],
 ) -> tuple[str | None, int, str]:
     """``(live oid, live size, zone of the source)`` for one ``source_ref``."""
@@ -406,8 +417,10 @@ def _live(
             return None, 0, ROM
         zone, digest, size = row
         return "sha256:" + digest.hex(), size, zone
-    if ref.startswith("capability:"):
-        text = capabilities.get(ref[len("capability:") :])
+    prefix, _, rid = ref.partition(":")
+    table_rows = records.get(prefix)
+    if table_rows is not None:
+        text = table_rows.get(rid)
         if text is None:
             return None, 0, ROM
         data = text.encode("utf-8")
@@ -431,7 +444,7 @@ def _coverage(
     seen: set[str],
     files: dict[str, bytes],
     memories: dict[str, _Live],
-    capabilities: dict[str, str],
+    records: dict[str, dict[str, str]],
     problems: list[str],
 ) -> None:
     for name in files:
@@ -440,9 +453,12 @@ def _coverage(
     for rid, (zone, _digest, _size) in memories.items():
         if zone == ROM and f"memory:{rid}" not in seen:
             problems.append(f"memory:{rid}: a ROM memory that no objects row covers (unsigned)")
-    for cid in capabilities:
-        if f"capability:{cid}" not in seen:
-            problems.append(f"capability:{cid}: a capability that no objects row covers (unsigned)")
+    for table in RECORD_TABLES:
+        for rid in records[table.prefix]:
+            if table.ref(rid) not in seen:
+                problems.append(
+                    f"{table.ref(rid)}: a {table.prefix} that no objects row covers (unsigned)"
+                )
 
 
 def _vector_ids(cartridge: Cartridge) -> frozenset[str]:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from engram.cartridge._host import COMPLIANCE_FILE, harness_of
     from engram.cartridge._package import build_package_spec, lance_schema
     from engram.cartridge._paths import check_path
+    from engram.cartridge._record_tables import RECORD_TABLES, RecordTable
     from engram.cartridge._records import (
         artifact_fingerprint,
         canonical_repo_identity,
@@ -75,6 +76,8 @@ _LAZY = {
     "build_package_spec": "engram.cartridge._package",
     "lance_schema": "engram.cartridge._package",
     "check_path": "engram.cartridge._paths",
+    "RECORD_TABLES": "engram.cartridge._record_tables",
+    "RecordTable": "engram.cartridge._record_tables",
     "artifact_fingerprint": "engram.cartridge._records",
     "canonical_repo_identity": "engram.cartridge._records",
     "codebase_fingerprint": "engram.cartridge._records",
@@ -94,9 +97,11 @@ __all__ = [
     "APPLICATION_ID",
     "COMPLIANCE_FILE",
     "FRONTMATTER_KEYS",
+    "RECORD_TABLES",
     "REQUIRED_ROLES",
     "USER_VERSION",
     "Finding",
+    "RecordTable",
     "SqlarEntry",
     "accepts",
     "agent_card",
