@@ -63,7 +63,8 @@ def _scalar(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         if kind == "string" and "pattern" in schema:
             options.append(st.from_regex(schema["pattern"]))
         elif kind == "string":
-            options.append(st.text(min_size=schema.get("minLength", 0), max_size=8))
+            shortest = schema.get("minLength", 0)
+            options.append(st.text(min_size=shortest, max_size=max(8, shortest)))
         elif kind == "integer":
             options.append(st.integers(schema.get("minimum"), schema.get("maximum")))
         elif kind == "number":
@@ -100,7 +101,8 @@ def conforming(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]
         )
     if kinds == "array":
         items = conforming(schema.get("items", True), root, depth + 1)
-        return st.lists(items, min_size=schema.get("minItems", 0), max_size=3)
+        least = schema.get("minItems", 0)
+        return st.lists(items, min_size=least, max_size=max(3, least))
     return _scalar(schema)
 
 
@@ -177,12 +179,40 @@ def test_the_pam_memory_predicate_keeps_the_contract(memory: Any) -> None:
     holds_the_contract(MEMORY, memory, root=PAM)
 
 
+# The other published ACX schemas the compiler models (the rest use oneOf, contains or
+# propertyNames and stay with jsonschema): cartridge._schemas checks documents with them too.
+OTHER_ACX = ("cal-skillset", "harness-requirements", "loop-policy-context-policy")
+
+
+def _acx(name: str) -> Any:
+    return json.loads((SRC / f"cartridge/schemas/{name}.schema.json").read_text("utf-8"))
+
+
+@pytest.mark.req("engram.core.schema-predicate", "engram.cartridge.schema-shape")
+@pytest.mark.parametrize("name", OTHER_ACX)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_other_compiled_acx_schemas_keep_the_contract(name: str, data: st.DataObject) -> None:
+    schema = _acx(name)
+    holds_the_contract(schema, data.draw(broken(schema, schema)))
+
+
+@pytest.mark.req("engram.core.schema-predicate", "engram.cartridge.schema-shape")
+def test_which_published_acx_schemas_compile() -> None:
+    compiled = {
+        p.name.removesuffix(".schema.json")
+        for p in (SRC / "cartridge/schemas").glob("*.json")
+        if compile_predicate(_acx(p.name.removesuffix(".schema.json"))) is not None
+    }
+    assert compiled == {"memory-partition", "lance-memory", *OTHER_ACX}  # docs/spec/acx.md §8.5
+
+
 @pytest.mark.req("engram.core.schema-predicate")
 @pytest.mark.parametrize("verdict", [True, False])
-@pytest.mark.parametrize("which", ["acx", "pam"])
+@pytest.mark.parametrize("which", ["acx", "pam", *OTHER_ACX])
 def test_the_generated_values_reach_both_verdicts(which: str, verdict: bool) -> None:
-    # Without conforming and refused values alike, the two tests above would prove little.
-    schema, root = (ACX, ACX) if which == "acx" else (MEMORY, PAM)
+    # Without conforming and refused values alike, the tests above would prove little.
+    schema, root = {"acx": (ACX, ACX), "pam": (MEMORY, PAM)}.get(which) or (_acx(which),) * 2
     validator = Draft202012Validator(root).evolve(schema=schema)
     found = find(
         broken(schema, root),
