@@ -1,7 +1,7 @@
-"""The compiled closed shapes answer exactly what the published schemas' validator answers.
+"""The compiled predicates answer exactly what the published schemas' validator answers.
 
-``engram.cartridge._shape.compile_shape`` replaces ``jsonschema`` on the path every memory record
-takes (issue 33: it was most of export and import); a record it refuses still goes to
+``engram.core.schema_predicate.compile_predicate`` replaces ``jsonschema`` on the path every
+memory record takes (issue 33: it was most of export and import); a record it refuses still goes to
 ``jsonschema`` for the messages. These tests compare it with ``Draft202012Validator.is_valid``,
 which they build themselves from the schema files, on every record of the reference artifacts
 (the built and published cartridges and the reference's example packages) and on hostile records
@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from engram.cartridge import record_problems
-from engram.cartridge.internals import compile_shape, export_record, schema_issues
+from engram.cartridge.internals import export_record, schema_issues
+from engram.core.schema_predicate import compile_predicate
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 SCHEMAS = Path(__file__).resolve().parents[2] / "src" / "engram" / "cartridge" / "schemas"
@@ -134,7 +135,7 @@ def test_the_reference_artifacts_hold_records_of_both_tiers() -> None:
 @pytest.mark.req("engram.cartridge.schema-shape")
 @pytest.mark.parametrize("name", COMPILED)
 def test_the_closed_shape_judges_every_reference_record_as_the_validator_does(name: str) -> None:
-    fast, slow = compile_shape(_schema(name)), Draft202012Validator(_schema(name))
+    fast, slow = compile_predicate(_schema(name)), Draft202012Validator(_schema(name))
     assert fast is not None
     for record in REFERENCE:
         assert fast(record) is slow.is_valid(record), record
@@ -144,7 +145,7 @@ def test_the_closed_shape_judges_every_reference_record_as_the_validator_does(na
 @settings(max_examples=2000, deadline=None)
 @given(hostile_records())
 def test_the_closed_shape_judges_hostile_records_as_the_validator_does(record: Any) -> None:
-    fast = compile_shape(_schema("memory-partition"))
+    fast = compile_predicate(_schema("memory-partition"))
     assert fast is not None
     slow = Draft202012Validator(_schema("memory-partition"))
     expected = slow.is_valid(record)
@@ -165,7 +166,7 @@ def test_the_closed_shape_judges_hostile_records_as_the_validator_does(record: A
 )
 def test_the_lance_shape_judges_hostile_members_as_the_validator_does(value: Any, key: str) -> None:
     schema = _schema("lance-memory")
-    fast = compile_shape(schema)
+    fast = compile_predicate(schema)
     assert fast is not None
     record = {key: value}
     assert fast(record) is Draft202012Validator(schema).is_valid(record)
@@ -175,16 +176,18 @@ def test_the_lance_shape_judges_hostile_members_as_the_validator_does(value: Any
 @pytest.mark.parametrize(
     "schema",
     [
-        {"$ref": "#/$defs/x", "$defs": {"x": {}}},
+        {"$ref": "https://acx.dev/schema/x", "$defs": {"x": {}}},
+        {"$ref": "#/$defs/a~1b", "$defs": {"a/b": {}}},
         {"oneOf": [{}, {}]},
         {"type": "array", "contains": {"type": "string"}},
-        {"const": 1},
-        {"enum": [1, "a"]},
-        {"type": "array", "uniqueItems": True},
+        {"type": "array", "prefixItems": [{"type": "string"}]},
+        {"not": {"type": "string"}},
+        {"minimum": "1"},
+        {"if": {"type": "array", "uniqueItems": True}, "then": {"minItems": 2}},
     ],
 )
 def test_a_schema_with_a_keyword_it_does_not_model_is_left_to_jsonschema(schema: Any) -> None:
-    assert compile_shape(schema) is None
+    assert compile_predicate(schema) is None
 
 
 @pytest.mark.req("engram.cartridge.schema-shape", "engram.cartridge.memory-partition")

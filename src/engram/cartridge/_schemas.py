@@ -2,11 +2,12 @@
 
 Spec: lboel/acx@85f1358 SPEC.md §13 (the consolidated schema index); docs/spec/acx.md §3.
 
-A document is first asked of the schema's compiled closed shape (``_shape.compile_shape``: the
-same yes/no as the validator, at a fraction of the cost, which is what a cartridge of 100,000
-records needs); only a document it refuses, or a schema it cannot compile, goes to
-``jsonschema``, which gives every message. ``jsonschema`` is imported on that first use, so a
-run that meets only conforming documents does not pay for loading it.
+A document is first asked of the schema's compiled predicate
+(``engram.core.schema_predicate``: a yes is the validator's yes, at a fraction of the cost,
+which is what a cartridge of 100,000 records needs); only a document it refuses, or a schema it
+cannot compile, goes to ``jsonschema``, which decides and gives every message. ``jsonschema``
+is imported on that first use, so a run that meets only conforming documents does not pay for
+loading it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from engram.cartridge._shape import Predicate, compile_shape
 from engram.core.bounds import check_shape
+from engram.core.schema_predicate import Predicate, compile_predicate
 from engram.errors import CartridgeFormatError
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def validator(name: str) -> Draft202012Validator:
 @cache
 def conforms(name: str) -> Predicate | None:
     """The compiled yes/no of schema ``name``, or ``None`` when only jsonschema can judge it."""
-    return compile_shape(schema_document(name))
+    return compile_predicate(schema_document(name))
 
 
 def issues(name: str, document: object, where: str) -> list[str]:

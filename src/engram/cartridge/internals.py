@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     )
     from engram.cartridge._schemas import issues as schema_issues
     from engram.cartridge._scrub import Finding, scan
-    from engram.cartridge._shape import compile_shape
     from engram.cartridge._skills import FRONTMATTER_KEYS
     from engram.cartridge._sqlar import Entry as SqlarEntry
     from engram.cartridge._sqlar import decode as decode_sqlar
@@ -86,7 +85,6 @@ _LAZY = {
     "schema_issues": "engram.cartridge._schemas:issues",
     "Finding": "engram.cartridge._scrub",
     "scan": "engram.cartridge._scrub",
-    "compile_shape": "engram.cartridge._shape",
     "FRONTMATTER_KEYS": "engram.cartridge._skills",
     "SqlarEntry": "engram.cartridge._sqlar:Entry",
     "decode_sqlar": "engram.cartridge._sqlar:decode",
@@ -113,7 +111,6 @@ __all__ = [
     "capability_problems",
     "check_path",
     "codebase_fingerprint",
-    "compile_shape",
     "decode_sqlar",
     "default_requirements",
     "encode_sqlar",

@@ -22,17 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from engram.core.bounds import MAX_DEPTH, MAX_ELEMENTS, MAX_NUMBER_CHARS, MAX_STRING_CHARS
 from engram.core.canonical import Json, JsonObject, canonicalize
+from engram.core.schema_predicate import Predicate, compile_predicate
 from engram.errors import EngramError, InvalidRequest
 from engram.transfer import _pam_format as fmt
 from engram.transfer import _wire as wire
-from engram.transfer._pam_fastcheck import Check, compile_memory
 
 _CAPS, _SHAPE, _SCHEMA, _INSTANTS, _UNIQUE, _CONTENT, _INTEGRITY = range(1, 8)
 _NONE = 99
@@ -43,10 +43,10 @@ Forms = tuple[bytes, bytes, bytes | None]
 
 
 @cache
-def fast_memory_check() -> Check | None:
-    """The PAM memory schema compiled to a predicate whose yes is jsonschema's (_pam_fastcheck)."""
-    schema = fmt.validator().schema
-    return compile_memory(schema) if isinstance(schema, Mapping) else None
+def fast_memory_check() -> Predicate | None:
+    """The PAM memory schema compiled to a predicate whose yes is jsonschema's
+    (engram.core.schema_predicate)."""
+    return compile_predicate(_MEMORY_SCHEMA, root=fmt.validator().schema)
 
 
 # --- check_shape, one subtree at a time ----------------------------------------------------
