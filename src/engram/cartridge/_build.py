@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -47,12 +47,17 @@ class Contents:
 
     meta: dict[str, str]
     files: dict[str, File] = field(default_factory=dict)
-    memories: Sequence[JsonObject] = field(default_factory=list)
+    memories: Iterable[JsonObject] = field(default_factory=list)
     """Memory records in their cartridge form (``zone`` decides ROM or SAVE); :func:`write`
-    goes through them once, in order, and keeps none of them."""
+    goes through them once, in order, and keeps none of them (an iterator is drawn as the
+    rows are written, so a store's 100,000 memories are never all held, issue 33)."""
     capabilities: list[JsonObject] = field(default_factory=list)
     literals: Sequence[str] = ()
     """Raw repository identifiers the scrub gate must not find anywhere (§7.5)."""
+    counted: dict[str, Callable[[int], File]] = field(default_factory=dict)
+    """Files whose bytes say how many memory records there are (the package spec's
+    memory-baseline count): each is written in its place among the files and, once the
+    records have been gone through, given the bytes its function makes of their number."""
 
 
 @dataclass(frozen=True)
@@ -155,8 +160,14 @@ def _fill(writer: Writer, contents: Contents) -> _Streamed:
             )
     for name, (content, mode, mtime) in sorted(contents.files.items()):
         writer.put_file(name, content, mode=mode, mtime=mtime)
-        _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
+        if name not in contents.counted:  # its bytes (and oid) are known after the records
+            _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
     streamed = _write_memories(writer, contents.memories, contents.literals)
+    for name, make in sorted(contents.counted.items()):
+        content, mode, mtime = contents.files[name] = make(streamed.count)
+        # In place (the row keeps its rowid, so the file is the one a known count writes).
+        writer.update_file(name, content, mode=mode, mtime=mtime)
+        _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
     for capability in contents.capabilities:
         text = canonicalize(capability)
         oid = sha256_id(text)
