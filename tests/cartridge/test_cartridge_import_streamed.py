@@ -111,3 +111,26 @@ def test_the_streamed_import_merges_and_orders_as_the_whole_list_did(
             (RING_ID,),
         ).fetchall()
     assert stored == order
+
+
+@pytest.mark.req("engram.cartridge.bounded-streaming")
+def test_no_writer_changes_the_file_between_the_verifying_and_the_importing_pass(
+    tmp_path: Path,
+) -> None:
+    """The import reads the file twice (verify, then the records) inside one snapshot: a writer
+    cannot commit in between, so the records imported are the bytes verified."""
+    options = ExportOptions(PUBLISHER, NOW)
+    contents, _ = package_contents(write_package(tmp_path / "pkg", records=_records()[:3]), options)
+    path = tmp_path / "held.acx"
+    write_cartridge(path, contents, key=PrivateKey.generate(), signed_at=NOW)
+    with Cartridge.open(path) as cartridge, cartridge.snapshot():
+        before = list(cartridge.rows("SELECT id, payload FROM memory ORDER BY id"))
+        writer = sqlite3.connect(path, timeout=0, isolation_level=None)  # each statement commits
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                writer.execute("UPDATE memory SET payload = '{}'")
+        finally:
+            writer.close()
+        assert list(cartridge.rows("SELECT id, payload FROM memory ORDER BY id")) == before
+    with sqlite3.connect(path) as writer:  # once the snapshot ends the file is writable again
+        writer.execute("UPDATE memory SET created_at = created_at")

@@ -241,9 +241,13 @@ class Cartridge:
             self._conn.execute("BEGIN")
         try:
             yield
-        finally:
-            with self._sql_errors():
-                self._conn.execute("COMMIT")
+        except BaseException:
+            # The block's own error is the one to report, whatever ending the snapshot says.
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise
+        with self._sql_errors():
+            self._conn.execute("COMMIT")
 
     def has(self, table: str) -> bool:
         return table in self.tables
