@@ -9,6 +9,7 @@ same manifest, the same refusals, the same scrub message.
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from engram.cartridge import (
 from engram.cartridge import _embed as embed_module
 from engram.cartridge import _rom as rom_module
 from engram.cartridge import _scrub as scrub_module
+from engram.cartridge.internals import set_memories
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
 
@@ -186,3 +188,32 @@ _WORDS = st.sampled_from(["Memory", "s0", "retries", "on-call", "é", "İ", "ﬁ
 @example("Memory 12: service S12 retries 5 times before paging on-call (runbook 12).")
 def test_the_packed_embedding_is_the_bytes_of_the_embedding(text: str) -> None:
     assert embed_module.embed_packed(text) == embed_module.pack(embed_module.embed(text))
+
+
+@pytest.mark.req("engram.cartridge.bounded-streaming")
+@pytest.mark.parametrize("batch_bytes", [1, 300, 4 * 1024 * 1024])
+def test_the_file_is_the_same_from_an_iterator_and_in_any_byte_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    """Records drawn from an iterator (the package spec's count written in place once they are
+    counted) and memory rows flushed after any number of payload bytes give the very bytes a
+    list of the same records gives: the cartridge id is pinned, the clock fixed and Ed25519
+    deterministic, so the whole file is compared."""
+    package = write_package(tmp_path / "pkg", records=RECORDS)
+    options = ExportOptions(PUBLISHER, NOW, include_field_learned=True, installation_salt=SALT)
+    key = PrivateKey.generate()
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=7))
+
+    def build(name: str, *, streamed: bool) -> bytes:
+        contents, _ = package_contents(package, options)
+        if streamed:
+            set_memories(contents, iter(list(contents.memories)))
+        out = tmp_path / name
+        write(out, contents, key=key, signed_at=NOW)
+        return out.read_bytes()
+
+    reference = build("list.acx", streamed=False)
+    monkeypatch.setattr(_build, "_BATCH_BYTES", batch_bytes)
+    assert build("streamed.acx", streamed=True) == reference
+    with Cartridge.open(tmp_path / "streamed.acx") as cartridge:
+        assert len(load_rom(cartridge).memories) == len(RECORDS)

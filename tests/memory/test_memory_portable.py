@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ from engram.core.clock import FixedClock
 from engram.errors import DigestMismatch, InvalidRequest
 from engram.memory import (
     MemoryEngine,
+    MemoryRecord,
     complete,
     export_memories,
+    forget,
     get_memory,
     import_memories,
     memory_id,
@@ -26,7 +29,7 @@ from engram.memory import (
     recall,
     record,
 )
-from engram.memory.internals import ATTESTATION_NAMESPACE, attestation_message
+from engram.memory.internals import ATTESTATION_NAMESPACE, attestation_message, ring_memory_pages
 from engram.store import Store, open_store
 
 
@@ -189,3 +192,35 @@ def test_migrate_rings_moves_canon_fleet_to_canon_shared_idempotently(
     with any_store.read() as tx:
         assert tx.scalar("SELECT COUNT(*) FROM memory_items WHERE ring_id = 'canon:fleet'") == 0
         assert tx.scalar("SELECT COUNT(*) FROM memory_items") == 2
+
+
+@pytest.mark.req("engram.cartridge.bounded-streaming", "engram.memory.portable-roundtrip")
+def test_ring_pages_are_the_served_memories_in_export_order_and_imports_span_chunks(
+    any_store: Store, engine: MemoryEngine
+) -> None:
+    """``ring_memory_pages`` (what a cartridge export reads) gives the ring's memories in
+    ``export_memories``' order, page by page, less the forgotten; ``import_memories`` takes them
+    as an iterator across several of its chunks and counts as it did for a list."""
+    memories = [record(engine, f"paged memory {i}", "fact", "M2").memory for i in range(7)]
+    ids, ring_id = [m.id for m in memories], memories[0].ring_id
+    record(engine, "another ring's memory", "fact", "M3")
+    forget(engine, [ids[3]], actor="test")
+    pages = list(ring_memory_pages(any_store, ring_id, page=2))
+    assert [len(p) for p in pages] == [2, 1, 2, 1]  # the second page held the forgotten one
+    exported = [r.memory for r in export_memories(any_store, ring_id)]
+    assert [m for page in pages for m in page] == [m for m in exported if m.id != ids[3]]
+    # 4,500 memories: the import takes them through several of its chunks of 2,000.
+    first = exported[0]
+    texts = [f"chunked memory {i}" for i in range(4_500)]
+    many = [
+        MemoryRecord(replace(first, id=memory_id(ring_id, first.kind, t), text=t), ())
+        for t in texts
+    ]
+    other = open_store("memory://")
+    try:
+        result = import_memories(other, iter(many[:3_000]))
+        again = import_memories(other, (r.to_wire() for r in many))
+        assert (result.imported, result.already_present) == (3_000, 0)
+        assert (again.imported, again.already_present) == (1_500, 3_000)
+    finally:
+        other.close()

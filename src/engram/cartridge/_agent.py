@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -251,9 +252,11 @@ def package_contents(package_dir: Path, options: ExportOptions) -> tuple[Content
     return Contents(meta, files, records, tables, repo_literals(raw_records)), quarantined
 
 
-def set_memories(contents: Contents, records: list[JsonObject]) -> None:
-    """Give ``contents`` exactly ``records`` and a package spec whose memory count says so."""
-    contents.memories = list(records)
+def set_memories(contents: Contents, records: Iterable[JsonObject]) -> None:
+    """Give ``contents`` exactly ``records`` and a package spec whose memory count says so.
+
+    ``records`` may be an iterator: :func:`write` goes through it once and writes the spec
+    with the number it met (``Contents.counted``), so the records are never held as a list."""
     content, mode, mtime = contents.files[PACKAGE_SPEC_FILE]
     spec = parse_strict(content)
     artifacts = spec.get("artifacts") if isinstance(spec, dict) else None
@@ -263,39 +266,57 @@ def set_memories(contents: Contents, records: list[JsonObject]) -> None:
     )
     if not isinstance(spec, dict) or baseline is None:
         raise CartridgeFormatError(f"{PACKAGE_SPEC_FILE} has no memory-baseline artifact")
-    baseline["count"] = len(records)
-    contents.files[PACKAGE_SPEC_FILE] = (_pretty(spec), mode, mtime)
+
+    def counted(count: int) -> File:
+        assert baseline is not None  # checked above
+        assert isinstance(spec, dict)
+        baseline["count"] = count
+        return (_pretty(spec), mode, mtime)
+
+    contents.memories = records
+    contents.counted[PACKAGE_SPEC_FILE] = counted
 
 
-def export_records(raw: list[JsonObject], options: ExportOptions) -> tuple[list[JsonObject], int]:
-    """§7.4 for every record; field-learned ones only when asked (then with the salt)."""
-    with gc_paused():
-        return _export_records(raw, options)
+class ExportedRecords:
+    """§7.4 for every record as it is drawn, field-learned ones only when asked (then with the
+    salt): an iterator, so a ring's records go from the store into the file without a list of
+    them (issue 33). :attr:`quarantined` counts the field-learned records left out so far."""
 
+    def __init__(self, raw: Iterable[JsonObject], options: ExportOptions) -> None:
+        self._raw = raw
+        self._options = options
+        self.quarantined = 0
 
-def _export_records(raw: list[JsonObject], options: ExportOptions) -> tuple[list[JsonObject], int]:
-    out: list[JsonObject] = []
-    quarantined = 0
-    for record in raw:
-        repo = record.get("repoId")
-        if repo in (None, "") and record.get("portable") is not False:
-            out.append(export_record(record))
-            continue
-        if not options.include_field_learned:
-            quarantined += 1
-            continue
-        if options.installation_salt is None:
-            raise CartridgeFormatError(
-                "--include-field-learned needs the installation salt (--installation-salt-file)"
+    def __iter__(self) -> Iterator[JsonObject]:
+        options = self._options
+        for record in self._raw:
+            repo = record.get("repoId")
+            if repo in (None, "") and record.get("portable") is not False:
+                yield export_record(record)
+                continue
+            if not options.include_field_learned:
+                self.quarantined += 1
+                continue
+            if options.installation_salt is None:
+                raise CartridgeFormatError(
+                    "--include-field-learned needs the installation salt (--installation-salt-file)"
+                )
+            identity = canonical_repo_identity(origin_url=f"repo://{repo}") if repo else None
+            codebase = (
+                record.get("codebaseFingerprint")
+                if identity is None
+                else codebase_fingerprint(options.installation_salt, identity)
             )
-        identity = canonical_repo_identity(origin_url=f"repo://{repo}") if repo else None
-        codebase = (
-            record.get("codebaseFingerprint")
-            if identity is None
-            else codebase_fingerprint(options.installation_salt, identity)
-        )
-        out.append(export_record(record, codebase=str(codebase)))
-    return out, quarantined
+            yield export_record(record, codebase=str(codebase))
+
+
+def export_records(
+    raw: Iterable[JsonObject], options: ExportOptions
+) -> tuple[list[JsonObject], int]:
+    """:class:`ExportedRecords` as a list, and the quarantined count."""
+    exported = ExportedRecords(raw, options)
+    with gc_paused():
+        return list(exported), exported.quarantined
 
 
 def _capabilities(package_dir: Path, manifest: JsonObject, at: str) -> list[JsonObject]:
@@ -333,6 +354,7 @@ def _capabilities(package_dir: Path, manifest: JsonObject, at: str) -> list[Json
 __all__ = [
     "KNOWLEDGE_FILES",
     "ExportOptions",
+    "ExportedRecords",
     "collect_skills",
     "export_records",
     "package_contents",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -55,13 +55,18 @@ class Contents:
 
     meta: dict[str, str]
     files: dict[str, File] = field(default_factory=dict)
-    memories: Sequence[JsonObject] = field(default_factory=list)
+    memories: Iterable[JsonObject] = field(default_factory=list)
     """Memory records in their cartridge form (``zone`` decides ROM or SAVE); :func:`write`
-    goes through them once, in order, and keeps none of them."""
+    goes through them once, in order, and keeps none of them (an iterator is drawn as the
+    rows are written, so a store's 100,000 memories are never all held, issue 33)."""
     table_records: dict[str, list[JsonObject]] = field(default_factory=dict)
     """The records of each record table (``_record_tables``), by its prefix."""
     literals: Sequence[str] = ()
     """Raw repository identifiers the scrub gate must not find anywhere (§7.5)."""
+    counted: dict[str, Callable[[int], File]] = field(default_factory=dict)
+    """Files whose bytes say how many memory records there are (the package spec's
+    memory-baseline count): each is written in its place among the files and, once the
+    records have been gone through, given the bytes its function makes of their number."""
 
     @property
     def capabilities(self) -> list[JsonObject]:
@@ -169,8 +174,14 @@ def _fill(writer: Writer, contents: Contents) -> _Streamed:
             )
     for name, (content, mode, mtime) in sorted(contents.files.items()):
         writer.put_file(name, content, mode=mode, mtime=mtime)
-        _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
+        if name not in contents.counted:  # its bytes (and oid) are known after the records
+            _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
     streamed = _write_memories(writer, contents.memories, contents.literals)
+    for name, make in sorted(contents.counted.items()):
+        content, mode, mtime = contents.files[name] = make(streamed.count)
+        # In place (the row keeps its rowid, so the file is the one a known count writes).
+        writer.update_file(name, content, mode=mode, mtime=mtime)
+        _object(writer, sha256_id(content), "sqlar", name, "raw", zone_of(name), len(content))
     for table in RECORD_TABLES:
         for record in contents.table_records.get(table.prefix, ()):
             text = canonicalize(record)
@@ -184,15 +195,18 @@ def _fill(writer: Writer, contents: Contents) -> _Streamed:
 def _write_memories(
     writer: Writer, records: Iterable[JsonObject], literals: Sequence[str]
 ) -> _Streamed:
-    """Memory, object and vector rows, _BATCH records at a time: a batch's payloads are screened
-    by the scrub gate and dropped once written, so a cartridge of 100,000 memories is never held
-    (issue 33). An id met twice, and an oid that another object already has, are refused."""
+    """Memory, object and vector rows, drawn from ``records`` one at a time: the payloads are
+    written and screened by the scrub gate a batch at a time (_BATCH records or _BATCH_BYTES of
+    payload, whichever comes first) and dropped, so neither 100,000 records nor 10,000 long
+    ones are held (issue 33). An id met twice, and an oid that another object already has, are
+    refused."""
     streamed = _Streamed()
     ids: set[str] = set()
     # A payload holds its record's id and ids are unique, so two payloads never share bytes:
     # only the objects written before (meta, files) can have a memory's oid.
     listed = {row[0] for row in writer.conn.execute("SELECT oid FROM objects")}
-    batch: list[tuple[JsonObject, bytes, str]] = []
+    batch = _Batch()
+    vector_rows: list[tuple[object, ...]] = []
     for record in records:
         rid = str(record.get("id"))
         if rid in ids:
@@ -200,37 +214,57 @@ def _write_memories(
         ids.add(rid)
         payload = canonicalize(record)
         oid = sha256_id(payload)
+        ref, zone = f"memory:{record['id']}", str(record["zone"])
         if oid in listed:
-            ref, zone = f"memory:{record['id']}", str(record["zone"])
             _object(writer, oid, "memory", ref, "jcs-rfc8785", zone, len(payload))
-        batch.append((record, payload, oid))
-        if len(batch) == _BATCH:
-            _insert_memories(writer, batch, literals, streamed)
-            batch = []
-    _insert_memories(writer, batch, literals, streamed)
+        batch.add(record, payload, oid, ref, zone)
+        vector_rows.append(
+            (
+                record["id"],
+                record["zone"],
+                embed_packed(memory_text(record)),
+                record["artifactFingerprint"],
+            )
+        )
+        streamed.save = streamed.save or zone == SAVE
+        streamed.count += 1
+        if batch.size >= _BATCH_BYTES:
+            _insert_batch(writer, batch, literals, streamed)
+            batch = _Batch()
+        if len(vector_rows) == _BATCH:
+            _insert_batch(writer, batch, literals, streamed)
+            batch = _Batch()
+            _insert_vectors(writer, vector_rows)
+            vector_rows = []
+    _insert_batch(writer, batch, literals, streamed)
+    _insert_vectors(writer, vector_rows)
     return streamed
 
 
 _BATCH = 10_000
-"""Memory records written (and their payloads screened) at a time. Each table's rows go in
-sorted by its key: ids and oids are hashes, so in record order every insert lands on a random
-page of a b-tree far larger than SQLite's page cache; sorted, neighbours share pages (a third
-less CPU for 100,000 memories; the rows and the file's content are the same)."""
+"""Memory records written at a time. Each table's rows go in sorted by its key: ids and oids
+are hashes, so in record order every insert lands on a random page of a b-tree far larger than
+SQLite's page cache; sorted, neighbours share pages (a third less CPU for 100,000 memories; the
+rows and the file's content are the same). ``vectors`` has rowids, so its rows go in exactly
+_BATCH at a time: the file's bytes are those of every earlier writer."""
+
+_BATCH_BYTES = 4 * 1024 * 1024
+"""Payload bytes after which the memory and object rows are written and the payloads screened
+before _BATCH records are reached (both tables are keyed, so where a batch ends changes no
+byte of the file)."""
 
 
-def _insert_memories(
-    writer: Writer,
-    batch: list[tuple[JsonObject, bytes, str]],
-    literals: Sequence[str],
-    streamed: _Streamed,
-) -> None:
-    memory_rows: list[tuple[object, ...]] = []
-    object_rows: list[tuple[object, ...]] = []
-    vector_rows: list[tuple[object, ...]] = []
-    screened: dict[str, bytes] = {}
-    for record, payload, oid in batch:
-        ref, zone = f"memory:{record['id']}", str(record["zone"])
-        memory_rows.append(
+@dataclass
+class _Batch:
+    """Memory and object rows waiting to be written, and their payloads to screen."""
+
+    memory_rows: list[tuple[object, ...]] = field(default_factory=list)
+    object_rows: list[tuple[object, ...]] = field(default_factory=list)
+    screened: dict[str, bytes] = field(default_factory=dict)
+    size: int = 0
+
+    def add(self, record: JsonObject, payload: bytes, oid: str, ref: str, zone: str) -> None:
+        self.memory_rows.append(
             (
                 record["id"],
                 record["zone"],
@@ -241,31 +275,32 @@ def _insert_memories(
                 record["timestamp"],
             )
         )
-        object_rows.append((oid, "memory", ref, "jcs-rfc8785", zone, len(payload)))
-        vector_rows.append(
-            (
-                record["id"],
-                record["zone"],
-                embed_packed(memory_text(record)),
-                record["artifactFingerprint"],
-            )
-        )
-        screened[ref] = payload
-        streamed.save = streamed.save or zone == SAVE
-    streamed.count += len(batch)
-    streamed.findings += scan(screened, literals)
+        self.object_rows.append((oid, "memory", ref, "jcs-rfc8785", zone, len(payload)))
+        self.screened[ref] = payload
+        self.size += len(payload)
+
+
+def _insert_batch(
+    writer: Writer, batch: _Batch, literals: Sequence[str], streamed: _Streamed
+) -> None:
+    if not batch.memory_rows:
+        return
+    streamed.findings += scan(batch.screened, literals)
     writer.executemany(
         "INSERT INTO memory(id, zone, artifact_fingerprint, codebase_fingerprint, payload, "
         "oid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        sorted(memory_rows, key=_first),
+        sorted(batch.memory_rows, key=_first),
     )
     writer.executemany(
         "INSERT INTO objects(oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
-        sorted(object_rows, key=_first),
+        sorted(batch.object_rows, key=_first),
     )
+
+
+def _insert_vectors(writer: Writer, rows: list[tuple[object, ...]]) -> None:
     writer.executemany(
         "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",
-        sorted(vector_rows, key=_first),
+        sorted(rows, key=_first),
     )
 
 

@@ -233,6 +233,23 @@ class Cartridge:
         with self._sql_errors():
             yield from self._conn.execute(sql, params)
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read in the block sees the same bytes: one read transaction, so a file
+        verified in one pass and acted on in the next cannot change in between (a writer
+        waits for it, or, in WAL mode, writes past the snapshot)."""
+        with self._sql_errors():
+            self._conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            # The block's own error is the one to report, whatever ending the snapshot says.
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            raise
+        with self._sql_errors():
+            self._conn.execute("COMMIT")
+
     def has(self, table: str) -> bool:
         return table in self.tables
 
@@ -275,6 +292,13 @@ class Writer:
         self._begin().execute(
             "INSERT OR REPLACE INTO sqlar(name, mode, mtime, sz, data) VALUES (?, ?, ?, ?, ?)",
             (name, mode, mtime, len(content), encode(content)),
+        )
+
+    def update_file(self, name: str, content: bytes, *, mode: int, mtime: int) -> None:
+        """Give the file row ``name`` new bytes in place (it keeps its ``rowid``)."""
+        self._begin().execute(
+            "UPDATE sqlar SET mode = ?, mtime = ?, sz = ?, data = ? WHERE name = ?",
+            (mode, mtime, len(content), encode(content), name),
         )
 
     def commit(self) -> None:

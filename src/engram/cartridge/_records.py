@@ -197,7 +197,8 @@ class MergeResult:
     by_fingerprint: tuple[str, ...]
 
 
-def _second_key(record: Mapping[str, Json]) -> tuple[str, bool, str]:
+def merge_key(record: Mapping[str, Json]) -> tuple[str, bool, str]:
+    """§7.3's second merge key: (artifact fingerprint, tier, codebase)."""
     return (
         str(record.get("artifactFingerprint") or artifact_fingerprint(record)),
         bool(record.get("portable")),
@@ -252,7 +253,7 @@ def merge_records(
     dup_fp: list[str] = []
 
     def upsert(record: Mapping[str, Json], new: bool) -> None:
-        rid, key = str(record["id"]), _second_key(record)
+        rid, key = str(record["id"]), merge_key(record)
         if rid in by_id:
             target = rid
             if new:
@@ -284,6 +285,7 @@ __all__ = [
     "canonical_repo_identity",
     "codebase_fingerprint",
     "export_record",
+    "merge_key",
     "merge_records",
     "record_problems",
     "repo_literals",

@@ -72,7 +72,12 @@ def checksum_hash(objects: Iterable[tuple[str, str]]) -> str:
     import hashlib
 
     lines = sorted(f"{oid}  {ref}" for oid, ref in objects)
-    return "sha256:" + hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    # Fed 1,024 lines at a time: the joined text of 100,000 objects is never built (issue 33).
+    digest = hashlib.sha256()
+    for at in range(0, len(lines), 1024):
+        chunk = "\n".join(lines[at : at + 1024])
+        digest.update(("\n" + chunk if at else chunk).encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
 
 
 def statement(

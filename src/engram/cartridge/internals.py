@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if TYPE_CHECKING:
-    from engram.cartridge._agent import export_records, set_memories
+    from engram.cartridge._agent import ExportedRecords, export_records, set_memories
     from engram.cartridge._attestations import level_count, list_attestations
+    from engram.cartridge._build import Built
     from engram.cartridge._capabilities import (
         agent_card,
         build_capability,
@@ -41,8 +42,11 @@ if TYPE_CHECKING:
         canonical_repo_identity,
         codebase_fingerprint,
         export_record,
+        merge_key,
+        resolve_conflict,
         validate_record,
     )
+    from engram.cartridge._rom import MemoryRow
     from engram.cartridge._schemas import issues as schema_issues
     from engram.cartridge._scrub import Finding, scan
     from engram.cartridge._skills import FRONTMATTER_KEYS
@@ -53,9 +57,11 @@ if TYPE_CHECKING:
 # Bound on first use (engram.core.lazy), as the package's own names are: importing this module
 # loads none of the modules it names.
 _LAZY = {
+    "ExportedRecords": "engram.cartridge._agent",
     "export_records": "engram.cartridge._agent",
     "set_memories": "engram.cartridge._agent",
     "level_count": "engram.cartridge._attestations",
+    "Built": "engram.cartridge._build",
     "list_attestations": "engram.cartridge._attestations",
     "agent_card": "engram.cartridge._capabilities",
     "build_capability": "engram.cartridge._capabilities",
@@ -81,6 +87,9 @@ _LAZY = {
     "canonical_repo_identity": "engram.cartridge._records",
     "codebase_fingerprint": "engram.cartridge._records",
     "export_record": "engram.cartridge._records",
+    "merge_key": "engram.cartridge._records",
+    "resolve_conflict": "engram.cartridge._records",
+    "MemoryRow": "engram.cartridge._rom",
     "validate_record": "engram.cartridge._records",
     "schema_issues": "engram.cartridge._schemas:issues",
     "Finding": "engram.cartridge._scrub",
@@ -98,7 +107,10 @@ __all__ = [
     "RECORD_TABLES",
     "REQUIRED_ROLES",
     "USER_VERSION",
+    "Built",
+    "ExportedRecords",
     "Finding",
+    "MemoryRow",
     "RecordTable",
     "SqlarEntry",
     "accepts",
@@ -121,8 +133,10 @@ __all__ = [
     "lance_schema",
     "level_count",
     "list_attestations",
+    "merge_key",
     "negotiate",
     "preflight",
+    "resolve_conflict",
     "scan",
     "schema_issues",
     "set_memories",

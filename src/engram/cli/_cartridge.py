@@ -74,48 +74,34 @@ def export_command(
     database: str | None,
 ) -> None:
     """Build a signed cartridge from an agent package directory (and/or a ring's memories)."""
-    import tempfile
+    from contextlib import ExitStack
 
-    from engram.cartridge import ExportOptions, package_contents, write
-    from engram.cartridge.internals import export_records, set_memories
+    from engram.cartridge import ExportOptions
     from engram.core.keys import load_private_key
+    from engram.transfer import export_cartridge
 
     key = load_private_key(sign_key) if sign_key else None
-    now = clock_now()
     options = ExportOptions(
         publisher,
-        now,
+        clock_now(),
         include_field_learned=include_field_learned,
         installation_salt=salt(installation_salt_file),
         artifact_id=artifact_id,
         artifact_version=artifact_version,
         default_skill=package is not None,
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        source = package
-        if source is None:
-            if ring is None:
-                raise InvalidRequest("give an agent package directory, --ring, or both")
-            source = Path(tmp)
-            name = artifact_id or out.stem.lower()
-            (source / "manifest.json").write_text(dumps_text({"name": name}), encoding="utf-8")
-        contents, quarantined = package_contents(source, options)
-    if ring is not None:
-        from engram.cli._seat import seat_engine
-        from engram.transfer import ring_records
+    with ExitStack() as stack:
+        engine = None
+        if ring is not None:
+            from engram.cli._seat import seat_engine
 
-        with seat_engine(ote, database) as engine:
-            raw = ring_records(engine, ring)
-        records, more = export_records(raw, options)
-        del raw  # the exported records are all write needs: the author records go now
-        quarantined += more
-        set_memories(contents, [*contents.memories, *records])
-        del records
-    built = write(out, contents, key=key, signed_at=now)
+            engine = stack.enter_context(seat_engine(ote, database))
+        done = export_cartridge(out, options, package=package, engine=engine, ring=ring, key=key)
+    built = done.built
     click.echo(f"cartridge id:   {built.cartridge_id}")
     click.echo(f"rom hash:       {built.manifest_hash}")
     click.echo(f"keyid:          {built.keyid or 'unsigned (legacy)'}")
-    click.echo(f"memories:       {built.memories} ({quarantined} field-learned quarantined)")
+    click.echo(f"memories:       {built.memories} ({done.quarantined} field-learned quarantined)")
     click.echo(f"wrote:          {out}")
 
 

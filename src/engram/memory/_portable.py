@@ -10,8 +10,8 @@ an imported graduation becomes ``held_import``. Decisions: ``docs/spec/memory-po
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from engram.errors import DigestMismatch, InvalidRequest
@@ -20,12 +20,13 @@ from engram.memory._engine import memory_id
 from engram.memory._epistemology import SIGNALS
 from engram.memory._lifecycle import erased_among
 from engram.memory._manifest import RING_PREFIX, RINGS
-from engram.memory._models import MemoryRecord, MemoryStatus, OutcomeEvent
+from engram.memory._models import Memory, MemoryRecord, MemoryStatus, OutcomeEvent
 from engram.memory._owner import SUBJECT_LEVEL, owner_of
 from engram.memory._schema import migrate_memory
 from engram.memory._seed import BUILTIN_M0, LEGACY_M0
 from engram.memory._text import token_cost
-from engram.store import Store
+from engram.memory._withdrawn import withdrawn_among
+from engram.store import Store, Tx
 
 
 def export_memories(store: Store, ring_id: str) -> list[MemoryRecord]:
@@ -37,6 +38,24 @@ def export_memories(store: Store, ring_id: str) -> list[MemoryRecord]:
             MemoryRecord(m, tuple(e.to_export_json() for e in _repo.events_for(tx, m.id)))
             for m in memories
         ]
+
+
+def ring_memory_pages(store: Store, ring_id: str, page: int = 1000) -> Iterator[list[Memory]]:
+    """Every served memory of one ring (the withdrawn left out: forgotten, retracted or
+    superseded memories are never exported), oldest first as :func:`export_memories` has
+    them, ``page`` at a time and without their events, read in one transaction: what a
+    cartridge export needs, without 100,000 memories (and a query each for their events) held
+    at once (issue 33)."""
+    migrate_memory(store)
+    with store.read() as tx:
+        after = -1
+        while True:
+            rows = _repo.ring_memories_after(tx, ring_id, after, page)
+            if not rows:
+                return
+            after = int(rows[-1]["n"])
+            withdrawn = withdrawn_among(tx, [str(r["id"]) for r in rows])
+            yield [_repo.to_memory(r) for r in rows if r["id"] not in withdrawn]
 
 
 @dataclass(frozen=True)
@@ -113,81 +132,114 @@ def _check_record(raw: Any, where: str) -> tuple[dict[str, Any], list[dict[str, 
 def import_memories(store: Store, records: Iterable[MemoryRecord | dict[str, Any]]) -> ImportResult:
     """Merge exported memories into this store in one transaction (all or nothing).
 
-    Which memories are already present is asked once per 500 ids, the new ones are inserted
-    with one statement each for rows and vectors (their local vectors hashed in one batch),
-    then the events are merged record by record.
+    ``records`` is gone through once, _CHUNK at a time, so an iterator of 100,000 is never
+    held whole (issue 33): each chunk is checked, which of its memories are already present
+    (here, or earlier in the records) or erased here is asked once per 500 ids, the new ones
+    are inserted with one statement, then its events are merged record by record. A record
+    refused in any chunk rolls back every chunk before it.
     """
     migrate_memory(store)
-    checked = [_check_record(r, f"records[{i}]") for i, r in enumerate(records)]
-    imported = present = added = held = 0
+    tally = _Tally()
     with store.transaction() as tx:
         _repo.bump(tx)
-        known = _repo.existing_ids(tx, [m["id"] for m, _ in checked])
-        # Erased here: reported, never brought back (docs/spec/memory-ownership.md).
-        gone = erased_among(tx, [m["id"] for m, _ in checked])
-        checked = [(m, events) for m, events in checked if m["id"] not in gone]
-        new: list[dict[str, Any]] = []
-        for m, _ in checked:
-            if m["id"] in known:
-                present += 1  # in the store already, or earlier in this batch
+        chunk: list[MemoryRecord | dict[str, Any]] = []
+        at = 0
+        for record in records:
+            chunk.append(record)
+            if len(chunk) == _CHUNK:
+                _import_chunk(tx, chunk, at, tally)
+                at += len(chunk)
+                chunk = []
+        _import_chunk(tx, chunk, at, tally)
+    return ImportResult(tally.imported, tally.present, tally.added, tally.held, len(tally.erased))
+
+
+@dataclass
+class _Tally:
+    imported: int = 0
+    present: int = 0
+    added: int = 0
+    held: int = 0
+    erased: set[str] = field(default_factory=set)
+    """Erased here before (a set: one id met twice is one erased memory)."""
+
+
+_CHUNK = 2000
+"""Records checked and inserted at a time by :func:`import_memories`."""
+
+
+def _import_chunk(
+    tx: Tx, records: list[MemoryRecord | dict[str, Any]], at: int, tally: _Tally
+) -> None:
+    checked = [_check_record(r, f"records[{at + i}]") for i, r in enumerate(records)]
+    if not checked:
+        return
+    known = _repo.existing_ids(tx, [m["id"] for m, _ in checked])
+    # Erased here: reported, never brought back (docs/spec/memory-ownership.md).
+    gone = erased_among(tx, [m["id"] for m, _ in checked])
+    checked = [(m, events) for m, events in checked if m["id"] not in gone]
+    new: list[dict[str, Any]] = []
+    for m, _ in checked:
+        if m["id"] in known:
+            tally.present += 1  # in the store already, or earlier in the records
+            continue
+        known.add(m["id"])
+        new.append(m)
+    rows: list[tuple[Any, ...]] = []
+    for m in new:
+        status = (
+            MemoryStatus.HELD_IMPORT
+            if m["status"] in ("graduated", "held_import")
+            else MemoryStatus.CANDIDATE
+        )
+        tally.held += status == MemoryStatus.HELD_IMPORT
+        rows.append(
+            (
+                m["id"],
+                m["ring"],
+                m["ring_id"],
+                m["kind"],
+                m["text"],
+                _repo.json_text(list(m.get("entities", []))),
+                _repo.json_text(m.get("provenance", {})),
+                m["thread"],
+                m["seat_id"],
+                token_cost(m["text"]),
+                1.0,
+                1.0,
+                status.value,
+                None,
+                "import",
+                m["created_at"],
+            )
+        )
+    _repo.insert_memories(tx, rows)
+    tally.imported += len(new)
+    tally.erased |= gone
+    for m, events in checked:
+        for e in events:
+            if _repo.event(tx, m["id"], e["decision_id"]) is not None:
                 continue
-            known.add(m["id"])
-            new.append(m)
-        rows: list[tuple[Any, ...]] = []
-        for m in new:
-            status = (
-                MemoryStatus.HELD_IMPORT
-                if m["status"] in ("graduated", "held_import")
-                else MemoryStatus.CANDIDATE
+            signal = SIGNALS[e["signal"]]
+            event = OutcomeEvent(
+                memory_id=m["id"],
+                decision_id=e["decision_id"],
+                seat_id=e["seat_id"],
+                signal=e["signal"],
+                oracle=signal.oracle,
+                delta_alpha=float(e["delta_alpha"]),
+                delta_beta=float(e["delta_beta"]),
+                attested=signal.attested,
+                verified=False,
+                principal=None,
+                key_fingerprint=None,
+                signature=e.get("signature"),
+                reverify=False,
+                origin="import",
+                created_at=e["created_at"],
             )
-            held += status == MemoryStatus.HELD_IMPORT
-            rows.append(
-                (
-                    m["id"],
-                    m["ring"],
-                    m["ring_id"],
-                    m["kind"],
-                    m["text"],
-                    _repo.json_text(list(m.get("entities", []))),
-                    _repo.json_text(m.get("provenance", {})),
-                    m["thread"],
-                    m["seat_id"],
-                    token_cost(m["text"]),
-                    1.0,
-                    1.0,
-                    status.value,
-                    None,
-                    "import",
-                    m["created_at"],
-                )
-            )
-        _repo.insert_memories(tx, rows)
-        imported = len(new)
-        for m, events in checked:
-            for e in events:
-                if _repo.event(tx, m["id"], e["decision_id"]) is not None:
-                    continue
-                signal = SIGNALS[e["signal"]]
-                event = OutcomeEvent(
-                    memory_id=m["id"],
-                    decision_id=e["decision_id"],
-                    seat_id=e["seat_id"],
-                    signal=e["signal"],
-                    oracle=signal.oracle,
-                    delta_alpha=float(e["delta_alpha"]),
-                    delta_beta=float(e["delta_beta"]),
-                    attested=signal.attested,
-                    verified=False,
-                    principal=None,
-                    key_fingerprint=None,
-                    signature=e.get("signature"),
-                    reverify=False,
-                    origin="import",
-                    created_at=e["created_at"],
-                )
-                _repo.add_event(tx, event, m["ring_id"], None)
-                added += 1
-    return ImportResult(imported, present, added, held, len(gone))
+            _repo.add_event(tx, event, m["ring_id"], None)
+            tally.added += 1
 
 
 @dataclass(frozen=True)
@@ -255,4 +307,11 @@ def migrate_rings(store: Store) -> RingMigration:
     return RingMigration(moved, merged)
 
 
-__all__ = ["ImportResult", "RingMigration", "export_memories", "import_memories", "migrate_rings"]
+__all__ = [
+    "ImportResult",
+    "RingMigration",
+    "export_memories",
+    "import_memories",
+    "migrate_rings",
+    "ring_memory_pages",
+]

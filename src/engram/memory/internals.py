@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         http_caller,
         subject_spec,
     )
+    from engram.memory._portable import ring_memory_pages
     from engram.memory._recall import DEFAULT_TUNING, Ranking, common_terms_query, fused_ranking
     from engram.memory._recall.slate import Slate, slate, slate_of
     from engram.memory._recall.time_intent import TimeIntent, time_intent
@@ -117,6 +118,7 @@ _LAZY = {
     "check_subject": "engram.memory._owner",
     "http_caller": "engram.memory._owner",
     "subject_spec": "engram.memory._owner",
+    "ring_memory_pages": "engram.memory._portable",
     "DEFAULT_TUNING": "engram.memory._recall",
     "Ranking": "engram.memory._recall",
     "common_terms_query": "engram.memory._recall",
@@ -185,6 +187,7 @@ __all__ = [
     "matvec",
     "minilm",
     "rebuild_index",
+    "ring_memory_pages",
     "script_of",
     "seat_view",
     "signal_weight",

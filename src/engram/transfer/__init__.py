@@ -3,14 +3,15 @@ in and out as Portable AI Memory (PAM) 1.0 documents.
 
 Spec: lboel/acx@85f1358 SPEC.md §7; docs/spec/acx.md §8.4. A domain package above
 ``engram.memory`` and ``engram.cartridge`` (which never import each other) and below the
-adapters: :func:`ring_records` for export, :func:`import_cartridge` for import, one
+adapters: :func:`export_cartridge` (over :func:`ring_records`) for export,
+:func:`import_cartridge` for import, both streamed in batches (issue 33), one
 :class:`TransferRecord` type that keeps unknown members. PAM (portable-ai-memory.org/spec/v1.0,
 docs/spec/pam.md): :func:`export_pam` and :func:`import_pam`, and
 :func:`import_pam_file` / :func:`export_pam_file`, which read and write a document's file a
 memory at a time.
 
 Names are bound on first use (engram.core.lazy): ``engram cartridge export`` and ``import`` need
-only the bridge, not PAM's validators (jsonschema) or signing.
+only the bridge and the export, not PAM's validators (jsonschema) or signing.
 """
 
 import typing
@@ -18,8 +19,9 @@ import typing
 from engram.core.lazy import lazy_attributes as _lazy_attributes
 
 if typing.TYPE_CHECKING:
-    from engram.transfer._bridge import ImportSummary, import_cartridge, ring_records
+    from engram.transfer._bridge import ImportSummary, import_cartridge
     from engram.transfer._erase import erase_memories, erase_subject_memories
+    from engram.transfer._export import ExportSummary, export_cartridge, ring_records
     from engram.transfer._pam_export import PamExport, export_pam, export_pam_file
     from engram.transfer._pam_format import check_document as check_pam_document
     from engram.transfer._pam_format import parse_instant as parse_pam_instant
@@ -35,7 +37,9 @@ if typing.TYPE_CHECKING:
 _LAZY = {
     "ImportSummary": "engram.transfer._bridge",
     "import_cartridge": "engram.transfer._bridge",
-    "ring_records": "engram.transfer._bridge",
+    "ExportSummary": "engram.transfer._export",
+    "export_cartridge": "engram.transfer._export",
+    "ring_records": "engram.transfer._export",
     "erase_memories": "engram.transfer._erase",
     "erase_subject_memories": "engram.transfer._erase",
     "PamExport": "engram.transfer._pam_export",
@@ -60,6 +64,7 @@ _LAZY = {
 __all__ = [
     "MAX_PAM_BYTES",
     "PAM_COMPONENT",
+    "ExportSummary",
     "ImportSummary",
     "PamExport",
     "PamFile",
@@ -68,6 +73,7 @@ __all__ = [
     "check_pam_document",
     "erase_memories",
     "erase_subject_memories",
+    "export_cartridge",
     "export_pam",
     "export_pam_file",
     "import_cartridge",

@@ -1,25 +1,33 @@
-"""Memories out of a store into a cartridge, and out of a cartridge into a store.
+"""Memories out of a cartridge into a store, streamed.
 
 Spec: lboel/acx@85f1358 SPEC.md §7.1-§7.6 and §12 items 8-10; docs/spec/acx.md §8.4. The CLI,
-MCP and HTTP adapters call these two functions; neither reads a cartridge or a store itself.
+MCP and HTTP adapters call :func:`import_cartridge` (export: ``engram.transfer._export``);
+neither reads a cartridge or a store itself.
 
-- :func:`ring_records` turns one ring's memories into author records (``title`` the kind,
-  ``summary`` the text, ``tags`` the entities); a repo ring's memories (M2) are field-learned
-  with ``repoId`` the ring id, so export quarantines them unless asked, and then fingerprints
-  them with the installation salt (§7.2).
-- :func:`import_cartridge` verifies the file, applies the trust decision, refuses malformed
-  records (§7.1), keeps field-learned records of another codebase out (§7.4: never
-  re-projected), merges the rest by §7.3's two keys within the batch, maps each survivor once to
-  the store's content address, and hands typed :class:`engram.memory.MemoryRecord` values to
-  ``engram.memory.import_memories``, whose one existence query per batch makes "already known"
-  a single lookup and a second import of the same cartridge add nothing. Vectors in the file
-  are never read: the store indexes the text with its own engine (§7.6).
+:func:`import_cartridge` verifies the file, applies the trust decision, refuses malformed records
+(§7.1), keeps field-learned records of another codebase out (§7.4: never re-projected), merges the
+rest by §7.3's two keys within the batch, maps each survivor once to the store's content address,
+and hands typed :class:`engram.memory.MemoryRecord` values to ``engram.memory.import_memories``,
+whose one existence query per chunk makes "already known" a single lookup and a second import of
+the same cartridge add nothing. Vectors in the file are never read: the store indexes the text
+with its own engine (§7.6).
+
+It reads the file in three passes inside one read transaction (``Cartridge.snapshot``: every pass
+sees the bytes the first verified), none of which holds the memories (issue 33: 100,000 of them
+took 780 MB): ``verify`` (``check_rom``, every row checked and dropped); one grouping query that
+finds the §7.3 duplicate groups from the memory table's denormalised columns (verification proved
+them equal to the signed payloads), whose members alone are read and folded in id order as
+``merge_records`` folds them; and the import, which reads the rows in id order and streams each
+record (a group's survivor in its first member's place, the others merged away) into
+``import_memories`` in chunks, in one store transaction. The records, the order, the survivors,
+the counts and the error raised for the first malformed record are those of checking and merging
+a list of them all; a malformed record anywhere rolls the whole import back.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,62 +35,17 @@ from engram.cartridge import (
     DEFAULT_ACCEPT,
     Cartridge,
     TrustReport,
-    merge_records,
     record_problems,
     require_state,
-    verify_rom,
+    verify,
 )
+from engram.cartridge.internals import MemoryRow, merge_key, resolve_conflict
 from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, Forbidden
-from engram.memory import (
-    Memory,
-    MemoryEngine,
-    MemoryRecord,
-    MemoryStatus,
-    export_memories,
-    import_memories,
-    owner_of,
-    withdrawn_among,
-)
+from engram.memory import Memory, MemoryEngine, MemoryRecord, MemoryStatus, import_memories
 from engram.transfer._record import TransferRecord
 from engram.trust import TrustRegistry, TrustState
-
-
-def ring_records(engine: MemoryEngine, ring: str) -> list[JsonObject]:
-    """One ring's memories as author records for export (M2 memories are field-learned)."""
-    mount = engine.spec.mount_for(ring)
-    ring_id = mount.ring_id if mount else ring
-    if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
-        # A subject's memories go only where that subject's own caller takes them.
-        raise Forbidden(f"ring {ring!r} is not mounted by this caller")
-    with gc_paused():
-        return _ring_records(engine, ring_id)
-
-
-def _ring_records(engine: MemoryEngine, ring_id: str) -> list[JsonObject]:
-    items = export_memories(engine.store, ring_id)
-    with engine.store.read() as tx:
-        forgotten = withdrawn_among(tx, [item.memory.id for item in items])
-    records: list[JsonObject] = []
-    for item in items:
-        m = item.memory
-        if m.id in forgotten:
-            continue  # forgotten (or retracted): never exported
-        records.append(
-            {
-                "id": m.id.removeprefix("mem:")[:32],
-                "title": m.kind,
-                "summary": m.text,
-                "sourceType": m.kind,
-                "tags": list(m.entities),
-                "timestamp": m.created_at,
-                "repoId": m.ring_id if m.ring == "M2" else None,
-                "impact": "neutral",
-                "xpAwarded": 0,
-            }
-        )
-    return records
 
 
 @dataclass(frozen=True)
@@ -145,67 +108,143 @@ def _import_cartridge(
     mount = engine.spec.mount_for(ring)
     if mount is None or not mount.writable:
         raise Forbidden(f"ring {ring!r} is not a writable mount of {engine.spec.seat.seat_id}")
-    with Cartridge.open(path) as cartridge:
-        report, rom = verify_rom(cartridge, registry=registry, local_keyids=local_keyids, now=now)
-    require_state(report, accept)
-    incoming: list[TransferRecord] = []
-    quarantined = 0
-    for row in sorted(rom.memories.values(), key=lambda r: r.id):
-        members = row.record()
-        problems = record_problems(members, f"memory:{row.id}")
-        if problems:
-            raise CartridgeFormatError("; ".join(problems[:5]))
-        record = TransferRecord.from_wire(members)
-        if not record.portable and record.codebase_fingerprint != codebase_fingerprint:
-            quarantined += 1  # foreign field-learned memory is never re-projected (§7.4)
-            continue
-        incoming.append(record)
-    merged = merge_records([], [r.to_wire() for r in incoming])
-    survivors = [TransferRecord.from_wire(r) for r in merged.records]
-    origin = f"{report.publisher_id}/{report.artifact_id}@{report.artifact_version}"
-    created = engine.now()
-    # Looked up once, not per memory (an enum's .value is a descriptor call; 100,000 memories).
-    trust, candidate, seat_id = report.state.value, MemoryStatus.CANDIDATE, engine.spec.seat.seat_id
-    typed = [
-        MemoryRecord(
-            Memory(
-                id=r.memory_id(mount.ring_id),
-                ring=mount.ring,
-                ring_id=mount.ring_id,
-                kind=r.kind,
-                text=r.text,
-                entities=r.tags,
-                provenance={
-                    "acxRecordId": r.id,
-                    "artifactFingerprint": r.artifact_fingerprint,
-                    "cartridge": origin,
-                    "manifestHash": report.manifest_hash,
-                    "trust": trust,
-                },
-                thread="",
-                seat_id=seat_id,
-                tokens=0,
-                alpha=1.0,
-                beta=1.0,
-                status=candidate,
-                graduated_at=None,
-                origin="import",
-                created_at=created,
-            ),
-            (),
+    with Cartridge.open(path) as cartridge, cartridge.snapshot():
+        report = verify(cartridge, registry=registry, local_keyids=local_keyids, now=now)
+        require_state(report, accept)
+        tally = _Tally(_folded_groups(cartridge, codebase_fingerprint))
+        origin = f"{report.publisher_id}/{report.artifact_id}@{report.artifact_version}"
+        created = engine.now()
+        # Looked up once, not per memory (an enum's .value is a descriptor call; 100,000 of them).
+        trust, candidate = report.state.value, MemoryStatus.CANDIDATE
+        seat_id = engine.spec.seat.seat_id
+        typed = (
+            MemoryRecord(
+                Memory(
+                    id=r.memory_id(mount.ring_id),
+                    ring=mount.ring,
+                    ring_id=mount.ring_id,
+                    kind=r.kind,
+                    text=r.text,
+                    entities=r.tags,
+                    provenance={
+                        "acxRecordId": r.id,
+                        "artifactFingerprint": r.artifact_fingerprint,
+                        "cartridge": origin,
+                        "manifestHash": report.manifest_hash,
+                        "trust": trust,
+                    },
+                    thread="",
+                    seat_id=seat_id,
+                    tokens=0,
+                    alpha=1.0,
+                    beta=1.0,
+                    status=candidate,
+                    graduated_at=None,
+                    origin="import",
+                    created_at=created,
+                ),
+                (),
+            )
+            for r in _survivors(cartridge, codebase_fingerprint, tally)
         )
-        for r in survivors
-    ]
-    result = import_memories(engine.store, typed)
+        result = import_memories(engine.store, typed)
     return ImportSummary(
         report=report,
         imported=result.imported,
         already_known=result.already_present,
-        merged=len(merged.by_id) + len(merged.by_fingerprint),
-        quarantined=quarantined,
+        merged=tally.merged,
+        quarantined=tally.quarantined,
         ring_id=mount.ring_id,
         erased=result.erased,
     )
 
 
-__all__ = ["ImportSummary", "import_cartridge", "ring_records"]
+_ROWS = (
+    "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at "
+    "FROM memory ORDER BY id"
+)
+"""Every memory row (both zones) in id order, the order ``merge_records`` met them in."""
+
+_GROUPED = """
+WITH incoming AS (
+  SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at,
+    zone = 'rom' AS portable, coalesce(codebase_fingerprint, '') AS codebase
+  FROM memory WHERE zone = 'rom' OR codebase_fingerprint = ?1
+), duplicated AS (
+  SELECT artifact_fingerprint, portable, codebase FROM incoming
+  GROUP BY artifact_fingerprint, portable, codebase HAVING count(*) > 1
+)
+SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at
+FROM incoming JOIN duplicated USING (artifact_fingerprint, portable, codebase)
+ORDER BY id
+"""
+"""The rows of §7.3's fingerprint groups among the records imported (not quarantined), in id
+order. The key is read from the denormalised columns, which verification proved equal to each
+payload's ``zone``, ``artifactFingerprint`` and ``codebaseFingerprint`` (tier and fingerprint
+rules hold for every record that is imported: a record that breaks them is refused). A record
+whose columns would place it otherwise is malformed, and the import stops at it."""
+
+
+@dataclass
+class _Tally:
+    folds: dict[tuple[str, bool, str], tuple[str, JsonObject]]
+    """Per duplicated §7.3 key: the id its survivor keeps (its first member's) and the survivor."""
+    merged: int = 0
+    quarantined: int = 0
+
+
+def _folded_groups(
+    cartridge: Cartridge, codebase_fingerprint: str | None
+) -> dict[tuple[str, bool, str], tuple[str, JsonObject]]:
+    """Each duplicate group's survivor, folded over its members in id order as ``merge_records``
+    folds them (``resolve_conflict``); only the groups' members are read. A member with problems
+    is left out here: the import refuses it when it gets there."""
+    folds: dict[tuple[str, bool, str], tuple[str, JsonObject]] = {}
+    for row in cartridge.rows(_GROUPED, (codebase_fingerprint,)):
+        members = _memory_row(row).record()
+        if record_problems(members, f"memory:{row[0]}"):
+            continue
+        key = merge_key(members)
+        if key in folds:
+            first, fold = folds[key]
+            folds[key] = (first, resolve_conflict(fold, members))
+        else:
+            folds[key] = (str(members["id"]), dict(members))
+    return folds
+
+
+def _survivors(
+    cartridge: Cartridge, codebase_fingerprint: str | None, tally: _Tally
+) -> Iterator[TransferRecord]:
+    """The records to import, in id order: each checked (the first malformed one refused),
+    foreign field-learned ones counted and left out, a duplicate group's survivor in its first
+    member's place and its other members counted as merged."""
+    for row in cartridge.rows(_ROWS):
+        memory = _memory_row(row)
+        members = memory.record()
+        problems = record_problems(members, f"memory:{memory.id}")
+        if problems:
+            raise CartridgeFormatError("; ".join(problems[:5]))
+        record = TransferRecord.from_wire(members)
+        if not record.portable and record.codebase_fingerprint != codebase_fingerprint:
+            tally.quarantined += 1  # foreign field-learned memory is never re-projected (§7.4)
+            continue
+        group = tally.folds.get(merge_key(members))
+        if group is None:
+            yield record
+        elif group[0] == memory.id:
+            yield TransferRecord.from_wire(group[1])
+        else:
+            tally.merged += 1
+
+
+def _memory_row(row: tuple[object, ...]) -> MemoryRow:
+    # Verified in this snapshot: every column is text (the codebase fingerprint may be NULL).
+    rid, zone, afp, cbf, payload, oid, created = row
+    return MemoryRow(
+        str(rid), str(zone), str(afp), None if cbf is None else str(cbf), str(payload), str(oid),
+        str(created),
+    )  # fmt: skip
+
+
+__all__ = ["ImportSummary", "import_cartridge"]
