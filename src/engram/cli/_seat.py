@@ -42,7 +42,7 @@ def ote_option(command: F) -> F:
         "ote",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help=f"Seat manifest (default: {SEAT_LOOKUP}; not that last with {NO_SEAT}=1).",
+        help=f"Seat manifest (default: {SEAT_LOOKUP}; {NO_SEAT}=1 leaves that last out).",
     )(command)
 
 
