@@ -60,6 +60,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
+@pytest.fixture(autouse=True)
+def _own_engram_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reaches the ``~/.engram`` of whoever runs the suite: a command that finds no
+    manifest uses the default seat there (docs/spec/memory-rest.md "The default seat") and a
+    database there, so each test has an ``ENGRAM_HOME`` of its own (subprocesses inherit it)
+    unless it names one."""
+    monkeypatch.setenv("ENGRAM_HOME", str(tmp_path_factory.mktemp("engram-home")))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

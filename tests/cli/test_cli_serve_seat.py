@@ -13,7 +13,9 @@ the file and the banner say so; here that is simulated by hiding onnxruntime fro
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -380,3 +382,74 @@ def test_a_seat_naming_the_missing_model_is_refused_in_one_line(tmp_path: Path) 
         "bundled model, which is not installed (no onnxruntime): pip install "
         "'engram-memory-stack[server]', or name \"local-hash-128\" there\n"
     )
+
+
+@pytest.mark.req("engram.cli.default-seat-commands", "engram.cli.default-seat-note")
+@pytest.mark.slow
+def test_serve_and_the_commands_beside_it_share_the_default_seat(tmp_path: Path) -> None:
+    """The first-day flow: a command run before any serve writes the default seat, serve then
+    serves that file on the same database, and what either records the other recalls."""
+    home, cwd, other = tmp_path / "home", tmp_path / "work", tmp_path / "other"
+    cwd.mkdir()
+    other.mkdir()
+    token = _memory_token(home)
+    subject = httpx.Headers({"Authorization": f"Bearer {token}"})
+    manifest = home / DEFAULT_OTE
+    tail = "edit it to change the seat; --ote FILE or ENGRAM_OTE names another"
+    subject_id = _engram(home, "subject", "list", "--json").stdout
+    (maya,) = [s["id"] for s in json.loads(subject_id)]
+    recorded = _engram(home, "record", "--kind", "decision", "--subject", maya, NOTE)
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stderr == (
+        f"seat: wrote the default seat manifest {manifest} (`engram default-ote`'s; {tail})\n"
+    )
+    with _serving(home, cwd) as (url, banner):
+        assert banner[1] == (  # found, not written: the command wrote it
+            f"seat: the default seat manifest {manifest} (edit it to change the seat; --ote FILE "
+            "serves another, --no-seat none)"
+        )
+        _search(url, token)  # the memory the command recorded, over REST
+        posted = httpx.post(
+            f"{url}/v1/memories",
+            json={"text": "Maya drinks green tea every morning.", "kind": "decision"},
+            headers={**subject, "Idempotency-Key": "tea-1"},
+            timeout=60,
+        )
+        assert posted.status_code == 201, posted.text
+        recalled = subprocess.run(
+            [sys.executable, "-c", MAIN, "recall", "tea", "--subject", maya, "--json"],
+            capture_output=True,
+            text=True,
+            env=_env(home),
+            cwd=other,
+            timeout=120,
+            check=False,
+        )
+        status = _status(url, token)
+    assert recalled.returncode == 0, recalled.stderr
+    assert recalled.stderr == f"seat: the default seat manifest {manifest} ({tail})\n"
+    hits = json.loads(recalled.stdout)["hits"]
+    assert [hit["memory"]["text"] for hit in hits][:1] == ["Maya drinks green tea every morning."]
+    assert status["seat"] == {"origin": "default", "path": str(manifest)}
+
+
+@pytest.mark.req("engram.cli.serve-demo-memory-curl")
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the printed lines are curl commands")
+def test_serve_demo_prints_curl_lines_that_record_and_recall_a_memory(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    cwd.mkdir()
+    with _serving(home, cwd, "--demo") as (url, banner):
+        lines = [line.strip() for line in banner if line.strip().startswith("curl ")]
+        memory_lines = [line for line in lines if "/v1/memories" in line]
+        assert len(lines) == 4, banner  # two for /v1/context, one to record, one to recall
+        assert [f"{url}/v1/memories" in line for line in memory_lines] == [True, True]
+        answers = [
+            subprocess.run(
+                ["sh", "-c", line], capture_output=True, text=True, timeout=60, check=True
+            ).stdout
+            for line in memory_lines
+        ]
+    recorded, searched = (json.loads(answer) for answer in answers)
+    assert recorded["created"] is True
+    assert [hit["memory"]["id"] for hit in searched["hits"]] == [recorded["memory"]["id"]]

@@ -43,8 +43,14 @@ def write_seat(directory: Path) -> Path:
 
 
 def server_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The subprocess environment: this one without engram settings that would leak in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "THALAMUS_"))}
+    """The subprocess environment: this one without engram settings that would leak in, but
+    with the test's own ENGRAM_HOME (tests/conftest.py), so the server's index folder and any
+    default seat stay out of the ``~/.engram`` of whoever runs the suite."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "ENGRAM_HOME" or not k.startswith(("ENGRAM_", "THALAMUS_"))
+    }
     env.update(extra or {})
     return env
 

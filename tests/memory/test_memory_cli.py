@@ -70,6 +70,13 @@ def test_the_manifest_is_found_upwards_or_named_by_ote_or_engram_ote(
     seat.env["ENGRAM_OTE"] = str(other)
     assert "seat:x-implementer" in seat.run("status", cwd=tmp_path).output
     seat.env["ENGRAM_OTE"] = ""
+    # Nothing found: the default seat under ENGRAM_HOME (engram serve's), unless that is off.
+    default = seat.run("status", "--json", cwd=tmp_path)
+    assert _parsed(default.stdout)["seat"] == {
+        "origin": "default",
+        "path": str(Path(os.environ["ENGRAM_HOME"]) / "default-ote.toml"),
+    }
+    seat.env["ENGRAM_NO_SEAT"] = "1"
     missing = seat.run("status", cwd=tmp_path, ok=False)
     assert isinstance(missing.exception, ManifestError)
     assert "no seat manifest" in missing.exception.message

@@ -31,6 +31,7 @@ from engram.cli._common import (
     json_option,
     trust_registry_option,
 )
+from engram.cli._seat import ote_option
 from engram.core.jsonio import dumps_text
 from engram.errors import InvalidRequest, KeyFileError
 
@@ -58,7 +59,7 @@ def cartridge_group() -> None:
 @click.option("--artifact-id", default=None)
 @click.option("--artifact-version", default=None)
 @click.option("--ring", default=None, help="Also export this ring's memories (M2, M3, M4).")
-@click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@ote_option
 @database_option
 def export_command(
     package: Path | None,

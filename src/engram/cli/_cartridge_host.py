@@ -29,6 +29,7 @@ from engram.cli._common import (
     json_option,
     trust_registry_option,
 )
+from engram.cli._seat import ote_option
 from engram.core.files import read_regular
 from engram.core.jsonio import dumps_text
 
@@ -207,7 +208,7 @@ def activate_command(
     help="This repo's cbf1_ fingerprint (field-learned memory of it is imported).",
 )
 @json_option
-@click.option("--ote", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@ote_option
 @database_option
 def import_command(
     file: Path,

@@ -1,8 +1,9 @@
 """``engram mcp``: the engram MCP server over stdio (the provider app with ``/mcp`` that ``engram
 serve`` runs is built in ``_serve_app``).
 
-engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); ``docs/spec/mcp.md``. The seat manifest comes
-from ``--ote FILE``, else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` upwards; the
+engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2); ``docs/spec/mcp.md``. The seat manifest is
+found as every command finds it (``_seat.resolve_seat``: ``--ote FILE``, else ``$ENGRAM_OTE``,
+else the nearest ``.engram/ote.toml`` upwards, else the default seat ``engram serve`` serves); the
 database from ``--database`` (see ``engram db``); remote retrieval endpoints from the manifest or
 ``$THALAMUS_URL``; the context resources from ``--provider-url`` / ``$ENGRAM_PROVIDER_URL`` and
 ``$ENGRAM_TOKEN`` (a token only ever comes from the environment, never from argv, where other users
@@ -18,10 +19,9 @@ import click
 
 from engram.cli._app import cli
 from engram.cli._common import database_option
-from engram.cli._seat import seat_engine, subject_option
+from engram.cli._seat import ote_option, resolve_seat, seat_engine, subject_option
 from engram.cli._settings import Settings, settings
 from engram.errors import InvalidRequest
-from engram.mcp import locate_seat
 
 # The stdio server imports the MCP server and the memory engine when it starts serving, and the
 # engine's numpy only when a tool first needs it; the provider, starlette and the Streamable
@@ -59,12 +59,7 @@ def _distiller(model: str | None, endpoint: str | None) -> Distiller | None:
 
 
 @cli.command("mcp")
-@click.option(
-    "--ote",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
-)
+@ote_option
 @database_option
 @click.option(
     "--provider-url",
@@ -88,7 +83,7 @@ def mcp_command(
 
     from engram.mcp import create_server
 
-    seat = locate_seat(ote, settings().environ, Path.cwd())
+    seat = resolve_seat(ote)
     context = provider_context(provider_url, settings())
     distiller = _distiller(llm_model, llm_endpoint)
     with seat_engine(ote, database, seat, subject, deferred=True) as engine:

@@ -1,9 +1,10 @@
 """``engram record | recall | distill | outcome | complete | status``: the memory engine's CLI.
 
 engram.ote.v1 & MCP contract (Part V, Plate 03, §3.2). The seat manifest comes from ``--ote FILE``,
-else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` at or above the working directory; the
-database from ``--database`` (see ``engram db``); remote retrieval endpoints not named in the
-manifest from ``$THALAMUS_URL`` (there is no default URL). docs/spec/memory-cli.md.
+else ``$ENGRAM_OTE``, else the nearest ``.engram/ote.toml`` at or above the working directory, else
+the default seat ``engram serve`` serves (``_seat.resolve_seat``); the database from
+``--database`` (see ``engram db``); remote retrieval endpoints not named in the manifest from
+``$THALAMUS_URL`` (there is no default URL). docs/spec/memory-cli.md.
 """
 
 from __future__ import annotations

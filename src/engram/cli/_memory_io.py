@@ -23,7 +23,7 @@ import click
 
 from engram.cli._app import LazySubgroup, cli
 from engram.cli._common import database_option, emit, json_option
-from engram.cli._seat import subject_option
+from engram.cli._seat import ote_option, subject_option
 from engram.errors import InvalidRequest
 
 if TYPE_CHECKING:
@@ -40,15 +40,6 @@ def _format_option(command: click.decorators.FC) -> click.decorators.FC:
         default="pam",
         show_default=True,
         help="Interchange format: pam = Portable AI Memory 1.0.",
-    )(command)
-
-
-def _ote_option(command: click.decorators.FC) -> click.decorators.FC:
-    return click.option(
-        "--ote",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
     )(command)
 
 
@@ -117,7 +108,7 @@ def _trusted_key(text: str) -> PublicKey:
     default=None,
     help="Ed25519 private key (PEM or OpenSSH) to sign the document with (PAM §18).",
 )
-@_ote_option
+@ote_option
 @database_option
 @json_option
 @subject_option
@@ -185,7 +176,7 @@ def export_command(
     is_flag=True,
     help="Merge an incremental document whose base export this store has never seen.",
 )
-@_ote_option
+@ote_option
 @database_option
 @json_option
 @subject_option

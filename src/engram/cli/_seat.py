@@ -1,7 +1,10 @@
 """Opening the seat's memory engine for a command: the manifest, the database, the subject.
 
 Shared by every command that uses the memory engine (record, recall, forget, PAM, cartridges,
-``engram mcp``): ``--ote`` and ``--subject`` are declared here once.
+``engram mcp``) and by ``engram serve``: ``--ote`` and ``--subject`` are declared here once, and
+so are the words every ``--help`` uses for the seat lookup (:data:`SEAT_LOOKUP`) and the line
+that tells the user the default seat is in use (:func:`default_seat_line`). The lookup itself is
+``engram.memory``'s ``locate_seat`` (docs/spec/memory-rest.md "The default seat").
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from engram.cli._common import open_cli_store
-from engram.cli._settings import settings
+from engram.cli._settings import NO_SEAT, settings
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
     from engram.memory import MemoryEngine
@@ -26,13 +29,20 @@ if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays che
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# How a command finds its seat without --ote, in the order ``locate_seat`` applies it.
+SEAT_LOOKUP = (
+    "$ENGRAM_OTE, else the nearest .engram/ote.toml upwards, else "
+    "$ENGRAM_HOME/default-ote.toml, written when first needed"
+)
+
+
 def ote_option(command: F) -> F:
     return click.option(
         "--ote",
         "ote",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help="Seat manifest (default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards).",
+        help=f"Seat manifest (default: {SEAT_LOOKUP}; {NO_SEAT}=1 leaves that last out).",
     )(command)
 
 
@@ -63,11 +73,31 @@ def subject_option(command: F) -> F:
     )(command)
 
 
+def default_seat_line(seat: SeatSource, change: str) -> str:
+    """The one line saying the default seat is in use (and whether this command wrote it):
+    ``engram serve``'s banner line, and every other command's note on stderr."""
+    if seat.created:
+        change = f"`engram default-ote`'s; {change}"
+        return f"seat: wrote the default seat manifest {seat.path} ({change})"
+    return f"seat: the default seat manifest {seat.path} ({change})"
+
+
+# What a command other than serve says a user can do instead of the default seat.
+OTHER_SEAT = "edit it to change the seat; --ote FILE or ENGRAM_OTE names another"
+
+
 def resolve_seat(ote: Path | None) -> SeatSource:
-    """``--ote``, else ``$ENGRAM_OTE``, else ``.engram/ote.toml`` found upwards from here."""
+    """``locate_seat``'s answer for this command line: ``--ote``, else ``$ENGRAM_OTE``, else
+    ``.engram/ote.toml`` found upwards from here, else the default seat (the one ``engram
+    serve`` serves; not with ``$ENGRAM_NO_SEAT``), said so in one line on stderr, so that
+    stdout (JSON, MCP messages) carries only the command's answer."""
     from engram.memory.internals import locate_seat
 
-    return locate_seat(ote, settings().environ, Path.cwd())
+    given = settings()
+    seat = locate_seat(ote, given.environ, Path.cwd(), default=not given.no_seat)
+    if seat.origin == "default":
+        click.echo(default_seat_line(seat, OTHER_SEAT), err=True)
+    return seat
 
 
 def index_folder_for(store: Store) -> Path | None:
@@ -132,7 +162,10 @@ def seat_engine(
 
 
 __all__ = [
+    "OTHER_SEAT",
+    "SEAT_LOOKUP",
     "actor",
+    "default_seat_line",
     "index_folder_for",
     "ote_option",
     "require_subject",

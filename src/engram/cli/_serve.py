@@ -31,6 +31,7 @@ import click
 from engram import DISTRIBUTION
 from engram.cli._app import cli
 from engram.cli._common import database_option
+from engram.cli._seat import SEAT_LOOKUP
 from engram.errors import MissingDependency
 
 BACKLOG = 2048  # uvicorn's default
@@ -78,8 +79,7 @@ def listen(host: str, port: int) -> socket.socket:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Seat manifest for the MCP tools at /mcp and the memory API at /v1/memories "
-    "(default: $ENGRAM_OTE, else the nearest .engram/ote.toml upwards, else "
-    "$ENGRAM_HOME/default-ote.toml, written on first start).",
+    f"(default: {SEAT_LOOKUP}).",
 )
 @click.option(
     "--no-seat",

@@ -24,13 +24,13 @@ import uvicorn.config
 from uvicorn.supervisors import Multiprocess
 
 from engram.cli._common import CLOCK, cli_store, database_url
-from engram.cli._demo_subject import demo_text, open_demo
+from engram.cli._demo_subject import demo_text, memory_curl_lines, open_demo
 from engram.cli._serve_seat import (
     OTE_FROM_OPTION,
-    choose_seat,
     pin_for_workers,
     require_model,
     seat_banner,
+    serve_seat,
 )
 from engram.cli._settings import NO_SEAT, settings
 from engram.mcp import load_seat
@@ -172,16 +172,23 @@ def serve(
         os.environ["ENGRAM_METRICS"] = "1"
     config = ProviderConfig.from_env(os.environ)
     # Chosen (the default seat written if need be) once, here, then pinned for the workers.
-    served = choose_seat(os.environ, Path.cwd(), settings().home)
+    seat = serve_seat(os.environ, Path.cwd())
     spec = None
-    if served.source is not None:
-        spec = load_seat(served.source)  # refuse a bad manifest here, not in every worker
-        require_model(served.source, spec)
-    pin_for_workers(os.environ, served.source)
+    if seat is not None:
+        spec = load_seat(seat)  # refuse a bad manifest here, not in every worker
+        require_model(seat, spec)
+    pin_for_workers(os.environ, seat)
     with cli_store(database, creates=True) as store:
         # Migrates once, before any worker starts; metrics and tracing are the workers'.
         create_app(dataclasses.replace(config, metrics=False, otel=False), store, CLOCK)
-        banner = [demo_text(*open_demo(store), config.base_url)] if demo else []
+        banner = []
+        if demo:
+            subject, path = open_demo(store)
+            banner.append(demo_text(subject, path, config.base_url))
+            if spec is not None:  # with a seat, the memory API too
+                kinds = spec.ontology.allowed_kinds
+                token = f"$(cat {path})"
+                banner += [f"  {line}" for line in memory_curl_lines(config.base_url, token, kinds)]
         shown = store.url
     click.echo(
         "\n".join(
@@ -189,7 +196,7 @@ def serve(
                 *banner,
                 f"serving {config.base_url} (database {shown}, "
                 f"{workers} worker(s); Ctrl-C stops it)",
-                *seat_banner(config.base_url, served, spec),
+                *seat_banner(config.base_url, seat, spec),
             ]
         )
     )

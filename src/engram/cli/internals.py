@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from engram.cli._app import COMMAND_HELP, COMMAND_MODULES, SUBCOMMAND_HELP, SUBCOMMAND_MODULES
     from engram.cli._common import DATABASE_HELP, DATABASE_OPTS, TRUST_REGISTRY_HELP, token_option
     from engram.cli._db import discover_components
-    from engram.cli._seat import seat_engine
+    from engram.cli._seat import SEAT_LOOKUP, seat_engine
     from engram.cli._serve_app import provider_app_with_mcp
     from engram.cli._serve_run import metrics_environment
 
@@ -33,6 +33,7 @@ _LAZY = {
     "TRUST_REGISTRY_HELP": "engram.cli._common",
     "token_option": "engram.cli._common",
     "discover_components": "engram.cli._db",
+    "SEAT_LOOKUP": "engram.cli._seat",
     "seat_engine": "engram.cli._seat",
     "provider_app_with_mcp": "engram.cli._serve_app",
     "metrics_environment": "engram.cli._serve_run",
@@ -43,6 +44,7 @@ __all__ = [
     "COMMAND_MODULES",
     "DATABASE_HELP",
     "DATABASE_OPTS",
+    "SEAT_LOOKUP",
     "SUBCOMMAND_HELP",
     "SUBCOMMAND_MODULES",
     "TRUST_REGISTRY_HELP",

@@ -49,7 +49,15 @@ if TYPE_CHECKING:
     from engram.memory._recall.slate import Slate, slate, slate_of
     from engram.memory._recall.time_intent import TimeIntent, time_intent
     from engram.memory._rowfile import RowFile
-    from engram.memory._seat import SeatSource, load_seat, locate_seat
+    from engram.memory._seat import (
+        DEFAULT_SEAT_FILE,
+        MODEL_MODULES,
+        SeatSource,
+        default_seat,
+        load_seat,
+        locate_seat,
+        model_missing,
+    )
     from engram.memory._text import (
         LOCAL_ENGINE,
         local_vector,
@@ -129,9 +137,13 @@ _LAZY = {
     "TimeIntent": "engram.memory._recall.time_intent",
     "time_intent": "engram.memory._recall.time_intent",
     "RowFile": "engram.memory._rowfile",
+    "DEFAULT_SEAT_FILE": "engram.memory._seat",
+    "MODEL_MODULES": "engram.memory._seat",
     "SeatSource": "engram.memory._seat",
+    "default_seat": "engram.memory._seat",
     "load_seat": "engram.memory._seat",
     "locate_seat": "engram.memory._seat",
+    "model_missing": "engram.memory._seat",
     "LOCAL_ENGINE": "engram.memory._text",
     "local_vector": "engram.memory._text",
     "local_vectors": "engram.memory._text",
@@ -150,6 +162,7 @@ _MODULES = {
 __all__ = [
     "ATTESTATION_NAMESPACE",
     "BLOCKED",
+    "DEFAULT_SEAT_FILE",
     "DEFAULT_TUNING",
     "DIMS",
     "ENGINE",
@@ -157,6 +170,7 @@ __all__ = [
     "LOCAL_ENGINE",
     "MAX_WORD",
     "MCP_REFUSAL",
+    "MODEL_MODULES",
     "SIGNALS",
     "SUBJECT_HEADER",
     "SUBJECT_ID_PATTERN",
@@ -174,6 +188,7 @@ __all__ = [
     "check_record",
     "check_subject",
     "common_terms_query",
+    "default_seat",
     "deferred_engine",
     "fold",
     "fused_ranking",
@@ -186,6 +201,7 @@ __all__ = [
     "lower_bound",
     "matvec",
     "minilm",
+    "model_missing",
     "rebuild_index",
     "ring_memory_pages",
     "script_of",
