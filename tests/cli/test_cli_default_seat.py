@@ -114,6 +114,20 @@ def test_with_only_engram_home_record_then_recall_use_the_default_seat(tmp_path:
     assert sorted(p.name for p in home.iterdir() if "default-ote" in p.name) == [DEFAULT_OTE]
 
 
+@pytest.mark.req("engram.cli.default-seat-commands")
+def test_a_memory_without_a_kind_is_refused_naming_the_seats_kinds(tmp_path: Path) -> None:
+    """The first thing a user types, ``engram record "text"``, says what ``--kind`` may be."""
+    home, work = _dirs(tmp_path)
+    refused = _engram(home, work, "record", TEA)
+    assert refused.returncode == 2
+    *_, last = refused.stderr.splitlines()
+    assert last == (
+        "error: invalid_request: --kind is required with TEXT: one of this seat's kinds "
+        "(invariant, architecture, decision, known_process, procedure, incident, episode, fact)"
+    )
+    assert refused.stdout == ""
+
+
 @pytest.mark.req("engram.cli.default-seat-commands", "engram.cli.default-seat-note")
 def test_a_manifest_found_the_usual_way_wins_and_adds_no_line(tmp_path: Path) -> None:
     home, work = _dirs(tmp_path)

@@ -23,12 +23,7 @@ import click
 from engram.cli._app import cli
 from engram.cli._common import database_option
 from engram.cli._conversation_io import RecordedChat, conversation_options, told_apart
-from engram.cli._seat import (
-    ote_option,
-    resolve_seat,
-    seat_engine,
-    subject_option,
-)
+from engram.cli._seat import kind_required, ote_option, resolve_seat, seat_engine, subject_option
 from engram.cli._settings import settings
 from engram.core.canonical import Json, parse_strict
 from engram.core.clock import parse_instant
@@ -224,7 +219,7 @@ def record_command(
     items: list[RecordInput] = []
     if source is None:
         if kind is None:
-            raise InvalidRequest("--kind is required with TEXT")
+            raise kind_required(ote)
         prov = parse_strict(provenance) if provenance else {}
         items = [
             RecordInput.from_wire(

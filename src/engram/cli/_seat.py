@@ -20,6 +20,7 @@ import click
 
 from engram.cli._common import open_cli_store
 from engram.cli._settings import NO_SEAT, settings
+from engram.errors import InvalidRequest
 
 if TYPE_CHECKING:  # imported when a command opens an engine: `--help` stays cheap
     from engram.memory import MemoryEngine
@@ -98,6 +99,14 @@ def resolve_seat(ote: Path | None) -> SeatSource:
     if seat.origin == "default":
         click.echo(default_seat_line(seat, OTHER_SEAT), err=True)
     return seat
+
+
+def kind_required(ote: Path | None) -> InvalidRequest:
+    """A memory given as TEXT needs a kind: the error names the seat's, so the user can pick."""
+    from engram.memory.internals import load_seat
+
+    kinds = ", ".join(load_seat(resolve_seat(ote)).ontology.allowed_kinds)
+    return InvalidRequest(f"--kind is required with TEXT: one of this seat's kinds ({kinds})")
 
 
 def index_folder_for(store: Store) -> Path | None:
