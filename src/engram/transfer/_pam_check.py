@@ -206,6 +206,7 @@ class FirstPass:
     # values they hold together, and the first shape violation among the memories in the order
     # check_shape meets them (string items first, then the others last to first).
     member_shapes: dict[str, Shape] = field(default_factory=dict)
+    string_members: set[str] = field(default_factory=set)  # check_shape counts them in place
     held: int = 1  # the root object itself
     string_violation: str | None = None
     object_violation: str | None = None
@@ -220,7 +221,11 @@ class FirstPass:
     streamed: bool = False
 
     def member(self, name: str, value: Json) -> None:
-        shape = _string_shape(value) if type(value) is str else shape_of(value, 1)
+        if type(value) is str:
+            shape = _string_shape(value)
+            self.string_members.add(name)
+        else:
+            shape = shape_of(value, 1)
         self.member_shapes[name] = shape
         self.held += shape.count
         if self.held > self.limits.max_member_values and name not in _HEADER:
@@ -394,8 +399,8 @@ class FirstPass:
         long_name = next((_scalar_problem(k) for k in doc if len(k) > MAX_STRING_CHARS), None)
         if long_name is not None:
             raise InvalidRequest(long_name)
-        names = [n for n, v in doc.items() if type(v) is str]
-        names += [n for n, v in reversed(list(doc.items())) if type(v) is not str]
+        names = [n for n in doc if n in self.string_members]
+        names += [n for n in reversed(list(doc)) if n not in self.string_members]
         held = 1
         for name in names:
             if name == "memories" and self.streamed:
