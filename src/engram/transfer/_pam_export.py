@@ -200,7 +200,9 @@ class _Selection:
     owner: JsonObject
     cutoff: datetime | None
     incremental: bool
-    objects: dict[str, tuple[JsonObject, datetime]]
+    # A memory engram recorded is held as its record and mapped as it is written (its PAM
+    # object is twice the record's size: 400 MB at 100,000 when all were built up front).
+    objects: dict[str, tuple[JsonObject | MemoryRecord, datetime]]
     relations: list[tuple[JsonObject, str]]
     conversations: dict[str, JsonObject]
     withheld: int = 0
@@ -233,7 +235,7 @@ def _select(
             for obj, _ in tables.objects(tx, "pam_conversations")
         }
 
-    objects: dict[str, tuple[JsonObject, datetime]] = {}
+    objects: dict[str, tuple[JsonObject | MemoryRecord, datetime]] = {}
     claimed: set[str] = set()
     for row in rows:
         holder = records.get(row.memory_id or "")
@@ -246,25 +248,31 @@ def _select(
         objects[row.pam_id] = (obj, moment)
     for memory_id, record in records.items():
         if memory_id not in claimed and memory_id not in objects and memory_id not in replaced:
-            objects[memory_id] = (native_object(record), changed_at(record))
+            objects[memory_id] = (record, changed_at(record))
     return _Selection(ring_ids, owner, cutoff, incremental, objects, relations, conversations)
 
 
-def _goes_out(selection: _Selection, obj: JsonObject, moment: datetime) -> bool:
-    if wire.block(obj, "access").get("exportable") is False:
+def _withheld(held: JsonObject | MemoryRecord) -> bool:
+    """Marked ``exportable: false`` (§21.1); a memory engram recorded never is."""
+    return isinstance(held, dict) and wire.block(held, "access").get("exportable") is False
+
+
+def _goes_out(selection: _Selection, held: JsonObject | MemoryRecord, moment: datetime) -> bool:
+    if _withheld(held):
         return False
     return selection.cutoff is None or moment > utc(selection.cutoff)
 
 
 def _memories(selection: _Selection) -> Iterator[JsonObject]:
-    """The exported memories in id order, each in the normal form as it is reached (the
-    objects are dropped as they go)."""
+    """The exported memories in id order, each mapped and put in the normal form as it is
+    reached (the objects are dropped as they go)."""
     objects = selection.objects
     for pam_id in sorted(objects):
-        obj, moment = objects.pop(pam_id)
-        if wire.block(obj, "access").get("exportable") is False:
+        held, moment = objects.pop(pam_id)
+        if _withheld(held):
             selection.withheld += 1
-        elif _goes_out(selection, obj, moment):
+        elif _goes_out(selection, held, moment):
+            obj = held if isinstance(held, dict) else native_object(held)
             yield normal_memory(obj, f"memory {pam_id}")
 
 
