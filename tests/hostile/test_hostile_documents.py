@@ -93,11 +93,8 @@ JSON_DOCS: dict[str, object] = {
 # What `engram memory import` reads a memory at a time: the values cap applies to each memory,
 # and to the members it holds whole together (those past the cap are not kept).
 PAM_FILES: dict[str, object] = {
-    "member-values": _pam([{"id": "m", "metadata": {"n": [0] * 1_000_001}}]),
-    "held-values": {
-        **_pam([]),
-        **{f"x{i}": [[0] * 400_000] for i in range(8)},
-    },
+    "member-values": _pam([{"id": "m", "metadata": {"n": [None] * 1_000_001}}]),
+    "held-values": {**_pam([]), **{f"x{i}": [[None] * 400_000] for i in range(4)}},
 }
 
 CASES = [
