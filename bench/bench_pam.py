@@ -3,12 +3,13 @@ fresh process, beside a process doing a plain SQLite insert of the same rows.
 
 Run: ``python -m bench pam [--rounds N] [--n 10000,100000] [--cache DIR]``.
 
-A PAM document holds at most 50,000 memories, and at most 1,000,000 JSON values (the shape cap
-every parsed document meets, docs/spec/limits.md): an engram memory is about 32 values, so one
-document carries at most ~31,000 of them. N memories are therefore moved as documents of
-:data:`PER_DOCUMENT` (10k: one, 100k: four): N / 4 memories recorded in each of four seats'
-stores (built once, cached under ``--cache``), each exported by its own process, and the four
-files imported one after the other into one fresh store. A figure is the sum of the processes'
+A PAM file read a memory at a time (what ``engram memory import`` does) holds at most 256 MiB
+and 1,000,000 memories, the values cap applying to each memory (docs/spec/limits.md §2): about
+220,000 engram memories. N memories are moved as documents of at most :data:`PER_DOCUMENT`
+(10k and 100k: one), N / documents recorded in each document's store (built once, cached under
+``--cache``), each exported by its own process, and the files imported one after the other
+into one fresh store. (Until issue 33's caps the whole file held at most 1,000,000 values, so
+100k moved as four documents of 25,000.) A figure is the sum of the processes'
 CPU time (user + system, from GNU time: the machine is shared, wall time waits for a core) and
 the largest peak RSS of any of them; wall time is printed beside. Per round, interleaved so that
 background load hits all alike: the baseline (``python`` reading the rows from a JSON file and
@@ -40,7 +41,7 @@ from engram.core.jsonio import dumps_text
 from engram.memory import RecordInput, open_engine, parse_manifest, record_many
 from engram.store import open_store
 
-PER_DOCUMENT = 25_000
+PER_DOCUMENT = 200_000  # ~234 MB as engram writes them: under the 256 MiB of one file
 BATCH = 10_000
 # The cartridge bench's seat under its own id: one manifest for both transfer benches.
 SEAT = CARTRIDGE_SEAT.replace("seat:bench-cartridge", "seat:bench-pam")

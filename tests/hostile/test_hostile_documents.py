@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from acx_json_kit import REFERENCE, workflow
+from engram.memory import default_manifest_text
 from peak_kit import run_python_peak
 
 WALL_BOUND = 10.0
@@ -89,6 +90,12 @@ JSON_DOCS: dict[str, object] = {
     "pam-content": _pam([{"id": "m", "content": "x" * (20 << 20)}]),
     "pam-id": _pam([{"id": "i" * 1_000_000, "content": "x"}]),
 }
+# What `engram memory import` reads a memory at a time: the values cap applies to each memory,
+# and to the members it holds whole together (those past the cap are not kept).
+PAM_FILES: dict[str, object] = {
+    "member-values": _pam([{"id": "m", "metadata": {"n": [None] * 1_000_001}}]),
+    "held-values": {**_pam([]), **{f"x{i}": [[None] * 400_000] for i in range(4)}},
+}
 
 CASES = [
     # (name, how to build the argv from the case folder, a fragment of the one error line)
@@ -102,8 +109,10 @@ CASES = [
     ("level verify proofValue-200000", "credential", "longer than 256 characters"),
     ("library langgraph-filter", "library", "nests deeper than 64 levels"),
     ("library pam-memories", "library", "more than 50000 memories"),
-    ("library pam-content", "library", "content: longer than 65536 characters"),
+    ("library pam-content", "library", "content: longer than 100000 characters"),
     ("library pam-id", "library", "id: longer than 256 characters"),
+    ("memory import member-values", "pam-file", "$.memories[0] has more than 1000000 values"),
+    ("memory import held-values", "pam-file", "the PAM document has more than 1000000 values"),
 ]
 
 
@@ -125,6 +134,12 @@ def _child(name: str, kind: str, folder: Path) -> tuple[str, list[str]]:
         path.write_text(json.dumps(credential))  # noqa: TID251 - a test input file
         return CLI, ["cartridge", "level", "verify", str(path)]
     path = folder / f"{case}.json"
+    if kind == "pam-file":
+        path.write_text(json.dumps(PAM_FILES[case]))  # noqa: TID251 - a test input file
+        ote = folder / "ote.toml"
+        ote.write_text(default_manifest_text(), encoding="utf-8")
+        seat = ["--ote", str(ote), "--database", f"sqlite://{folder / 'seat.db'}"]
+        return CLI, ["memory", "import", "--format", "pam", str(path), *seat]
     path.write_text(json.dumps(JSON_DOCS[case]))  # noqa: TID251 - a test input file
     return LIBRARY, [case, str(path)]
 
@@ -136,6 +151,7 @@ def _child(name: str, kind: str, folder: Path) -> tuple[str, list[str]]:
     "engram.limits.document-elements",
     "engram.limits.base58-length",
     "engram.limits.pam-caps",
+    "engram.pam.stream-caps",
 )
 @pytest.mark.parametrize(("name", "kind", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_a_hostile_document_gets_one_error_line_in_bounded_time_and_memory(

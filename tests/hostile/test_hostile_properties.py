@@ -157,7 +157,7 @@ def test_a_pam_document_over_a_cap_is_refused_before_its_schema(
         "schema_version": "1.0",
         "memories": listed + [{"id": "p"}] * padding,
     }
-    over = padding > 0 or any(len(m["id"]) > 256 or len(m["content"]) > 65536 for m in listed)
+    over = padding > 0 or any(len(m["id"]) > 256 or len(m["content"]) > 100_000 for m in listed)
     with pytest.raises(EngramError) as refused:
         check_pam_document(document)  # never valid: no owner; the question is which error
     assert ("longer than" in refused.value.message or "more than" in refused.value.message) == over

@@ -132,7 +132,7 @@ def _tampered(doc: dict[str, Any]) -> list[Any]:
     edit(lambda d: d.__setitem__("schema", "other"))
     edit(lambda d: d["memories"].append(copy.deepcopy(m0)))  # a repeated id
     edit(lambda d: d["memories"][0].__setitem__("id", "i" * 300))
-    edit(lambda d: d["memories"][1].__setitem__("content", "x" * 70_000))
+    edit(lambda d: d["memories"][1].__setitem__("content", "x" * 100_001))
     edit(lambda d: d["memories"][0].__setitem__("tags", [[[[]]]] * 3))
     edit(lambda d: d["memories"][2].pop("content_hash"))
     edit(lambda d: d["memories"][2]["temporal"].__setitem__("superseded_by", "nobody"))
@@ -147,19 +147,15 @@ def _tampered(doc: dict[str, Any]) -> list[Any]:
         lambda d: d["memories"][1].setdefault("metadata", {}).__setitem__("s", "x" * (1 << 20 | 1))
     )
     edit(lambda d: d.__setitem__("spec_uri", "x" * (1 << 20 | 1)))
-    edit(lambda d: d["memories"][0].setdefault("metadata", {}).__setitem__("n", [0] * 1_000_001))
 
     def two_shapes(d: dict[str, Any]) -> None:  # check_shape meets the last memory's first
         d["memories"][0].setdefault("metadata", {})["deep"] = deep
         d["memories"][-1].setdefault("metadata", {})["s"] = "x" * (1 << 20 | 1)
 
     edit(two_shapes)
-
-    def many_then_long(d: dict[str, Any]) -> None:  # the count runs out before the string
-        d["memories"][-1].setdefault("metadata", {})["n"] = [0] * 1_000_001
-        d["memories"][0].setdefault("metadata", {})["s"] = "x" * (1 << 20 | 1)
-
-    edit(many_then_long)
+    # More values than a parsed document may hold: the streamed reader counts each memory on its
+    # own (tests/pam/test_pam_limits.py), so those cases are there.
+    edit(lambda d: d.__setitem__("relations", [0] * 1_000_001))  # held whole: counted together
     for n in range(1, 8):  # more than five schema problems, in several memories
         edit(lambda d, n=n: [m.__setitem__(f"x{n}", 1) for m in d["memories"]])
     return cases
@@ -209,17 +205,6 @@ _HOSTILE_TEXT = [
 @pytest.mark.parametrize("data", _HOSTILE_TEXT, ids=[str(i) for i in range(len(_HOSTILE_TEXT))])
 def test_hostile_text_is_refused_with_the_same_words(data: bytes) -> None:
     assert same(data)[0] != "ok"
-
-
-@pytest.mark.req("engram.pam.streaming")
-def test_the_caps_refuse_the_same(tmp_path: Path) -> None:
-    doc = _base("engram", tmp_path)
-    many = copy.deepcopy(doc)
-    many["memories"] = [{"id": f"m{i}"} for i in range(50_001)]
-    assert same(_text(many, None)) == (
-        "InvalidRequest",
-        "$.memories: more than 50000 memories in one document",
-    )
 
 
 # --- generated documents --------------------------------------------------------------------

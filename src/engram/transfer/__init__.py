@@ -28,6 +28,7 @@ if typing.TYPE_CHECKING:
     from engram.transfer._pam_import import PamImport, import_pam
     from engram.transfer._pam_import_file import PamFile, import_pam_file, open_pam_file
     from engram.transfer._pam_read import MAX_DOCUMENT_BYTES as MAX_PAM_BYTES
+    from engram.transfer._pam_read import PamLimits
     from engram.transfer._pam_signature import read_public_key as read_pam_public_key
     from engram.transfer._pam_signature import signature_block, signature_payload
     from engram.transfer._pam_signature import verify_signature as verify_pam_signature
@@ -57,6 +58,7 @@ _LAZY = {
     "open_pam_file": "engram.transfer._pam_import_file",
     "PamFile": "engram.transfer._pam_import_file",
     "MAX_PAM_BYTES": "engram.transfer._pam_read:MAX_DOCUMENT_BYTES",
+    "PamLimits": "engram.transfer._pam_read",
     "PAM_COMPONENT": "engram.transfer._pam_tables",
     "TransferRecord": "engram.transfer._record",
 }
@@ -69,6 +71,7 @@ __all__ = [
     "PamExport",
     "PamFile",
     "PamImport",
+    "PamLimits",
     "TransferRecord",
     "check_pam_document",
     "erase_memories",

@@ -10,8 +10,9 @@ stages are skipped for the memories that follow, since they can no longer decide
 :meth:`FirstPass.verdict` then raises in stage order, with the members that are not memories,
 which are held (the root's small members, relations, the conversations index).
 
-What is kept per memory: its id (uniqueness and references), the shape counts (``check_shape``
-counts values over the whole document and visits the memories last to first), its references
+What is kept per memory: its id (uniqueness and references), its shape violation if any (the
+values cap applies to each memory alone, to the other members together: the reader holds one
+memory at a time; ``check_shape`` visits the memories last to first), its references
 when it has any, and its three checksum spellings folded into running SHA-256 hashes (§15.2
 sorts the memories by id). The checksum of the memories as written is computed as they go; a
 document not in id order, or whose checksum covers another spelling, takes one more pass
@@ -22,22 +23,24 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from engram.core.bounds import MAX_DEPTH, MAX_ELEMENTS, MAX_NUMBER_CHARS, MAX_STRING_CHARS
+from engram.core.bounds import MAX_DEPTH, MAX_NUMBER_CHARS, MAX_STRING_CHARS
 from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.schema_predicate import Predicate, compile_predicate
 from engram.errors import EngramError, InvalidRequest
 from engram.transfer import _pam_format as fmt
 from engram.transfer import _wire as wire
+from engram.transfer._pam_read import DEFAULT_LIMITS, PamLimits
 
 _CAPS, _SHAPE, _SCHEMA, _INSTANTS, _UNIQUE, _CONTENT, _INTEGRITY = range(1, 8)
 _NONE = 99
 _MEMORY_SCHEMA = {"$ref": "#/$defs/MemoryObject"}
 _SHAPE_WHAT = "the PAM document"
+_HEADER = frozenset({"schema", "schema_version"})  # what the verdict reads before the shape
 _INT_BITS = int(MAX_NUMBER_CHARS * 3.33) + 1  # check_shape's bound on an integer literal
 Forms = tuple[bytes, bytes, bytes | None]
 
@@ -71,28 +74,35 @@ def _scalar_problem(item: object) -> str | None:
 
 def shape_of(value: Json, depth: int) -> Shape:
     """``check_shape``'s walk of ``value`` found at ``depth``, without the count limit (applied
-    over the whole document by :func:`shape_verdict`); the same order, so the same violation."""
+    by :meth:`FirstPass.verdict`: to each memory, and to the other members together); the same
+    order, so the same violation.
+
+    ``value`` comes from ``parse_strict``, whose integers are within ±(2^53-1): no number can
+    break the 64-digit cap, so scalar members are counted in place, as strings are, instead of
+    pushed and popped one by one (check_shape's way; a memory of a million numbers took seconds).
+    Only the count at which a violation is met can differ, and it decides nothing below the
+    values cap, where the count was met first either way."""
     stack: list[tuple[Any, int]] = [(value, depth)]
     seen = 0
     while stack:
         item, level = stack.pop()
         seen += 1
-        if type(item) is dict or type(item) is list:
+        kind = type(item)
+        if kind is dict or kind is list:
             if level >= MAX_DEPTH:
                 return Shape(seen, (seen, f"{_SHAPE_WHAT} nests deeper than {MAX_DEPTH} levels"))
-            members = item.values() if type(item) is dict else item
-            if type(item) is dict:
+            if kind is dict:
                 for key in item:
-                    problem = _scalar_problem(key)
-                    if problem is not None:
-                        return Shape(seen, (seen, problem))
-            for member in members:
-                if type(member) is str:
-                    seen += 1
-                    if len(member) > MAX_STRING_CHARS:
-                        return Shape(seen, (seen, _scalar_problem(member) or ""))
-                else:
+                    if len(key) > MAX_STRING_CHARS:
+                        return Shape(seen, (seen, _scalar_problem(key) or ""))
+            for member in item.values() if kind is dict else item:
+                inner = type(member)
+                if inner is dict or inner is list:
                     stack.append((member, level + 1))
+                    continue
+                seen += 1
+                if inner is str and len(member) > MAX_STRING_CHARS:
+                    return Shape(seen, (seen, _scalar_problem(member) or ""))
         else:
             problem = _scalar_problem(item)
             if problem is not None:
@@ -104,23 +114,6 @@ def _string_shape(value: Json) -> Shape:
     """A string counted where it stands (check_shape measures strings in place)."""
     problem = _scalar_problem(value)
     return Shape(1, None if problem is None else (1, problem))
-
-
-def shape_verdict(segments: Sequence[Shape]) -> None:
-    """Raise what ``check_shape`` raises for a document visited as ``segments`` in order."""
-    seen = 0
-    for segment in segments:
-        if segment.violation is not None:
-            at, message = segment.violation
-            if seen + at > MAX_ELEMENTS:
-                break
-            raise InvalidRequest(message)
-        seen += segment.count
-        if seen > MAX_ELEMENTS:
-            break
-    else:
-        return
-    raise InvalidRequest(f"{_SHAPE_WHAT} has more than {MAX_ELEMENTS} values")
 
 
 # --- the checksum's three spellings --------------------------------------------------------
@@ -203,13 +196,20 @@ def spilled_sums(memories: Iterator[tuple[int, JsonObject]]) -> Sums:
 class FirstPass:
     """What one strict pass over a document learnt, and the problems it found, by stage."""
 
+    limits: PamLimits = DEFAULT_LIMITS
     members: dict[str, Json] = field(default_factory=dict)
     count: int = 0
     ids: list[str] = field(default_factory=list)
     id_set: set[str] = field(default_factory=set)
     refs: list[fmt.MemoryReferences] = field(default_factory=list)
-    shapes: list[tuple[bool, Shape]] = field(default_factory=list)  # (a string?, its shape)
-    elements: int = 0
+    # check_shape's walk, a member at a time: the shape of each member but the memories, the
+    # values they hold together, and the first shape violation among the memories in the order
+    # check_shape meets them (string items first, then the others last to first).
+    member_shapes: dict[str, Shape] = field(default_factory=dict)
+    string_members: set[str] = field(default_factory=set)  # check_shape counts them in place
+    held: int = 1  # the root object itself
+    string_violation: str | None = None
+    object_violation: str | None = None
     schema_errors: list[tuple[list[Any], int, str, str]] = field(default_factory=list)
     schema_total: int = 0
     first: dict[int, EngramError] = field(default_factory=dict)
@@ -221,10 +221,20 @@ class FirstPass:
     streamed: bool = False
 
     def member(self, name: str, value: Json) -> None:
+        if type(value) is str:
+            shape = _string_shape(value)
+            self.string_members.add(name)
+        else:
+            shape = shape_of(value, 1)
+        self.member_shapes[name] = shape
+        self.held += shape.count
+        if self.held > self.limits.max_member_values and name not in _HEADER:
+            value = None  # refused by its count (the verdict says so): not worth holding
         self.members[name] = value
 
     def memories_begin(self) -> None:
         self.members["memories"] = []
+        self.held += 1  # the array
         self.streamed = True
 
     def _fail(self, stage: int, error: EngramError) -> None:
@@ -233,18 +243,27 @@ class FirstPass:
 
     def memory(self, i: int, memory: Json) -> None:
         self.count = i + 1
-        if i >= fmt.MAX_MEMORIES or self.doomed <= _CAPS:
+        if i >= self.limits.max_memories or self.doomed <= _CAPS:
             return  # the count (or an earlier memory's cap) refuses the document
         try:
             fmt.memory_caps(memory, i)
         except InvalidRequest as e:
             self._fail(_CAPS, e)
             return
-        is_str = type(memory) is str
-        shape = _string_shape(memory) if is_str else shape_of(memory, 2)
-        self.shapes.append((is_str, shape))
-        self.elements += shape.count
-        if shape.violation is not None or self.elements > MAX_ELEMENTS:
+        if type(memory) is str:
+            violation = _string_shape(memory).violation
+            if violation is not None and self.string_violation is None:
+                self.string_violation = violation[1]
+        else:
+            # Each memory on its own: the reader holds one at a time, so the values cap that
+            # protects a whole parsed document applies per memory (docs/spec/limits.md §2).
+            shape = shape_of(memory, 2)
+            cap = self.limits.max_member_values
+            if shape.count > cap:
+                self.object_violation = f"$.memories[{i}] has more than {cap} values"
+            elif shape.violation is not None:
+                self.object_violation = shape.violation[1]  # the last: met first
+        if self.string_violation is not None or self.object_violation is not None:
             self.doomed = min(self.doomed, _SHAPE)
         if self.doomed < _SCHEMA:
             return
@@ -322,8 +341,8 @@ class FirstPass:
         holds; ``resum``: the three checksums, by another pass (a document not in id order, or
         whose checksum is not over the memories as written)."""
         doc = fmt.check_header(self.members)
-        if self.count > fmt.MAX_MEMORIES:
-            raise fmt.too_many_memories()
+        if self.count > self.limits.max_memories:
+            raise fmt.too_many_memories(self.limits.max_memories)
         if _CAPS in self.first:
             raise self.first[_CAPS]
         self._shape(doc)
@@ -375,19 +394,27 @@ class FirstPass:
         # check_shape pops the root, checks its member names and counts its string members,
         # then pops the other members last to first; the memories array counts its string
         # items, then pops its memories last to first. Each is walked whole before the next.
+        # The values of the members but the memories are counted together, each memory alone.
+        cap = self.limits.max_member_values
         long_name = next((_scalar_problem(k) for k in doc if len(k) > MAX_STRING_CHARS), None)
-        segments = [Shape(1, None if long_name is None else (1, long_name))]
-        segments += [_string_shape(v) for v in doc.values() if type(v) is str]
-        for name, value in reversed(list(doc.items())):
-            if type(value) is str:
-                continue
+        if long_name is not None:
+            raise InvalidRequest(long_name)
+        names = [n for n in doc if n in self.string_members]
+        names += [n for n in reversed(list(doc)) if n not in self.string_members]
+        held = 1
+        for name in names:
             if name == "memories" and self.streamed:
-                segments.append(Shape(1, None))
-                segments += [shape for is_str, shape in self.shapes if is_str]
-                segments += [shape for is_str, shape in reversed(self.shapes) if not is_str]
-            else:
-                segments.append(shape_of(value, 1))
-        shape_verdict(segments)
+                held += 1
+                for violation in (self.string_violation, self.object_violation):
+                    if violation is not None:
+                        raise InvalidRequest(violation)
+                continue
+            shape = self.member_shapes.get(name) or shape_of(doc[name], 1)
+            if shape.violation is not None and held + shape.violation[0] <= cap:
+                raise InvalidRequest(shape.violation[1])
+            held += shape.count
+            if held > cap:
+                raise InvalidRequest(f"{_SHAPE_WHAT} has more than {cap} values")
 
     def _schema_verdict(self, doc: JsonObject) -> None:
         validator = fmt.validator()
@@ -403,4 +430,4 @@ class FirstPass:
         raise fmt.schema_refusal([(p, m) for _, _, p, m in found], len(top) + self.schema_total)
 
 
-__all__ = ["FirstPass", "Shape", "Sums", "forms", "shape_of", "shape_verdict", "spilled_sums"]
+__all__ = ["FirstPass", "Shape", "Sums", "forms", "shape_of", "spilled_sums"]

@@ -10,10 +10,11 @@ Spec: Portable AI Memory (PAM) Specification v1.0 §3 (root), §4-§11 (memory o
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
@@ -23,7 +24,7 @@ from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
-from engram.errors import Forbidden, NotFound
+from engram.errors import Forbidden, InvalidRequest, NotFound
 from engram.memory import MemoryEngine, MemoryRecord, export_memories, withdrawn_among
 from engram.transfer import _pam_tables as tables
 from engram.transfer import _wire as wire
@@ -44,6 +45,7 @@ from engram.transfer._pam_map import (
     native_object,
     refreshed_object,
 )
+from engram.transfer._pam_read import DEFAULT_LIMITS, PamLimits
 from engram.transfer._pam_signature import signature_block
 
 
@@ -198,7 +200,9 @@ class _Selection:
     owner: JsonObject
     cutoff: datetime | None
     incremental: bool
-    objects: dict[str, tuple[JsonObject, datetime]]
+    # A memory engram recorded is held as its record and mapped as it is written (its PAM
+    # object is twice the record's size: 400 MB at 100,000 when all were built up front).
+    objects: dict[str, tuple[JsonObject | MemoryRecord, datetime]]
     relations: list[tuple[JsonObject, str]]
     conversations: dict[str, JsonObject]
     withheld: int = 0
@@ -231,7 +235,7 @@ def _select(
             for obj, _ in tables.objects(tx, "pam_conversations")
         }
 
-    objects: dict[str, tuple[JsonObject, datetime]] = {}
+    objects: dict[str, tuple[JsonObject | MemoryRecord, datetime]] = {}
     claimed: set[str] = set()
     for row in rows:
         holder = records.get(row.memory_id or "")
@@ -244,22 +248,56 @@ def _select(
         objects[row.pam_id] = (obj, moment)
     for memory_id, record in records.items():
         if memory_id not in claimed and memory_id not in objects and memory_id not in replaced:
-            objects[memory_id] = (native_object(record), changed_at(record))
+            objects[memory_id] = (record, changed_at(record))
     return _Selection(ring_ids, owner, cutoff, incremental, objects, relations, conversations)
 
 
+def _withheld(held: JsonObject | MemoryRecord) -> bool:
+    """Marked ``exportable: false`` (§21.1); a memory engram recorded never is."""
+    return isinstance(held, dict) and wire.block(held, "access").get("exportable") is False
+
+
+def _goes_out(selection: _Selection, held: JsonObject | MemoryRecord, moment: datetime) -> bool:
+    if _withheld(held):
+        return False
+    return selection.cutoff is None or moment > utc(selection.cutoff)
+
+
 def _memories(selection: _Selection) -> Iterator[JsonObject]:
-    """The exported memories in id order, each in the normal form as it is reached (the
-    objects are dropped as they go)."""
+    """The exported memories in id order, each mapped and put in the normal form as it is
+    reached (the objects are dropped as they go)."""
     objects = selection.objects
     for pam_id in sorted(objects):
-        obj, moment = objects.pop(pam_id)
-        if wire.block(obj, "access").get("exportable") is False:
+        held, moment = objects.pop(pam_id)
+        if _withheld(held):
             selection.withheld += 1
-            continue
-        if selection.cutoff is not None and moment <= utc(selection.cutoff):
-            continue
-        yield normal_memory(obj, f"memory {pam_id}")
+        elif _goes_out(selection, held, moment):
+            obj = held if isinstance(held, dict) else native_object(held)
+            yield normal_memory(obj, f"memory {pam_id}")
+
+
+_PARTS = (
+    "export it in parts: --ring for one ring at a time, --since for what changed after an instant"
+)
+
+
+def _admit_count(selection: _Selection, limits: PamLimits) -> None:
+    """Refuse, before a byte is written, an export of more memories than a document read a
+    memory at a time may hold: the importer would refuse the file."""
+    count = sum(_goes_out(selection, o, m) for o, m in selection.objects.values())
+    if count > limits.max_memories:
+        raise InvalidRequest(
+            f"{count} memories to export: one PAM document holds at most {limits.max_memories}; "
+            + _PARTS
+        )
+
+
+def _admit_bytes(size: int, limits: PamLimits) -> None:
+    if size > limits.max_bytes:
+        raise InvalidRequest(
+            f"the document would be {size} bytes: one PAM document is at most {limits.max_bytes}; "
+            + _PARTS
+        )
 
 
 def _document(
@@ -269,10 +307,11 @@ def _document(
     summary: tuple[set[str], list[Cited], str],
     base_export_id: str | None,
     sign_key: PrivateKey | None,
+    admit: Callable[[JsonObject], None] | None = None,
 ) -> PamExport:
     """The document around its memories (``memories``: all of them, or a stand-in when they
     are written apart); ``summary``: the exported ids, the memories citing a conversation, the
-    checksum. Signs it and logs the export."""
+    checksum. Signs it, hands it to ``admit`` (which may refuse it), and logs the export."""
     exported, citing, digest = summary
     now = engine.clock.now()
     export_id = str(uuid.uuid4())
@@ -316,6 +355,8 @@ def _document(
         block = signature_block(document, sign_key, now)
         document["signature"] = block
         signer = wire.text(block["public_key"], "signature.public_key")
+    if admit is not None:
+        admit(document)  # before the export is logged: a refused one never happened
     with engine.store.transaction() as tx:
         tables.log_export(
             tx,
@@ -367,15 +408,21 @@ def export_pam_file(
     since: datetime | None = None,
     base_export_id: str | None = None,
     sign_key: PrivateKey | None = None,
+    limits: PamLimits = DEFAULT_LIMITS,
 ) -> PamExport:
     """:func:`export_pam` written to ``out`` as it goes: each memory is put in the normal form,
     hashed into the checksum and written as it is reached, never gathered into a list. The text
     is exactly ``dumps_text(document, indent=2)`` and a newline (what ``engram memory export``
     always wrote). The members sort before ``memories`` (the checksum among them), so the
     memories go to a private temporary file first and are copied after them. The result's
-    ``document`` holds every member but the memories (an empty list)."""
+    ``document`` holds every member but the memories (an empty list).
+
+    A document ``import_pam_file`` would refuse under ``limits`` (more memories, more bytes) is
+    refused instead, with nothing written to ``out`` and no export logged: the count before the
+    first memory is encoded, the bytes once the memories are (docs/spec/limits.md §2)."""
     with gc_paused():  # one dict per memory, up to the document's cap (engram.core.bulk)
         selection = _select(engine, rings, owner_id, since, base_export_id)
+        _admit_count(selection, limits)
         exported: set[str] = set()
         citing: list[Cited] = []
         digest = hashlib.sha256(b"[")
@@ -393,11 +440,21 @@ def export_pam_file(
             if batch:
                 _spill(batch, spill, digest, first=len(exported) == len(batch))
             digest.update(b"]")
+            spill.flush()
+            spilled = os.fstat(spill.fileno()).st_size
             mark = f"memories:{uuid.uuid4()}"  # a stand-in no other member can hold
+            parts: list[str] = []
+
+            def admit(document: JsonObject) -> None:
+                text = dumps_text({**document, "memories": mark}, indent=2) + "\n"
+                head, tail = text.split(f'"{mark}"')
+                framing = len("[\n\n  ]") if exported else len("[]")
+                _admit_bytes(len(head.encode()) + spilled + framing + len(tail.encode()), limits)
+                parts.extend((head, tail))
+
             summary = (exported, citing, "sha256:" + digest.hexdigest())
-            result = _document(engine, selection, [], summary, base_export_id, sign_key)
-            text = dumps_text({**result.document, "memories": mark}, indent=2) + "\n"
-            head, tail = text.split(f'"{mark}"')
+            result = _document(engine, selection, [], summary, base_export_id, sign_key, admit)
+            head, tail = parts
             out.write(head)
             if exported:
                 out.write("[\n")

@@ -55,10 +55,13 @@ _INSTANT = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(\.\d+)?([Zz]
 _WHITESPACE = re.compile(r"\s+")
 MAX_PROBLEMS = 5
 MAX_MEMORIES = 50_000
-"""Memories one PAM document may carry (docs/spec/limits.md §2): a larger store is moved in
-several documents (an incremental export carries only what changed)."""
-MAX_CONTENT_CHARS = 64 << 10
-"""Characters of one memory's ``content``: a memory is a statement, not a file."""
+"""Memories of a PAM document parsed whole (``import_pam``, ``check_document``; docs/spec/limits.md
+§2). A file read a memory at a time (``import_pam_file``, what ``engram memory import`` calls)
+has its own caps (``_pam_read.PamLimits``)."""
+MAX_CONTENT_CHARS = 100_000
+"""Characters of one memory's ``content``: a memory is a statement, not a file. The text engram
+itself records is capped at the same 100,000 (``engram.memory``'s record cap), so every memory
+engram exports imports again."""
 MAX_ID_CHARS = 256
 """Characters of a memory's ``id`` (a UUID is 36)."""
 
@@ -250,7 +253,7 @@ def _check_caps(document: JsonObject) -> None:
     if not isinstance(memories, list):
         return  # the schema names it
     if len(memories) > MAX_MEMORIES:
-        raise too_many_memories()
+        raise too_many_memories(MAX_MEMORIES)
     for i, memory in enumerate(memories):
         memory_caps(memory, i)
 
@@ -281,8 +284,8 @@ def memory_caps(memory: Json, i: int) -> None:
         raise InvalidRequest(f"$.memories[{i}].content: longer than {MAX_CONTENT_CHARS} characters")
 
 
-def too_many_memories() -> InvalidRequest:
-    return InvalidRequest(f"$.memories: more than {MAX_MEMORIES} memories in one document")
+def too_many_memories(cap: int) -> InvalidRequest:
+    return InvalidRequest(f"$.memories: more than {cap} memories in one document")
 
 
 def schema_refusal(errors: Sequence[tuple[str, str]], total: int) -> InvalidRequest:

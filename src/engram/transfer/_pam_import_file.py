@@ -47,7 +47,7 @@ from engram.transfer._pam_import import (
     without_erased,
     writable,
 )
-from engram.transfer._pam_read import Reader, spool
+from engram.transfer._pam_read import DEFAULT_LIMITS, PamLimits, Reader, spool
 
 BATCH = 2_000
 """Memories planned and written at a time (one transaction each for memories and PAM rows)."""
@@ -104,19 +104,25 @@ class PamFile:
         self.spooled.close()
 
 
-def open_pam_file(source: str | Path | BinaryIO, *, name: str | None = None) -> PamFile:
+def open_pam_file(
+    source: str | Path | BinaryIO,
+    *,
+    name: str | None = None,
+    limits: PamLimits = DEFAULT_LIMITS,
+) -> PamFile:
     """Copy ``source`` (a path, or a binary stream such as stdin) to a private temporary file and
     read it once, strictly: the size cap, UTF-8 and every I-JSON fault are refused here, as the
     whole-document reader refused them while parsing. ``name`` names the input in the size
-    refusal (default: the path). Close the result (it is a context manager)."""
+    refusal (default: the path); ``limits`` bound the document (docs/spec/limits.md §2). Close
+    the result (it is a context manager)."""
     spooled = tempfile.TemporaryFile()  # noqa: SIM115 - owned by the PamFile, closed by it
     try:
         if isinstance(source, str | Path):
             with Path(source).open("rb") as f:
-                spool(f, spooled, name or str(source))
+                spool(f, spooled, name or str(source), limits.max_bytes)
         else:
-            spool(source, spooled, name or "the document")
-        first = FirstPass()
+            spool(source, spooled, name or "the document", limits.max_bytes)
+        first = FirstPass(limits=limits)
         spooled.seek(0)
         text = io.TextIOWrapper(spooled, encoding="utf-8", newline="")
         try:
@@ -137,12 +143,16 @@ def import_pam_file(
     ring: str = "M4",
     trusted_keys: Collection[PublicKey] = (),
     any_base: bool = False,
+    limits: PamLimits = DEFAULT_LIMITS,
 ) -> PamImport:
     """Check the PAM document at ``source`` whole, then merge it into ``ring``:
     ``import_pam``'s checks, refusals and result, read a memory at a time (never the whole
-    document). ``source``: a path, a binary stream, or an :func:`open_pam_file` result."""
+    document), except that the caps are ``limits`` (each memory's values on its own, the
+    memories counted up to ``limits.max_memories``), not those of a parsed document.
+    ``source``: a path, a binary stream, or an :func:`open_pam_file` result (opened with its
+    own ``limits``)."""
     if not isinstance(source, PamFile):
-        with open_pam_file(source) as opened:
+        with open_pam_file(source, limits=limits) as opened:
             return import_pam_file(
                 engine, opened, ring=ring, trusted_keys=trusted_keys, any_base=any_base
             )

@@ -23,14 +23,37 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import IO, BinaryIO, NoReturn, Protocol
 
+from engram.core.bounds import MAX_ELEMENTS
 from engram.core.canonical import Json, parse_strict
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.transfer._pam_format import error_detail
 
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
-"""Bytes of one PAM document (a memory store of a few hundred thousand memories)."""
+"""Bytes of one PAM document (about 220,000 memories as engram writes them, ~1.2 KB each)."""
+MAX_STREAMED_MEMORIES = 1_000_000
+"""Memories of one document read a memory at a time (the ids are what the reader keeps of each;
+the bytes cap alone would allow ~1.5 million of the smallest valid memory)."""
+
+
+@dataclass(frozen=True)
+class PamLimits:
+    """The bounds on a PAM document read a memory at a time, and so on what an export writes
+    (docs/spec/limits.md §2). PAM 1.0 sets none (its schema gives ``memories`` no ``maxItems``):
+    these are engram's, and an application may lower them (tests do, to cross them cheaply).
+
+    ``max_member_values`` bounds each memory on its own and the root's other members together
+    (``engram.core.bounds.MAX_ELEMENTS``, what a whole parsed document may hold): the reader
+    holds one memory at a time and the other members whole."""
+
+    max_bytes: int = MAX_DOCUMENT_BYTES
+    max_memories: int = MAX_STREAMED_MEMORIES
+    max_member_values: int = MAX_ELEMENTS
+
+
+DEFAULT_LIMITS = PamLimits()
 CHUNK = 1 << 20  # characters read at a time
 _WS = " \t\n\r"
 _LENIENT = json.JSONDecoder()  # only says where a value ends; parse_strict says what it is
@@ -45,10 +68,12 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _TRUNCATION_WINDOW = 16
 
 
-def spool(source: BinaryIO, into: IO[bytes], name: str) -> None:
+def spool(
+    source: BinaryIO, into: IO[bytes], name: str, max_bytes: int = MAX_DOCUMENT_BYTES
+) -> None:
     """Copy ``source`` into ``into`` (a private file the passes read again), refusing what the
-    whole-document reader refused before it parsed: more than :data:`MAX_DOCUMENT_BYTES`, then
-    invalid UTF-8 (first bad byte, its character offset), then a byte-order mark."""
+    whole-document reader refused before it parsed: more than ``max_bytes``, then invalid
+    UTF-8 (first bad byte, its character offset), then a byte-order mark."""
     total = chars = 0
     pending = b""
     fault: CanonicalJsonError | None = None
@@ -57,8 +82,8 @@ def spool(source: BinaryIO, into: IO[bytes], name: str) -> None:
     while True:
         chunk = source.read(CHUNK)
         total += len(chunk)
-        if total > MAX_DOCUMENT_BYTES:
-            raise InvalidRequest(f"{name}: larger than {MAX_DOCUMENT_BYTES} bytes")
+        if total > max_bytes:
+            raise InvalidRequest(f"{name}: larger than {max_bytes} bytes")
         if fault is None:
             data = pending + chunk
             try:
@@ -295,4 +320,13 @@ class Reader:
             self._pos += 1
 
 
-__all__ = ["CHUNK", "MAX_DOCUMENT_BYTES", "Handler", "Reader", "spool"]
+__all__ = [
+    "CHUNK",
+    "DEFAULT_LIMITS",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_STREAMED_MEMORIES",
+    "Handler",
+    "PamLimits",
+    "Reader",
+    "spool",
+]

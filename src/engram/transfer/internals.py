@@ -10,7 +10,7 @@ the private modules. Nothing here is a stable API for applications: use ``engram
 from __future__ import annotations
 
 from engram.transfer import _pam_format, _pam_read
-from engram.transfer._pam_check import Shape, fast_memory_check, shape_of, shape_verdict
+from engram.transfer._pam_check import Shape, fast_memory_check, shape_of
 
 
 def set_read_chunk(chars: int) -> int:
@@ -32,5 +32,4 @@ __all__ = [
     "memory_schema_valid",
     "set_read_chunk",
     "shape_of",
-    "shape_verdict",
 ]
