@@ -143,7 +143,8 @@ def test_a_malformed_record_signed_by_a_sloppy_producer_is_refused_at_import(
     contents, _ = package_contents(
         write_package(tmp_path / "pkg", records=RECORDS[:1]), ExportOptions("io.github.acme", NOW)
     )
-    contents.memories = [{**contents.memories[0], **change}]
+    (first,) = contents.memories  # the package's one record
+    contents.memories = [{**first, **change}]
     path = tmp_path / "sloppy.acx"
     write(path, contents, key=PrivateKey.generate(), signed_at=NOW)
     seat = Seat(tmp_path / "seat")

@@ -24,8 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from engram.cartridge import record_problems
-from engram.cartridge.internals import export_record, schema_issues
+from engram.cartridge.internals import export_record, record_problems, schema_issues
 from engram.core.schema_predicate import compile_predicate
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"

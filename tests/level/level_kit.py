@@ -22,12 +22,11 @@ from engram.level import (
     Verifier,
     demo_benchmark,
     prove_level,
-    public_multikey,
     set_entry,
     static_resolver,
     status_list_credential,
 )
-from engram.level.internals import add_proof
+from engram.level.internals import add_proof, public_multikey
 
 HERE = Path(__file__).resolve().parent
 VECTORS = HERE.parent / "vectors"

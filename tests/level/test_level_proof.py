@@ -11,13 +11,14 @@ from level_kit import W3C
 
 from engram.core.canonical import canonicalize
 from engram.core.keys import PrivateKey
-from engram.level import ProofInvalid, public_multikey
+from engram.level import ProofInvalid
 from engram.level.internals import (
     add_proof,
     base58btc_decode,
     did_key_resolver,
     hash_data,
     private_from_multikey,
+    public_multikey,
     verify_proof,
 )
 

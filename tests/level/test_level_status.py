@@ -18,12 +18,11 @@ from engram.level import (
     StatusCheckError,
     StatusList,
     check_status,
-    public_multikey,
     set_entry,
     static_resolver,
     status_list_credential,
 )
-from engram.level.internals import MIN_ENTRIES, add_proof
+from engram.level.internals import MIN_ENTRIES, add_proof, public_multikey
 
 
 def _independent_bits(encoded: str) -> bytes:

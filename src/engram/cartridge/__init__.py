@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from engram.cartridge._host_dirs import HOST_SKILL_DIRS
     from engram.cartridge._legacy import upgrade
     from engram.cartridge._package import SpecReport, spec_report
-    from engram.cartridge._records import MergeResult, merge_records, record_problems
+    from engram.cartridge._records import MergeResult, merge_records
     from engram.cartridge._rom import Rom, load_rom
     from engram.cartridge._skills import Skill, derive_skills
     from engram.cartridge._starter import write_starter_package
@@ -77,7 +77,6 @@ _LAZY = {
     "spec_report": "engram.cartridge._package",
     "MergeResult": "engram.cartridge._records",
     "merge_records": "engram.cartridge._records",
-    "record_problems": "engram.cartridge._records",
     "Rom": "engram.cartridge._rom",
     "load_rom": "engram.cartridge._rom",
     "Skill": "engram.cartridge._skills",
@@ -117,7 +116,6 @@ __all__ = [
     "load_rom",
     "merge_records",
     "package_contents",
-    "record_problems",
     "require_state",
     "roster",
     "spec_report",

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         codebase_fingerprint,
         export_record,
         merge_key,
+        record_problems,
         resolve_conflict,
         validate_record,
     )
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 # Bound on first use (engram.core.lazy), as the package's own names are: importing this module
 # loads none of the modules it names.
 _LAZY = {
+    "record_problems": "engram.cartridge._records",
     "ExportedRecords": "engram.cartridge._agent",
     "export_records": "engram.cartridge._agent",
     "set_memories": "engram.cartridge._agent",
@@ -136,6 +138,7 @@ __all__ = [
     "merge_key",
     "negotiate",
     "preflight",
+    "record_problems",
     "resolve_conflict",
     "scan",
     "schema_issues",

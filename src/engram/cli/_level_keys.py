@@ -45,8 +45,7 @@ def status_list_option(help_text: str) -> Callable[[F], F]:
 
 def issuer_public_key(text: str) -> PublicKey:
     from engram.core.keys import PublicKey
-    from engram.level import public_from_multikey
-    from engram.level.internals import MAX_FETCH_BYTES
+    from engram.level.internals import MAX_FETCH_BYTES, public_from_multikey
 
     if text.startswith("z6Mk"):
         return public_from_multikey(text)

@@ -19,9 +19,9 @@ from engram.integrations._schema import (
     ring_id_for,
     scope_for,
 )
-from engram.memory import MemoryEngine, erase_rings
-from engram.memory.internals import check_subject
-from engram.store import is_migrated
+from engram.memory import MemoryEngine
+from engram.memory.internals import check_subject, erase_rings
+from engram.store.internals import is_migrated
 
 
 def erase_subject_integrations(engine: MemoryEngine, subject: str, *, actor: str) -> int:

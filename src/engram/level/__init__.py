@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from engram.level._fetch import fetch_location
     from engram.level._issue import Issuance, Verifier, prove_level
     from engram.level._ledger import Ledger
-    from engram.level._multikey import public_from_multikey, public_multikey
     from engram.level._ob3 import Finding
     from engram.level._proof import KeyResolver, did_document_resolver, static_resolver
     from engram.level._require import require_verified
@@ -52,8 +51,6 @@ _LAZY: dict[str, str] = {
     "Verifier": "engram.level._issue",
     "prove_level": "engram.level._issue",
     "Ledger": "engram.level._ledger",
-    "public_from_multikey": "engram.level._multikey",
-    "public_multikey": "engram.level._multikey",
     "Finding": "engram.level._ob3",
     "KeyResolver": "engram.level._proof",
     "did_document_resolver": "engram.level._proof",
@@ -97,8 +94,6 @@ __all__ = [
     "fetch_location",
     "load_benchmark",
     "prove_level",
-    "public_from_multikey",
-    "public_multikey",
     "require_verified",
     "set_entry",
     "static_resolver",

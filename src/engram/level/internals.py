@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from engram.level._defaults import DEFAULT_COOLDOWN, DEFAULT_DRAW, MIN_ENTRIES
     from engram.level._evidence import envelope_file_name
     from engram.level._fetch import MAX_FETCH_BYTES, pinned_fetch
-    from engram.level._multikey import base58btc_decode, private_from_multikey
+    from engram.level._multikey import (
+        base58btc_decode,
+        private_from_multikey,
+        public_from_multikey,
+        public_multikey,
+    )
     from engram.level._ob3 import finding_wire, published_schema
     from engram.level._proof import add_proof, did_key_resolver, hash_data, verify_proof
     from engram.level._rating import Game, Gate, career_tier, level_for, rate
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
 # Bound on first use (engram.core.lazy), as the package's own names are: importing this module
 # loads none of the modules it names.
 _LAZY = {
+    "public_from_multikey": "engram.level._multikey",
+    "public_multikey": "engram.level._multikey",
     "seal_benchmark": "engram.level._benchmark",
     "DEFAULT_COOLDOWN": "engram.level._defaults",
     "DEFAULT_DRAW": "engram.level._defaults",
@@ -70,6 +77,8 @@ __all__ = [
     "level_for",
     "pinned_fetch",
     "private_from_multikey",
+    "public_from_multikey",
+    "public_multikey",
     "published_schema",
     "rate",
     "registry_issuer_keys",

@@ -35,8 +35,6 @@ if typing.TYPE_CHECKING:
         LifecycleResult,
         MemoryHistory,
         erase,
-        erase_rings,
-        erased_among,
         forget,
         history,
         restore,
@@ -56,7 +54,7 @@ if typing.TYPE_CHECKING:
         StatusReport,
     )
     from engram.memory._outcomes import complete, outcome
-    from engram.memory._owner import owner_of, subject_ring_id
+    from engram.memory._owner import subject_ring_id
     from engram.memory._portable import (
         ImportResult,
         RingMigration,
@@ -71,7 +69,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._supersede import SupersedeResult, supersede
     from engram.memory._turns import MAX_CONVERSATION_BYTES, MAX_MESSAGES
     from engram.memory._view import subject_view
-    from engram.memory._withdrawn import reinstate, withdraw, withdrawn_among
+    from engram.memory._withdrawn import reinstate, withdraw
 
 # Imported on first use (PEP 562): a cold `engram recall` needs the engine, the index and
 # recall, not distillation, outcomes, cartridges, status or `engram init` (issue 16, cold CLI
@@ -126,19 +124,15 @@ _LAZY: dict[str, str] = {
     "SupersedeResult": "engram.memory._supersede",
     "supersede": "engram.memory._supersede",
     "subject_view": "engram.memory._view",
-    "owner_of": "engram.memory._owner",
     "subject_ring_id": "engram.memory._owner",
     "LifecycleResult": "engram.memory._lifecycle",
     "MemoryHistory": "engram.memory._lifecycle",
     "erase": "engram.memory._lifecycle",
-    "erase_rings": "engram.memory._lifecycle",
-    "erased_among": "engram.memory._lifecycle",
     "forget": "engram.memory._lifecycle",
     "history": "engram.memory._lifecycle",
     "restore": "engram.memory._lifecycle",
     "reinstate": "engram.memory._withdrawn",
     "withdraw": "engram.memory._withdrawn",
-    "withdrawn_among": "engram.memory._withdrawn",
 }
 
 __all__ = [
@@ -175,8 +169,6 @@ __all__ = [
     "default_manifest_text",
     "distill",
     "erase",
-    "erase_rings",
-    "erased_among",
     "export_memories",
     "forget",
     "get_memory",
@@ -189,7 +181,6 @@ __all__ = [
     "migrate_rings",
     "open_engine",
     "outcome",
-    "owner_of",
     "parse_manifest",
     "recall",
     "record",
@@ -203,7 +194,6 @@ __all__ = [
     "subject_view",
     "supersede",
     "withdraw",
-    "withdrawn_among",
 ]
 
 if not typing.TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error

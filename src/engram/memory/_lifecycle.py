@@ -36,7 +36,8 @@ from engram.memory import _repo
 from engram.memory._engine import MemoryEngine, writing
 from engram.memory._models import Memory
 from engram.memory._withdrawn import FORGOTTEN, SUPERSEDED, WITHDRAWN_COMPONENT
-from engram.store import Component, Dialect, Migration, Tx, is_migrated
+from engram.store import Component, Dialect, Migration, Tx
+from engram.store.internals import is_migrated
 
 MAX_IDS = 1_000
 MAX_REASON = 500

@@ -24,7 +24,7 @@ from engram.memory._engine import MemoryEngine
 from engram.memory._models import Memory
 from engram.memory._owner import subject_ring_id
 from engram.memory._withdrawn import WITHDRAWN_COMPONENT
-from engram.store import is_migrated
+from engram.store.internals import is_migrated
 
 MAX_PAGE = 200
 DEFAULT_PAGE = 50

@@ -22,7 +22,8 @@ from engram.core.clock import format_instant_precise
 from engram.memory import _repo
 from engram.memory._engine import MemoryEngine
 from engram.memory._schema import WITHDRAWN_COMPONENT
-from engram.store import Tx, is_migrated
+from engram.store import Tx
+from engram.store.internals import is_migrated
 
 # Why a memory is withdrawn, where engram itself withdraws it (PAM imports give their own).
 FORGOTTEN = "forgotten"

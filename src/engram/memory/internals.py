@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         signal_weight,
     )
     from engram.memory._index import INDEX_VERSION, TEXT_SCHEMA, matvec
+    from engram.memory._lifecycle import erase_rings, erased_among
     from engram.memory._minilm import DIMS, ENGINE, MiniLMEmbedder
     from engram.memory._owner import (
         SUBJECT_HEADER,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         Caller,
         check_subject,
         http_caller,
+        owner_of,
         subject_spec,
     )
     from engram.memory._portable import ring_memory_pages
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
         words,
     )
     from engram.memory._view import seat_view
+    from engram.memory._withdrawn import withdrawn_among
 
 
 def rebuild_index(engine: MemoryEngine) -> None:
@@ -100,6 +103,10 @@ def analysed_with(words_of: Callable[[str], list[str]]) -> Iterator[None]:
 # Bound on first use (engram.core.lazy), as engram.memory's own names are: a command that needs
 # one constant from here does not load the recall stages or the dense model.
 _LAZY = {
+    "erase_rings": "engram.memory._lifecycle",
+    "erased_among": "engram.memory._lifecycle",
+    "withdrawn_among": "engram.memory._withdrawn",
+    "owner_of": "engram.memory._owner",
     "MAX_WORD": "engram.memory._analysis",
     "cache_sizes": "engram.memory._analysis",
     "fold": "engram.memory._analysis",
@@ -190,6 +197,8 @@ __all__ = [
     "common_terms_query",
     "default_seat",
     "deferred_engine",
+    "erase_rings",
+    "erased_among",
     "fold",
     "fused_ranking",
     "http_caller",
@@ -202,6 +211,7 @@ __all__ = [
     "matvec",
     "minilm",
     "model_missing",
+    "owner_of",
     "rebuild_index",
     "ring_memory_pages",
     "script_of",
@@ -215,6 +225,7 @@ __all__ = [
     "terms",
     "time_intent",
     "vector_to_blob",
+    "withdrawn_among",
     "words",
 ]
 

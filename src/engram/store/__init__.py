@@ -7,7 +7,6 @@ idempotency records live in the public submodules :mod:`engram.store.keys` and
 """
 
 from engram.store._base import Component, Dialect, Migration, Row, Store, Tx
-from engram.store._migrate import is_migrated
 from engram.store._open import database_url_from_env, open_store
 
 __all__ = [
@@ -18,6 +17,5 @@ __all__ = [
     "Store",
     "Tx",
     "database_url_from_env",
-    "is_migrated",
     "open_store",
 ]

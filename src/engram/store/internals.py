@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from engram.store._base import PoolReporting, writing
     from engram.store._changes import COMPONENT as CHANGES_COMPONENT
     from engram.store._changes import FLUSH, Change, ChangeFeed, Subscription
-    from engram.store._migrate import applied_migrations
+    from engram.store._migrate import applied_migrations, is_migrated
     from engram.store._open import engram_home
     from engram.store._sql import advisory_lock, redact_url, to_pyformat
 
@@ -32,6 +32,7 @@ _LAZY = {
     "FLUSH": "engram.store._changes",
     "Subscription": "engram.store._changes",
     "applied_migrations": "engram.store._migrate",
+    "is_migrated": "engram.store._migrate",
     "engram_home": "engram.store._open",
     "advisory_lock": "engram.store._sql",
     "redact_url": "engram.store._sql",
@@ -48,6 +49,7 @@ __all__ = [
     "advisory_lock",
     "applied_migrations",
     "engram_home",
+    "is_migrated",
     "redact_url",
     "to_pyformat",
     "writing",

@@ -35,11 +35,10 @@ from engram.cartridge import (
     DEFAULT_ACCEPT,
     Cartridge,
     TrustReport,
-    record_problems,
     require_state,
     verify,
 )
-from engram.cartridge.internals import MemoryRow, merge_key, resolve_conflict
+from engram.cartridge.internals import MemoryRow, merge_key, record_problems, resolve_conflict
 from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, Forbidden

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 
 from engram.core.canonical import canonicalize
 from engram.errors import ResourceNotFound
-from engram.memory import LifecycleResult, MemoryEngine, erase, erase_rings, subject_ring_id
-from engram.store import Tx, is_migrated
+from engram.memory import LifecycleResult, MemoryEngine, erase, subject_ring_id
+from engram.memory.internals import erase_rings
+from engram.store import Tx
 from engram.store.idempotency import seal_answers_naming
+from engram.store.internals import is_migrated
 from engram.transfer._pam_tables import PAM_COMPONENT
 
 

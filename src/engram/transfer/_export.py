@@ -30,8 +30,8 @@ from engram.core.canonical import JsonObject
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import Forbidden, InvalidRequest
-from engram.memory import MemoryEngine, owner_of
-from engram.memory.internals import ring_memory_pages
+from engram.memory import MemoryEngine
+from engram.memory.internals import owner_of, ring_memory_pages
 
 
 def ring_records(engine: MemoryEngine, ring: str) -> Iterator[JsonObject]:

@@ -25,7 +25,8 @@ from engram.core.clock import format_instant_precise
 from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import Forbidden, InvalidRequest, NotFound
-from engram.memory import MemoryEngine, MemoryRecord, export_memories, withdrawn_among
+from engram.memory import MemoryEngine, MemoryRecord, export_memories
+from engram.memory.internals import withdrawn_among
 from engram.transfer import _pam_tables as tables
 from engram.transfer import _wire as wire
 from engram.transfer._pam_format import (

@@ -29,13 +29,13 @@ from engram.errors import ConflictError, Forbidden, SignatureInvalid
 from engram.memory import (
     Memory,
     MemoryEngine,
-    erased_among,
     get_memory,
     import_memories,
     memory_id,
     reinstate,
     withdraw,
 )
+from engram.memory.internals import erased_among
 from engram.transfer import _pam_tables as tables
 from engram.transfer import _wire as wire
 from engram.transfer._pam_format import (

@@ -17,7 +17,7 @@ from engram.core.canonical import Json, JsonObject, canonicalize
 from engram.core.encoding import b64url_decode, b64url_encode
 from engram.core.keys import PrivateKey, PublicKey
 from engram.errors import InvalidRequest, SignatureInvalid
-from engram.level import public_from_multikey, public_multikey
+from engram.level.internals import public_from_multikey, public_multikey
 from engram.transfer._pam_format import format_instant, parse_instant
 
 
