@@ -154,6 +154,11 @@ def test_import_refuses_tampered_and_untrusted_cartridges_without_writing(
     assert code == 1
     one_error_line(err, "untrusted_cartridge")
     assert "portable" in err
+    # The refusal names what would accept it (its key in a registry, or the state itself).
+    assert err.rstrip().endswith(
+        "; to import it: name its key in a trust registry (--trust-registry FILE), pass "
+        "--local-key FILE if it is your own, or --accept portable"
+    )
     execute(out, "UPDATE memory SET payload = replace(payload, 'revert', 'rebase')")
     code, text, _ = run(capsys, "cartridge", "verify", str(out))
     assert code == 1
@@ -162,6 +167,7 @@ def test_import_refuses_tampered_and_untrusted_cartridges_without_writing(
     assert code == 1
     one_error_line(err, "untrusted_cartridge")
     assert "tampered" in err
+    assert "to import it" not in err  # nothing accepts a tampered file, so no way out is offered
     assert b.memories("seat:engram-implementer") == []
     code, _, err = run(capsys, "cartridge", "import", str(out), "--ring", "M0", *b.args())
     assert code == 1

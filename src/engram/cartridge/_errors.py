@@ -41,6 +41,12 @@ class UntrustedCartridge(VerificationError):
 
     code = "untrusted_cartridge"
 
+    def __init__(self, message: str, *, counts_as: str | None = None) -> None:
+        super().__init__(message)
+        self.counts_as = counts_as
+        """The trust state it was judged in (a portable file whose signature was not checked
+        counts as ``legacy``), so a command can say which option would accept it."""
+
 
 class ActivationRefused(ConflictError):
     """The host cannot meet the cartridge's signed harness requirements (§8.5 handshake)."""

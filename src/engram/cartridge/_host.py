@@ -55,13 +55,15 @@ def require_state(report: TrustReport, accept: Collection[TrustState]) -> None:
     allowed = ", ".join(sorted(s.value for s in accept if s is not TrustState.TAMPERED))
     if report.state is TrustState.TAMPERED or report.state not in accept:
         raise UntrustedCartridge(
-            f"cartridge is {report.state.value} ({report.reason}); accepted: {allowed or 'none'}"
+            f"cartridge is {report.state.value} ({report.reason}); accepted: {allowed or 'none'}",
+            counts_as=report.state.value,
         )
     unchecked = report.state is TrustState.PORTABLE and not report.signature_verified
     if unchecked and TrustState.LEGACY not in accept:
         raise UntrustedCartridge(
             f"cartridge is portable but its signature was not checked ({report.reason}): "
-            f"it counts as legacy; accepted: {allowed or 'none'}"
+            f"it counts as legacy; accepted: {allowed or 'none'}",
+            counts_as=TrustState.LEGACY.value,
         )
 
 

@@ -20,6 +20,7 @@ from engram.cli._cartridge_options import (
     intact_rom,
     local_key_option,
     local_keyids,
+    way_out_of_refusal,
 )
 from engram.cli._common import (
     EXISTING_FILE,
@@ -226,7 +227,7 @@ def import_command(
     from engram.transfer import import_cartridge
 
     local = local_keyids(local_keys)  # bad input fails before the store opens
-    with seat_engine(ote, database) as engine:
+    with seat_engine(ote, database) as engine, way_out_of_refusal():
         summary = import_cartridge(
             engine,
             file,

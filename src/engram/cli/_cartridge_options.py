@@ -8,7 +8,8 @@ when its help is printed (issue 33: every ``COMMAND --help`` within 3x ``python 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,28 @@ def accepted(values: tuple[str, ...]) -> frozenset[TrustState]:
     return frozenset(TrustState(a) for a in values) or DEFAULT_ACCEPT
 
 
+_WAY_OUT = {
+    "portable": "name its key in a trust registry (--trust-registry FILE), pass --local-key FILE "
+    "if it is your own, or --accept portable",
+    "legacy": "--accept legacy, if you trust where the file came from",
+}
+"""What accepts a refused (never a tampered) cartridge, by the state it was judged in."""
+
+
+@contextmanager
+def way_out_of_refusal() -> Iterator[None]:
+    """A cartridge refused for its trust state says which option would accept it."""
+    from engram.cartridge import UntrustedCartridge
+
+    try:
+        yield
+    except UntrustedCartridge as e:
+        way = _WAY_OUT.get(e.counts_as or "")
+        if way is None:
+            raise
+        raise UntrustedCartridge(f"{e.message}; to import it: {way}", counts_as=e.counts_as) from e
+
+
 def intact_rom(file: Path) -> Rom:
     """The verified ROM of ``file``; a tampered cartridge is refused before anyone acts on it."""
     from engram.cartridge import Cartridge, require_state, verify_rom
@@ -79,4 +102,5 @@ __all__ = [
     "local_keyids",
     "now",
     "salt",
+    "way_out_of_refusal",
 ]
