@@ -14,34 +14,20 @@ from pathlib import Path
 import pytest
 
 from engram.core.keys import PrivateKey, save_private_key
-from engram.memory import Memory, MemoryRecord, MemoryStatus, import_memories, memory_id
+from engram.memory import (
+    Memory,
+    MemoryRecord,
+    MemoryStatus,
+    default_manifest_text,
+    import_memories,
+    memory_id,
+)
 from engram.store import open_store
 from peak_kit import run_python_peak
 
-RING_ID = "seat:bounded"
-SEAT = f"""
-schema_version = "engram.ote.v1"
-[seat]
-seat_id = "{RING_ID}"
-archetype = "archetype:general"
-keyspace_budget_tokens = 4000
-[ontology]
-domain = "bench"
-allowed_kinds = ["fact"]
-[[topology.mounts]]
-ring = "M4"
-ring_id = "{RING_ID}"
-access = "read_write"
-budget_share_pct = 100
-[epistemology]
-credible_z = 1.96
-graduation_lcb_threshold = 0.78
-graduation_min_samples = 8.0
-nomination_lcb_threshold = 0.85
-nomination_min_verifications = 5
-[retrieval]
-embedding_provider = "local-hash-128"
-"""
+# `engram default-ote`'s seat, model-free: the memories go into its own ring (M4, the seat id).
+SEAT = default_manifest_text(without_model="this test records with the model-free seat")
+RING_ID = "seat:engram-implementer"
 SMALL, LARGE = 1_000, 11_000
 TEXT_WORDS = 420
 """About 3 KB of text per memory: the records of the large ring are ~30 MB as text alone."""
