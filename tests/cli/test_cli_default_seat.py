@@ -115,6 +115,21 @@ def test_with_only_engram_home_record_then_recall_use_the_default_seat(tmp_path:
 
 
 @pytest.mark.req("engram.cli.default-seat-commands")
+def test_a_recall_that_finds_nothing_says_where_a_subjects_memories_are(tmp_path: Path) -> None:
+    """Memories recorded with a subject's token are the subject's (docs/memory-ownership.md):
+    a plain ``engram recall`` that finds none says how to reach them, on stderr, naming none."""
+    home, work = _dirs(tmp_path)
+    empty = _engram(home, work, "recall", "tea")
+    assert empty.returncode == 0
+    hint = empty.stderr.splitlines()[-1]
+    assert hint.startswith("hint: without --subject, recall searches the seat's own")
+    assert hint.endswith("--subject ID recalls them")
+    assert "hint:" not in _engram(home, work, "recall", "tea", "--json").stderr
+    assert _engram(home, work, "record", "--kind", "fact", TEA).returncode == 0
+    assert "hint:" not in _engram(home, work, "recall", "tea").stderr  # it found the memory
+
+
+@pytest.mark.req("engram.cli.default-seat-commands")
 def test_a_memory_without_a_kind_is_refused_naming_the_seats_kinds(tmp_path: Path) -> None:
     """The first thing a user types, ``engram record "text"``, says what ``--kind`` may be."""
     home, work = _dirs(tmp_path)

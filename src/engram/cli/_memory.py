@@ -323,6 +323,7 @@ def recall_command(
     subject: str | None,
 ) -> None:
     """Recall the best memories for QUERY within the seat's token budget."""
+    from engram.cli._seat import NO_HIT_HINT
     from engram.memory import recall
 
     if (query is None) == (batch is None):
@@ -364,6 +365,8 @@ def recall_command(
             f"{len(result.hits)} hit(s), {result.used_tokens}/{result.budget_tokens} "
             f"tokens; {stages}"
         )
+        if not result.hits and subject is None:  # a hint, on stderr: no count, no content
+            click.echo(NO_HIT_HINT, err=True)
 
     emit(result.to_wire(), as_json, human)
 

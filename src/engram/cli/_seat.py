@@ -101,6 +101,13 @@ def resolve_seat(ote: Path | None) -> SeatSource:
     return seat
 
 
+NO_HIT_HINT = (
+    "hint: without --subject, recall searches the seat's own and shared rings; memories "
+    "recorded with a subject's token (REST, /mcp) are that subject's: --subject ID recalls them"
+)
+"""Said when a recall for the seat finds nothing (docs/memory-ownership.md)."""
+
+
 def kind_required(ote: Path | None) -> InvalidRequest:
     """A memory given as TEXT needs a kind: the error names the seat's, so the user can pick."""
     from engram.memory.internals import load_seat
@@ -171,6 +178,7 @@ def seat_engine(
 
 
 __all__ = [
+    "NO_HIT_HINT",
     "OTHER_SEAT",
     "SEAT_LOOKUP",
     "actor",
