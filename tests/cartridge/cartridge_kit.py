@@ -84,6 +84,26 @@ def one_error_line(err: str, code: str) -> None:
     assert "Traceback" not in err
 
 
+def fingerprint_members(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The nine members §7.3 hashes, from SPEC's text (lboel/acx@85f1358): text trimmed and
+    lowercased, tags lowercased and sorted; the tests hash them with an encoder of their own."""
+
+    def text(key: str) -> str:
+        return str(record.get(key) or "").strip().lower()
+
+    return {
+        "title": text("title"),
+        "summary": text("summary"),
+        "sourceType": text("sourceType"),
+        "repoId": record.get("repoId"),
+        "projectLabel": text("projectLabel"),
+        "timestamp": record.get("timestamp") or "",
+        "impact": record.get("impact") or "neutral",
+        "xpAwarded": record.get("xpAwarded") or 0,
+        "tags": sorted(str(t).lower() for t in record.get("tags") or []),
+    }
+
+
 def copy_reference(tmp: Path) -> Path:
     target = tmp / "ref.acx"
     shutil.copyfile(REFERENCE, target)

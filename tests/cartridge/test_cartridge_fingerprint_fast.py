@@ -13,6 +13,7 @@ import hashlib
 from typing import Any
 
 import pytest
+from cartridge_kit import fingerprint_members
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,21 +23,8 @@ from engram.errors import CanonicalJsonError
 
 
 def _reference(record: dict[str, Any]) -> str:
-    def text(key: str) -> str:
-        return str(record.get(key) or "").strip().lower()
-
-    key = {
-        "title": text("title"),
-        "summary": text("summary"),
-        "sourceType": text("sourceType"),
-        "repoId": record.get("repoId"),
-        "projectLabel": text("projectLabel"),
-        "timestamp": record.get("timestamp") or "",
-        "impact": record.get("impact") or "neutral",
-        "xpAwarded": record.get("xpAwarded") or 0,
-        "tags": sorted(str(t).lower() for t in (record.get("tags") or [])),
-    }
-    return hashlib.sha1(canonicalize(key), usedforsecurity=False).hexdigest()[:10]
+    members = fingerprint_members(record)
+    return hashlib.sha1(canonicalize(members), usedforsecurity=False).hexdigest()[:10]
 
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
@@ -87,7 +75,7 @@ def test_the_written_fingerprint_is_the_canonical_one(record: dict[str, Any]) ->
 def test_what_cannot_be_canonicalised_is_refused_as_before(
     member: str, value: object, reason: str
 ) -> None:
-    record = {"title": "t", "summary": "s", "tags": ["B", "a"], member: value}
+    record: dict[str, Any] = {"title": "t", "summary": "s", "tags": ["B", "a"], member: value}
     with pytest.raises(CanonicalJsonError) as refused:
         artifact_fingerprint(record)
     assert refused.value.reason == reason

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import rfc8785
-from cartridge_kit import NOW, RECORDS, SALT, Seat, build, write_package
+from cartridge_kit import NOW, RECORDS, SALT, Seat, build, fingerprint_members, write_package
 
 from engram.cartridge import (
     Cartridge,
@@ -52,23 +52,10 @@ def _field_learned() -> dict[str, Any]:
 
 
 def _independent_fingerprint(record: dict[str, Any]) -> str:
-    """§7.3 from the text: sha1 over the nine members, text trimmed+lowercased, tags sorted."""
-
-    def text(key: str) -> str:
-        return str(record.get(key) or "").strip().lower()
-
-    key = {
-        "title": text("title"),
-        "summary": text("summary"),
-        "sourceType": text("sourceType"),
-        "repoId": record.get("repoId"),
-        "projectLabel": text("projectLabel"),
-        "timestamp": record.get("timestamp") or "",
-        "impact": record.get("impact") or "neutral",
-        "xpAwarded": record.get("xpAwarded") or 0,
-        "tags": sorted(str(t).lower() for t in record.get("tags") or []),
-    }
-    return hashlib.sha1(rfc8785.dumps(key), usedforsecurity=False).hexdigest()[:10]
+    """§7.3 from the text, hashed over the independent ``rfc8785`` package."""
+    return hashlib.sha1(
+        rfc8785.dumps(fingerprint_members(record)), usedforsecurity=False
+    ).hexdigest()[:10]
 
 
 @pytest.mark.req("engram.cartridge.memory-partition", "engram.cartridge.export-partition")
