@@ -219,6 +219,31 @@ def test_export_verify_strip_inspect(
     assert json.loads(text)["meta"]["acx.save_codebase_fingerprint"]["signed"] is False
 
 
+@pytest.mark.req("engram.cartridge.scrub-gate", "engram.cartridge.export-partition")
+def test_a_repository_rings_id_never_leaves_in_a_ring_export(
+    sign_key: Path, salt_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """§7.5: no raw repoId survives export. A repository ring's records carry its id as their
+    repoId, so the gate looks for it in everything the ring export writes, as it does for a
+    package's records."""
+    a = Seat(tmp_path / "a", "c" * 16)
+    line = {"text": f"The CI of {a.repo} runs on the runner pool.", "kind": "fact", "ring": "M2"}
+    source = tmp_path / "leak.jsonl"
+    source.write_bytes(canonicalize(line) + b"\n")
+    assert run(capsys, "record", "--from", str(source), *a.args())[0] == 0
+    out = tmp_path / "repo.acx"
+    shipped = ["--include-field-learned", "--installation-salt-file", str(salt_file)]
+    code, _, err = _export(capsys, a, out, "--ring", "M2", "--sign-key", str(sign_key), *shipped)
+    assert code == 2
+    one_error_line(err, "scrub_blocked")
+    assert "repo-identifier-leak" in err
+    assert not out.exists()
+    # Quarantined (the default), the record does not go out, so neither does the id.
+    code, text, err = _export(capsys, a, out, "--ring", "M2", "--sign-key", str(sign_key))
+    assert code == 0, err
+    assert "(1 field-learned quarantined)" in text
+
+
 @pytest.mark.req("engram.cartridge.scrub-gate", "engram.cartridge.no-private-keys")
 def test_export_refuses_a_record_that_leaks_the_signing_key(
     sign_key: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

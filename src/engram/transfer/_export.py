@@ -37,12 +37,24 @@ from engram.memory.internals import owner_of, ring_memory_pages
 def ring_records(engine: MemoryEngine, ring: str) -> Iterator[JsonObject]:
     """One ring's memories as author records for export (M2 memories are field-learned),
     oldest first, read from the store a page at a time as they are drawn."""
+    return _ring_records(engine, _exported_ring_id(engine, ring))
+
+
+def _exported_ring_id(engine: MemoryEngine, ring: str) -> str:
     mount = engine.spec.mount_for(ring)
     ring_id = mount.ring_id if mount else ring
     if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
         # A subject's memories go only where that subject's own caller takes them.
         raise Forbidden(f"ring {ring!r} is not mounted by this caller")
-    return _ring_records(engine, ring_id)
+    return ring_id
+
+
+def _repo_literal(engine: MemoryEngine, ring: str) -> list[str]:
+    """A repository ring's id is its records' raw ``repoId`` (``_ring_records``): §7.5 says no
+    raw repoId literal may survive the export, so the scrub gate looks for it everywhere, as it
+    does for a package's own records' (``repo_literals``)."""
+    mount = engine.spec.mount_for(ring)
+    return [mount.ring_id] if mount is not None and mount.ring == "M2" else []
 
 
 def _ring_records(engine: MemoryEngine, ring_id: str) -> Iterator[JsonObject]:
@@ -93,6 +105,7 @@ def export_cartridge(
         return ExportSummary(write(target, contents, key=key, signed_at=options.now), quarantined)
     if engine is None:
         raise InvalidRequest("exporting a ring needs the memory engine that holds it")
+    contents.literals = sorted({*contents.literals, *_repo_literal(engine, ring)})
     with gc_paused():
         exported = ExportedRecords(ring_records(engine, ring), options)
         set_memories(contents, chain(contents.memories, exported))
