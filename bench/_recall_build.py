@@ -19,40 +19,19 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from bench._seats import seat_manifest
 from engram.core.canonical import parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.memory import RecordInput, open_engine, parse_manifest, record_many, remote_stages
 from engram.store import open_store
 
-SEAT = """
-schema_version = "engram.ote.v1"
-[seat]
-seat_id = "seat:bench-implementer"
-archetype = "archetype:general"
-keyspace_budget_tokens = 4000
-[ontology]
-domain = "bench"
-allowed_kinds = ["fact"]
-[[topology.mounts]]
-ring = "M2"
-ring_id = "repo:00000000000bench"
-access = "read_write"
-budget_share_pct = 60
-[[topology.mounts]]
-ring = "M4"
-ring_id = "seat:bench-implementer"
-access = "read_write"
-budget_share_pct = 40
-[epistemology]
-credible_z = 1.96
-graduation_lcb_threshold = 0.78
-graduation_min_samples = 8.0
-nomination_lcb_threshold = 0.85
-nomination_min_verifications = 5
-[retrieval]
-embedding_provider = "{provider}"
-"""
+SEAT = seat_manifest(
+    "seat:bench-implementer",
+    domain="bench",
+    kinds=["fact"],
+    mounts=[("M2", "repo:00000000000bench", 60), ("M4", "seat:bench-implementer", 40)],
+)
 BATCH = 10_000
 
 

@@ -31,34 +31,19 @@ from rich.console import Console
 from rich.table import Table
 
 import engram
+from bench._seats import seat_manifest
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
 from engram.memory import RecordInput, open_engine, parse_manifest, record_many
 from engram.store import open_store
 
-SEAT = """
-schema_version = "engram.ote.v1"
-[seat]
-seat_id = "seat:bench-cartridge"
-archetype = "archetype:general"
-keyspace_budget_tokens = 4000
-[ontology]
-domain = "bench"
-allowed_kinds = ["fact", "decision", "procedure", "invariant"]
-[[topology.mounts]]
-ring = "M4"
-ring_id = "seat:bench-cartridge"
-access = "read_write"
-budget_share_pct = 100
-[epistemology]
-credible_z = 1.96
-graduation_lcb_threshold = 0.78
-graduation_min_samples = 8.0
-nomination_lcb_threshold = 0.85
-nomination_min_verifications = 5
-[retrieval]
-embedding_provider = "local-hash-128"
-"""
+SEAT = seat_manifest(
+    "seat:bench-cartridge",
+    domain="bench",
+    kinds=["fact", "decision", "procedure", "invariant"],
+    mounts=[("M4", "seat:bench-cartridge", 100)],
+    provider="local-hash-128",
+)
 KINDS = ("fact", "decision", "procedure", "invariant")
 BATCH = 10_000
 
