@@ -46,7 +46,6 @@ from typing import Any, NoReturn
 
 import bm25s
 
-from bench._seats import seat_manifest
 from engram.core.canonical import Json, parse_strict
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
@@ -72,13 +71,29 @@ WHERE = (
     "the public LoCoMo data set: locomo10.json in the snap-research/locomo repository "
     "(CC BY-NC 4.0)"
 )
-SEAT = seat_manifest(
-    "seat:locomo-implementer",
-    domain="locomo",
-    kinds=["episode"],
-    mounts=[("M4", "seat:locomo-implementer", 100)],
-    budget=1_000_000,
-)
+SEAT = """
+schema_version = "engram.ote.v1"
+[seat]
+seat_id = "seat:locomo-implementer"
+archetype = "archetype:general"
+keyspace_budget_tokens = 1000000
+[ontology]
+domain = "locomo"
+allowed_kinds = ["episode"]
+[[topology.mounts]]
+ring = "M4"
+ring_id = "seat:locomo-implementer"
+access = "read_write"
+budget_share_pct = 100
+[epistemology]
+credible_z = 1.96
+graduation_lcb_threshold = 0.78
+graduation_min_samples = 8.0
+nomination_lcb_threshold = 0.85
+nomination_min_verifications = 5
+[retrieval]
+embedding_provider = "{provider}"
+"""
 
 
 # The seat's dense stage unless --no-dense (``--embedding``): the bundled model (what
