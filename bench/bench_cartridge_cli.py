@@ -16,21 +16,24 @@ the plain insert, verify <= 2x, peak RSS <= 200 MB at 100k.
 
 from __future__ import annotations
 
-import argparse
-import compileall
-import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-import engram
+from bench._processes import (
+    Figures,
+    add_figures,
+    arguments,
+    figures_table,
+    fresh,
+    prepare,
+    print_table,
+    timed,
+)
 from bench._seats import seat_manifest
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
@@ -92,24 +95,7 @@ def _build(folder: Path, n: int, console: Console) -> None:
     (folder / "built").write_text("ok")
 
 
-def _timed(argv: list[str]) -> tuple[float, float, int]:
-    """CPU seconds (user + system), wall seconds and peak RSS (KiB) of one fresh process.
-
-    GNU time is the parent so the peak is the child's own (Linux keeps the high-water mark of a
-    forking parent across exec)."""
-    done = subprocess.run(
-        ["/usr/bin/time", "-f", "%U %S %e %M", *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    last = done.stderr.decode().strip().splitlines()[-1]
-    if done.returncode != 0:
-        raise SystemExit(f"{argv[:4]} failed: {done.stderr.decode()[-2000:]}")
-    user, system, wall, peak = last.split()
-    return float(user) + float(system), float(wall), int(peak)
-
-
-def _run(folder: Path, rounds: int) -> dict[str, dict[str, list[float]]]:
+def _run(folder: Path, rounds: int) -> Figures:
     engram_cli = str(Path(sys.executable).parent / "engram")
     db = f"sqlite://{folder / 'engram.db'}"
     ote = str(folder / "ote.toml")
@@ -123,72 +109,39 @@ def _run(folder: Path, rounds: int) -> dict[str, dict[str, list[float]]]:
             "-c",
             PLAIN_INSERT,
             str(folder / "rows.json"),
-            str(_fresh(work / "plain.db")),
+            str(fresh(work / "plain.db")),
         ],
         "engram cartridge export --ring": lambda: [
             engram_cli,
-            *("cartridge", "export", "-o", str(_fresh(acx)), "--publisher", "io.github.bench"),
+            *("cartridge", "export", "-o", str(fresh(acx)), "--publisher", "io.github.bench"),
             *("--ring", "M4", "--sign-key", str(folder / "key"), "--database", db, "--ote", ote),
         ],
         "engram cartridge verify": lambda: [engram_cli, "cartridge", "verify", str(acx)],
         "engram cartridge import": lambda: [
             engram_cli,
             *("cartridge", "import", str(acx), "--accept", "portable"),
-            *("--database", f"sqlite://{_fresh(work / 'into.db')}", "--ote", ote),
+            *("--database", f"sqlite://{fresh(work / 'into.db')}", "--ote", ote),
         ],
     }
-    out: dict[str, dict[str, list[float]]] = {
-        name: {"cpu": [], "wall": [], "rss": []} for name in jobs
-    }
+    out: Figures = {name: {"cpu": [], "wall": [], "rss": []} for name in jobs}
     for _ in range(rounds):
         for name, argv in jobs.items():
-            cpu, wall, peak = _timed(argv())
+            cpu, wall, peak = timed(argv())
             out[name]["cpu"].append(cpu)
             out[name]["wall"].append(wall)
             out[name]["rss"].append(peak / 1024)
     return out
 
 
-def _fresh(path: Path) -> Path:
-    for p in path.parent.glob(path.name + "*"):
-        shutil.rmtree(p) if p.is_dir() else p.unlink()
-    return path
-
-
 def main(*, rounds: int = 5, argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench cartridge-cli")
-    parser.add_argument("--n", default="10000,100000", help="comma-separated memory counts")
-    parser.add_argument("--cache", type=Path, default=None, help="keep the built stores here")
-    args = parser.parse_args(argv or [])
-    console = Console(width=None if Console().is_terminal else 120)
-    # Bytecode as an installed wheel has it (PYTHONDONTWRITEBYTECODE would recompile each run).
-    compileall.compile_dir(Path(engram.__file__).parent, quiet=1)
-    cache = args.cache or Path(tempfile.mkdtemp(prefix="bench-cartridge-cli-"))
-    table = Table(
-        title=f"cartridge commands, fresh processes, median of {rounds} rounds (load "
-        f"{os.getloadavg()[0]:.1f} at start)",
-        title_justify="left",
-    )
-    for column in ("memories", "process", "CPU", "x baseline CPU", "wall", "peak RSS"):
-        table.add_column(column, justify="left" if column == "process" else "right")
+    args = arguments("python -m bench cartridge-cli", argv)
+    console, cache = prepare(args.cache, "bench-cartridge-cli-")
+    table = figures_table("cartridge commands", rounds, ("memories",))
     for n in (int(x) for x in args.n.split(",")):
         folder = cache / f"n{n}"
         _build(folder, n, console)
-        figures = _run(folder, rounds)
-        base = statistics.median(next(iter(figures.values()))["cpu"])
-        for name, f in figures.items():
-            cpu = statistics.median(f["cpu"])
-            table.add_row(
-                f"{n:,}",
-                name,
-                f"{cpu * 1e3:,.0f} ms",
-                f"{cpu / base:.2f}",
-                f"{statistics.median(f['wall']) * 1e3:,.0f} ms",
-                f"{max(f['rss']):,.0f} MB",
-            )
-        table.add_section()
-    console.print(table)
-    console.print(f"[dim]load average at the end: {os.getloadavg()[0]:.1f}[/dim]")
+        add_figures(table, _run(folder, rounds), (f"{n:,}",))
+    print_table(console, table)
     return 0
 
 

@@ -20,21 +20,24 @@ proportional to the file).
 
 from __future__ import annotations
 
-import argparse
-import compileall
 import math
-import os
 import shutil
-import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-import engram
-from bench.bench_cartridge_cli import PLAIN_INSERT, _fresh, _texts, _timed
+from bench._processes import (
+    Figures,
+    add_figures,
+    arguments,
+    figures_table,
+    fresh,
+    prepare,
+    print_table,
+    timed,
+)
+from bench.bench_cartridge_cli import PLAIN_INSERT, _texts
 from bench.bench_cartridge_cli import SEAT as CARTRIDGE_SEAT
 from engram.core.clock import FixedClock
 from engram.core.jsonio import dumps_text
@@ -73,16 +76,14 @@ def _build(folder: Path, n: int, console: Console) -> int:
     return parts
 
 
-def _run(folder: Path, parts: int, rounds: int) -> dict[str, dict[str, list[float]]]:
+def _run(folder: Path, parts: int, rounds: int) -> Figures:
     engram_cli = str(Path(sys.executable).parent / "engram")
     ote = str(folder / "ote.toml")
     work = folder / "work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     names = ("plain SQLite insert (baseline)", "engram memory export", "engram memory import")
-    out: dict[str, dict[str, list[float]]] = {
-        name: {"cpu": [], "wall": [], "rss": []} for name in names
-    }
+    out: Figures = {name: {"cpu": [], "wall": [], "rss": []} for name in names}
 
     def note(name: str, runs: list[tuple[float, float, int]]) -> None:
         out[name]["cpu"].append(sum(r[0] for r in runs))
@@ -91,25 +92,25 @@ def _run(folder: Path, parts: int, rounds: int) -> dict[str, dict[str, list[floa
 
     for _ in range(rounds):
         plain = [sys.executable, "-c", PLAIN_INSERT, str(folder / "rows.json")]
-        note(names[0], [_timed([*plain, str(_fresh(work / "plain.db"))])])
+        note(names[0], [timed([*plain, str(fresh(work / "plain.db"))])])
         files = [work / f"part{p}.json" for p in range(parts)]
         note(
             names[1],
             [
-                _timed(
+                timed(
                     [
-                        *(engram_cli, "memory", "export", "--format", "pam", str(_fresh(f))),
+                        *(engram_cli, "memory", "export", "--format", "pam", str(fresh(f))),
                         *("--database", f"sqlite://{folder / f'part{p}.db'}", "--ote", ote),
                     ]
                 )
                 for p, f in enumerate(files)
             ],
         )
-        into = f"sqlite://{_fresh(work / 'into.db')}"
+        into = f"sqlite://{fresh(work / 'into.db')}"
         note(
             names[2],
             [
-                _timed(
+                timed(
                     [
                         *(engram_cli, "memory", "import", "--format", "pam", str(f)),
                         *("--database", into, "--ote", ote),
@@ -123,42 +124,17 @@ def _run(folder: Path, parts: int, rounds: int) -> dict[str, dict[str, list[floa
 
 
 def main(*, rounds: int = 3, argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench pam")
-    parser.add_argument("--n", default="10000,100000", help="comma-separated memory counts")
-    parser.add_argument("--cache", type=Path, default=None, help="keep the built stores here")
-    args = parser.parse_args(argv or [])
-    console = Console(width=None if Console().is_terminal else 120)
-    # Bytecode as an installed wheel has it (PYTHONDONTWRITEBYTECODE would recompile each run).
-    compileall.compile_dir(Path(engram.__file__).parent, quiet=1)
-    cache = args.cache or Path(tempfile.mkdtemp(prefix="bench-pam-"))
-    table = Table(
-        title=f"PAM export and import, fresh processes, median of {rounds} rounds (load "
-        f"{os.getloadavg()[0]:.1f} at start)",
-        title_justify="left",
-    )
-    columns = ("memories", "documents", "process", "CPU", "x baseline CPU", "wall", "peak RSS")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "process" else "right")
+    args = arguments("python -m bench pam", argv)
+    console, cache = prepare(args.cache, "bench-pam-")
+    table = figures_table("PAM export and import", rounds, ("memories", "documents"))
     for n in (int(x) for x in args.n.split(",")):
         folder = cache / f"n{n}"
         parts = _build(folder, n, console)
         figures = _run(folder, parts, rounds)
         size = figures.pop("file bytes")["cpu"][0]
-        base = statistics.median(next(iter(figures.values()))["cpu"])
-        for name, f in figures.items():
-            cpu = statistics.median(f["cpu"])
-            table.add_row(
-                f"{n:,}",
-                "-" if name.startswith("plain") else f"{parts} ({size / 1e6:,.0f} MB)",
-                name,
-                f"{cpu * 1e3:,.0f} ms",
-                f"{cpu / base:.2f}",
-                f"{statistics.median(f['wall']) * 1e3:,.0f} ms",
-                f"{max(f['rss']):,.0f} MB",
-            )
-        table.add_section()
-    console.print(table)
-    console.print(f"[dim]load average at the end: {os.getloadavg()[0]:.1f}[/dim]")
+        documents = f"{parts} ({size / 1e6:,.0f} MB)"
+        add_figures(table, figures, (f"{n:,}", documents), baseline_leading=(f"{n:,}", "-"))
+    print_table(console, table)
     return 0
 
 
