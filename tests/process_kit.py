@@ -1,4 +1,4 @@
-"""Run a child process and report ITS peak RSS.
+"""Run a child process and report ITS peak RSS; stop a served one as Ctrl-C does.
 
 ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` is the largest of every child the test process ever
 waited for, so a memory-hungry child of an earlier test (a 1M-row import, a browser) would be
@@ -9,6 +9,7 @@ reaps, which is what a "bounded memory" assertion means.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -44,4 +45,15 @@ def run_measured(
     return done, usage.ru_maxrss
 
 
-__all__ = ["run_measured"]
+def interrupt(process: subprocess.Popen[str]) -> None:
+    """Ctrl-C a served child (``engram serve``) and reap it, its pipes drained; killed if it
+    has not stopped within 30 s, so a hung server never hangs the suite."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+__all__ = ["interrupt", "run_measured"]

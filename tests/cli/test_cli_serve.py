@@ -11,7 +11,6 @@ then died with uvicorn's ``[Errno 98]``; every ``--demo`` start added a token.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sqlite3
 import stat
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from process_kit import interrupt
 
 ENGRAM = [sys.executable, "-c", "from engram.cli import main; main()"]
 
@@ -75,12 +76,7 @@ def _serve_demo(home: Path, port: int) -> tuple[list[str], str]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         return banner, token
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        interrupt(process)
 
 
 def _counts(home: Path) -> tuple[int, int]:

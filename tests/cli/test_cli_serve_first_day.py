@@ -6,13 +6,14 @@ not from ``ENGRAM_OTE``, a variable the user never set."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from process_kit import interrupt
 
 # The server's heavy dependencies: a port in use must be answered without importing any of
 # them, which is what makes the answer immediate.
@@ -80,12 +81,7 @@ def test_serve_ote_names_the_option_as_the_manifests_source(tmp_path: Path) -> N
     try:
         banner = [process.stdout.readline() for _ in range(2)]
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        interrupt(process)
     mcp = banner[1]
     assert mcp.startswith(f"mcp: http://127.0.0.1:{port}/mcp")
     assert f"seat manifest {manifest.resolve()} from --ote;" in mcp

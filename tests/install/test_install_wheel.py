@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from engram import DISTRIBUTION
+from process_kit import interrupt
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -209,12 +209,7 @@ def served(environments: Environments) -> Iterator[Served]:
         token = Path(token_lines[0].split()[2]).read_text(encoding="ascii").strip()
         yield Served(f"http://127.0.0.1:{port}", token)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        interrupt(process)
 
 
 RUNTIME_HARNESS = """
