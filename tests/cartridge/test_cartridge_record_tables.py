@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from cartridge_kit import RECORDS, SCHEMAS, build, check, execute, rows, write_package
 
-from engram.cartridge import Cartridge, load_rom, spec_report
+from engram.cartridge import Cartridge, ScrubBlocked, load_rom, spec_report
 from engram.cartridge.internals import RECORD_TABLES, RecordTable
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.trust import TrustState
 
@@ -85,3 +86,15 @@ def test_every_declared_table_is_covered_by_the_signature(
     assert check(copy).state is TrustState.PORTABLE
     execute(copy, change.format(t=table.table))
     assert check(copy).state is TrustState.TAMPERED, why
+
+
+@pytest.mark.req("engram.cartridge.scrub-gate", "engram.cartridge.record-tables")
+def test_a_record_rows_text_goes_through_the_scrub_gate(tmp_path: Path) -> None:
+    """§7.5: every string field of every record, a capability's as much as a memory's."""
+    package = write_package(tmp_path / "pkg", records=RECORDS[:1])
+    leak = [{"taskType": "debug", "stack": ["pkg:npm/glpat-abcdefghijklmnopqrstu"]}]
+    (package / "capabilities.json").write_text(dumps_text(leak), encoding="utf-8")
+    out = tmp_path / "leak.acx"
+    with pytest.raises(ScrubBlocked, match=r"capability:cap-[0-9a-f]{16}:1: gitlab-token"):
+        build(out, key=PrivateKey.generate(), package=package)
+    assert not out.exists()
