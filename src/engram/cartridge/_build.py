@@ -123,9 +123,9 @@ def _write(
         # of the ROM is screened here, and the findings are reported in the one order scan()
         # gives them over everything at once (by path).
         scanned = dict(rom.files)
-        for table in RECORD_TABLES:
-            for record in contents.table_records.get(table.prefix, ()):
-                scanned[table.ref(str(record["id"]))] = canonicalize(record)
+        for table in RECORD_TABLES:  # the record tables' rows as written (RFC 8785 text)
+            for rid, text in rom.records[table.prefix].items():
+                scanned[table.ref(rid)] = text.encode("utf-8")
         for k, v in contents.meta.items():
             scanned[f"cartridge:{k}"] = v.encode("utf-8")
         findings = streamed.findings + scan(scanned, contents.literals)
