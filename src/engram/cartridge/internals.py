@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         export_record,
         merge_key,
         record_problems,
+        repo_literals,
         resolve_conflict,
         validate_record,
     )
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 # loads none of the modules it names.
 _LAZY = {
     "record_problems": "engram.cartridge._records",
+    "repo_literals": "engram.cartridge._records",
     "ExportedRecords": "engram.cartridge._agent",
     "export_records": "engram.cartridge._agent",
     "set_memories": "engram.cartridge._agent",
@@ -139,6 +141,7 @@ __all__ = [
     "negotiate",
     "preflight",
     "record_problems",
+    "repo_literals",
     "resolve_conflict",
     "scan",
     "schema_issues",

@@ -24,7 +24,7 @@ from itertools import chain
 from pathlib import Path
 
 from engram.cartridge import ExportOptions, package_contents, write
-from engram.cartridge.internals import Built, ExportedRecords, set_memories
+from engram.cartridge.internals import Built, ExportedRecords, repo_literals, set_memories
 from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.core.jsonio import dumps_text
@@ -37,24 +37,12 @@ from engram.memory.internals import owner_of, ring_memory_pages
 def ring_records(engine: MemoryEngine, ring: str) -> Iterator[JsonObject]:
     """One ring's memories as author records for export (M2 memories are field-learned),
     oldest first, read from the store a page at a time as they are drawn."""
-    return _ring_records(engine, _exported_ring_id(engine, ring))
-
-
-def _exported_ring_id(engine: MemoryEngine, ring: str) -> str:
     mount = engine.spec.mount_for(ring)
     ring_id = mount.ring_id if mount else ring
     if mount is None and (owner_of(ring_id) is not None or engine.subject is not None):
         # A subject's memories go only where that subject's own caller takes them.
         raise Forbidden(f"ring {ring!r} is not mounted by this caller")
-    return ring_id
-
-
-def _repo_literal(engine: MemoryEngine, ring: str) -> list[str]:
-    """A repository ring's id is its records' raw ``repoId`` (``_ring_records``): §7.5 says no
-    raw repoId literal may survive the export, so the scrub gate looks for it everywhere, as it
-    does for a package's own records' (``repo_literals``)."""
-    mount = engine.spec.mount_for(ring)
-    return [mount.ring_id] if mount is not None and mount.ring == "M2" else []
+    return _ring_records(engine, ring_id)
 
 
 def _ring_records(engine: MemoryEngine, ring_id: str) -> Iterator[JsonObject]:
@@ -105,9 +93,17 @@ def export_cartridge(
         return ExportSummary(write(target, contents, key=key, signed_at=options.now), quarantined)
     if engine is None:
         raise InvalidRequest("exporting a ring needs the memory engine that holds it")
-    contents.literals = sorted({*contents.literals, *_repo_literal(engine, ring)})
+    records = ring_records(engine, ring)
+    # §7.5: no raw repoId survives export. A ring's records share one repoId (a repository
+    # ring's id, else none), so the first record's is the scrub gate's literal for all of them,
+    # as every record's is for a package (repo_literals); the gate needs it before the first
+    # payload is screened.
+    first = next(records, None)
+    if first is not None:
+        contents.literals = sorted({*contents.literals, *repo_literals([first])})
+        records = chain([first], records)
     with gc_paused():
-        exported = ExportedRecords(ring_records(engine, ring), options)
+        exported = ExportedRecords(records, options)
         set_memories(contents, chain(contents.memories, exported))
         built = write(target, contents, key=key, signed_at=options.now)
     return ExportSummary(built, quarantined + exported.quarantined)
