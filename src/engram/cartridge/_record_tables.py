@@ -96,12 +96,4 @@ RECORD_TABLES: tuple[RecordTable, ...] = (CAPABILITIES,)
 """Every record table, in the order the package spec lists their artifacts."""
 
 
-def record_table(prefix: str) -> RecordTable:
-    """The table whose source refs start with ``prefix:``."""
-    for table in RECORD_TABLES:
-        if table.prefix == prefix:
-            return table
-    raise KeyError(prefix)
-
-
-__all__ = ["CAPABILITIES", "RECORD_TABLES", "RecordProblems", "RecordTable", "record_table"]
+__all__ = ["CAPABILITIES", "RECORD_TABLES", "RecordProblems", "RecordTable"]
