@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engram.cartridge._schemas import issues
-from engram.core.canonical import MAX_SAFE_INTEGER, Json, JsonObject, canonicalize
+from engram.core.canonical import Json, JsonObject, canonicalize_row
 from engram.errors import CartridgeFormatError
 
 SCHEMA = "memory-partition"
@@ -38,8 +37,6 @@ FIELD_LABEL = "field-learned"
 _CBF = re.compile(r"cbf1_[0-9a-f]{40}")
 _IMPACT_RANK = {"negative": 3, "neutral": 2, "positive": 1}
 MIN_SALT_BYTES = 32
-_encode_str = json.encoder.encode_basestring
-"""The C string writer RFC 8785 strings are written with (``engram.core._jcs``)."""
 
 
 def array(value: Json) -> list[Json]:
@@ -51,55 +48,39 @@ def _number(value: Json) -> int | float:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
+_FINGERPRINT_MEMBERS = (
+    "title",
+    "summary",
+    "sourceType",
+    "repoId",
+    "projectLabel",
+    "timestamp",
+    "impact",
+    "xpAwarded",
+    "tags",
+)
+
+
 def artifact_fingerprint(record: Mapping[str, Json]) -> str:
     """The 10-hex content address of §7.3 (tier-independent).
 
-    When every member is a string, ``null`` or a safe integer (every record the schema admits
-    with an integral ``xpAwarded``), the RFC 8785 bytes are written directly: the keys in their
-    (ASCII, so UTF-16) sorted order, each string by the C encoder ``canonicalize`` uses, as
-    ``engram.memory.memory_id`` does; the generic walk was a third of import's record check
-    (issue 33). Any other value, or a lone surrogate, takes ``canonicalize`` and its refusal
-    (tests/cartridge/test_cartridge_fingerprint_fast.py holds both to the same digest)."""
+    Its RFC 8785 bytes come from ``canonicalize_row``, which writes a record of strings, nulls,
+    a safe integer and a list of strings without building and walking the object (the generic
+    walk was a third of import's record check, issue 33) and canonicalises any other."""
     get = record.get
-    title = str(get("title") or "").strip().lower()
-    summary = str(get("summary") or "").strip().lower()
-    source = str(get("sourceType") or "").strip().lower()
-    label = str(get("projectLabel") or "").strip().lower()
-    repo, timestamp = get("repoId"), get("timestamp") or ""
-    impact, xp = get("impact") or "neutral", get("xpAwarded") or 0
-    tags = sorted(str(t).lower() for t in array(get("tags")))
-    if (
-        type(impact) is str
-        and type(timestamp) is str
-        and (repo is None or type(repo) is str)
-        and type(xp) is int
-        and -MAX_SAFE_INTEGER <= xp <= MAX_SAFE_INTEGER
-    ):
-        try:
-            data = (
-                f'{{"impact":{_encode_str(impact)},"projectLabel":{_encode_str(label)},'
-                f'"repoId":{"null" if repo is None else _encode_str(repo)},'
-                f'"sourceType":{_encode_str(source)},"summary":{_encode_str(summary)},'
-                f'"tags":[{",".join(map(_encode_str, tags))}],'
-                f'"timestamp":{_encode_str(timestamp)},"title":{_encode_str(title)},'
-                f'"xpAwarded":{int.__repr__(xp)}}}'
-            ).encode()
-        except UnicodeEncodeError:
-            pass
-        else:
-            return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:10]
-    key = {
-        "title": title,
-        "summary": summary,
-        "sourceType": source,
-        "repoId": repo,
-        "projectLabel": label,
-        "timestamp": timestamp,
-        "impact": impact,
-        "xpAwarded": xp,
-        "tags": list[Json](tags),
-    }
-    return hashlib.sha1(canonicalize(key), usedforsecurity=False).hexdigest()[:10]
+    row = (
+        str(get("title") or "").strip().lower(),
+        str(get("summary") or "").strip().lower(),
+        str(get("sourceType") or "").strip().lower(),
+        get("repoId"),
+        str(get("projectLabel") or "").strip().lower(),
+        get("timestamp") or "",
+        get("impact") or "neutral",
+        get("xpAwarded") or 0,
+        list[Json](sorted(str(t).lower() for t in array(get("tags")))),
+    )
+    data = canonicalize_row(_FINGERPRINT_MEMBERS, row)
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:10]
 
 
 def canonical_repo_identity(origin_url: str | None = None, root_commit: str | None = None) -> str:

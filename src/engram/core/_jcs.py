@@ -28,6 +28,7 @@ every RFC 8785 vector and on generated values (tests/core/test_core_canonical_fa
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring
@@ -196,6 +197,49 @@ def _utf16_order_differs(obj: dict[str, Any]) -> bool:
     except UnicodeEncodeError as e:  # a lone surrogate in a key
         raise RefusedError from e
     return by_units != sorted(keys)
+
+
+@functools.cache
+def _row_heads(names: tuple[str, ...]) -> tuple[tuple[str, int], ...] | None:
+    """Each member's ``{"name":`` / ``,"name":`` prefix with its index, in RFC 8785 order;
+    ``None`` unless the names are ASCII (their code-point order is their UTF-16 order) and
+    distinct."""
+    if len(set(names)) != len(names) or not all(n.isascii() for n in names):
+        return None
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    return tuple(
+        (("{" if at == 0 else ",") + encode_basestring(names[i]) + ":", i)
+        for at, i in enumerate(order)
+    )
+
+
+def dumps_row(names: tuple[str, ...], row: Sequence[Any]) -> bytes | None:
+    """RFC 8785 bytes of ``dict(zip(names, row))`` when every value is an exact ``str``, an
+    ``int`` within 2^53-1, ``None`` or a list of exact ``str``; ``None`` otherwise (the caller
+    then canonicalises the object). The same rules as :func:`dumps_rows`, for one small object
+    hashed per record (the §7.3 artifact fingerprint), with its member order computed once
+    per set of names."""
+    heads = _row_heads(names)
+    if heads is None or len(row) != len(names):
+        return None
+    fields: list[str] = []
+    for head, i in heads:
+        value = row[i]
+        kind = type(value)
+        if kind is str:
+            fields.append(head + encode_basestring(value))
+        elif kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            fields.append(head + int.__repr__(value))
+        elif value is None:
+            fields.append(head + "null")
+        elif kind is list and all(type(v) is str for v in value):
+            fields.append(head + "[" + ",".join(map(encode_basestring, value)) + "]")
+        else:
+            return None
+    try:
+        return ("".join(fields) + ("}" if fields else "{}")).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def dumps_rows(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes | None:
