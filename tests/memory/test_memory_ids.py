@@ -1,8 +1,10 @@
-"""Content addresses: the fast path of ``memory_id`` against the RFC 8785 reference.
+"""Content addresses: ``memory_id`` against the RFC 8785 reference.
 
-``memory_id`` writes the canonical bytes of ``{kind, ring_id, text}`` itself (a bulk import
-computes one per memory); these tests hold it to the ``rfc8785`` package, an implementation
-independent of ours, on arbitrary strings, including the escapes RFC 8785 spells out.
+``memory_id`` hashes the canonical bytes of ``{kind, ring_id, text}`` as
+``engram.core.canonical.canonicalize_row`` writes them without building the object (a bulk
+import computes one per memory); these tests hold it to the ``rfc8785`` package, an
+implementation independent of ours, on arbitrary strings, including the escapes RFC 8785
+spells out.
 """
 
 from __future__ import annotations

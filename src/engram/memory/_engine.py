@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json.encoder
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.core.canonical import canonicalize, check_i_json
+from engram.core.canonical import canonicalize_row, check_i_json
 from engram.core.clock import Clock, format_instant_precise
 from engram.errors import Busy, Forbidden, InvalidRequest, RemoteError, StoreError
 from engram.memory import _repo
@@ -38,8 +37,8 @@ from engram.store import Store, Tx
 
 MAX_TEXT = 100_000
 BUSY_RETRY_SECONDS = 1
-# The C string encoder behind ``canonicalize`` (JSONEncoder with ensure_ascii=False).
-_encode_str = json.encoder.encode_basestring
+# The members of a memory's content address, in RFC 8785 order (sorted).
+_ID_NAMES = ("kind", "ring_id", "text")
 REFRESH_AT = 500
 BULK_CACHE_KIB = 262_144  # 256 MiB at most, for a bulk writer's connection only
 # A bulk writer's connection checkpoints its WAL every 16,384 pages (64 MB at 4 KB pages)
@@ -155,24 +154,13 @@ def open_engine(
 def memory_id(ring_id: str, kind: str, text: str) -> str:
     """The content address of a memory: sha256 of the RFC 8785 bytes of {kind, ring_id, text}.
 
-    For three strings those bytes are the keys in this (sorted) order with each value written
-    by the same C string encoder ``canonicalize`` uses (tests/memory/test_memory_ids.py proves
-    them equal); building them directly skips the generic walk, a fifth of a bulk import's
-    time. Anything else (a lone surrogate, which UTF-8 cannot encode) takes ``canonicalize``
-    and its error.
+    The bytes come from ``engram.core.canonical`` like every other hashed byte in engram
+    (``canonicalize_row`` writes three strings without building the object; a lone surrogate
+    gets ``canonicalize``'s refusal). tests/memory/test_memory_ids.py holds the address to the
+    independent ``rfc8785`` package.
     """
-    if type(kind) is str and type(ring_id) is str and type(text) is str:
-        try:
-            data = (
-                f'{{"kind":{_encode_str(kind)},"ring_id":{_encode_str(ring_id)},'
-                f'"text":{_encode_str(text)}}}'
-            ).encode()
-        except UnicodeEncodeError:
-            pass
-        else:
-            return "mem:" + hashlib.sha256(data).hexdigest()
-    digest = hashlib.sha256(canonicalize({"kind": kind, "ring_id": ring_id, "text": text}))
-    return "mem:" + digest.hexdigest()
+    data = canonicalize_row(_ID_NAMES, (kind, ring_id, text))
+    return "mem:" + hashlib.sha256(data).hexdigest()
 
 
 def writable_mount(spec: OteSpec, ring: str) -> Mount:
