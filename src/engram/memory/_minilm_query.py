@@ -100,12 +100,10 @@ def _derive(model: Path, target: Path) -> None:
     graph = onnx.load(str(model))
     _dequantise_in_graph(graph)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        folded = Path(work) / "folded.onnx"
-        onnx.save(graph, str(folded))
         out = Path(work) / "query.onnx"
         with _quiet_quantiser():
             quantize_dynamic(
-                str(folded),
+                graph,
                 str(out),
                 weight_type=QuantType.QInt8,
                 per_channel=True,
