@@ -36,6 +36,7 @@ import hashlib
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
@@ -88,13 +89,18 @@ class MemoryRow:
 
     def record(self) -> JsonObject:
         """The payload parsed strictly (a payload that is not a JSON object is refused)."""
-        try:
-            value = parse_strict(self.payload)
-        except CanonicalJsonError as e:
-            raise CartridgeFormatError(f"memory {self.id!r}: payload {e.message}") from e
-        if not isinstance(value, dict):
-            raise CartridgeFormatError(f"memory {self.id!r}: payload is not a JSON object")
-        return value
+        return payload_record(self.id, self.payload)
+
+
+def payload_record(rid: str, payload: str) -> JsonObject:
+    """Memory ``rid``'s payload parsed strictly (one that is not a JSON object is refused)."""
+    try:
+        value = parse_strict(payload)
+    except CanonicalJsonError as e:
+        raise CartridgeFormatError(f"memory {rid!r}: payload {e.message}") from e
+    if not isinstance(value, dict):
+        raise CartridgeFormatError(f"memory {rid!r}: payload is not a JSON object")
+    return value
 
 
 @dataclass
@@ -256,15 +262,14 @@ def _memory_rows(
         live[rid] = (zone, digest, len(data))
         if oid != "sha256:" + digest.hex():
             column_problems.append(f"memory:{rid}: oid column is not the hash of its payload")
-        memory = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
         try:
-            record = memory.record()
+            record = payload_record(rid, payload)
         except CartridgeFormatError as e:
             column_problems.append(e.message)
         else:
-            _memory_columns(memory, record, column_problems)
-        if keep:
-            rows[rid] = memory
+            _memory_columns(rid, zone, afp, cbf, record, column_problems)
+        if keep:  # a row object only for a caller that keeps it (a frozen dataclass is slow)
+            rows[rid] = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
     return live, rows
 
 
@@ -376,7 +381,7 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
     )
 
 
-_CHUNK = 1024
+_CHUNK = 4096
 
 
 def manifest_hash(objects: list[RomObject]) -> str:
@@ -386,9 +391,7 @@ def manifest_hash(objects: list[RomObject]) -> str:
     digest = hashlib.sha256(b"[")
     try:
         for at in range(0, len(objects), _CHUNK):
-            chunk = canonicalize_rows(
-                _ENTRY, [(o.source_ref, o.oid, o.canon, o.sz) for o in objects[at : at + _CHUNK]]
-            )
+            chunk = canonicalize_rows(_ENTRY, list(map(_ENTRY_OF, objects[at : at + _CHUNK])))
             digest.update(b"," + chunk[1:-1] if at else chunk[1:-1])
     except CanonicalJsonError:
         # Refused as the whole manifest refuses it, with the path into the whole array.
@@ -400,6 +403,8 @@ def manifest_hash(objects: list[RomObject]) -> str:
 
 _ENTRY = ("sourceRef", "oid", "canon", "sz")
 """The members of a manifest entry (:meth:`RomObject.entry`), in the order of its values."""
+_ENTRY_OF = attrgetter("source_ref", "oid", "canon", "sz")
+"""One object's manifest entry values in :data:`_ENTRY`'s order (a tuple made in C)."""
 
 
 def _live(
@@ -484,14 +489,16 @@ def _skill_index(cartridge: Cartridge, files: dict[str, bytes], problems: list[s
     problems.extend(index_problems(cartridge, skills))
 
 
-def _memory_columns(row: MemoryRow, record: JsonObject, problems: list[str]) -> None:
+def _memory_columns(
+    rid: str, zone: str, afp: str, cbf: str | None, record: JsonObject, problems: list[str]
+) -> None:
     """The row's denormalised columns must say what its (signed) payload says."""
-    if record.get("id") != row.id or record.get("zone") != row.zone:
-        problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
-    if record.get("artifactFingerprint") != row.artifact_fingerprint:
-        problems.append(f"memory:{row.id}: artifact_fingerprint column differs from the payload")
-    if record.get("codebaseFingerprint") != row.codebase_fingerprint:
-        problems.append(f"memory:{row.id}: codebase_fingerprint column differs from the payload")
+    if record.get("id") != rid or record.get("zone") != zone:
+        problems.append(f"memory:{rid}: id/zone columns differ from the payload")
+    if record.get("artifactFingerprint") != afp:
+        problems.append(f"memory:{rid}: artifact_fingerprint column differs from the payload")
+    if record.get("codebaseFingerprint") != cbf:
+        problems.append(f"memory:{rid}: codebase_fingerprint column differs from the payload")
 
 
 __all__ = [
