@@ -217,3 +217,12 @@ def test_the_file_is_the_same_from_an_iterator_and_in_any_byte_batch(
     assert build("streamed.acx", streamed=True) == reference
     with Cartridge.open(tmp_path / "streamed.acx") as cartridge:
         assert len(load_rom(cartridge).memories) == len(RECORDS)
+
+
+@pytest.mark.req("engram.cartridge.bounded-streaming")
+@settings(max_examples=100)
+@given(st.lists(st.text(), max_size=12))
+@example(["", "a b a", "...", "Memory 12: service S12 retries 5 times (runbook 12)."])
+def test_a_batch_of_packed_embeddings_is_the_bytes_of_each(texts: list[str]) -> None:
+    # The writer embeds a batch of texts at a time in numpy; each vector keeps its bytes.
+    assert embed_module.embed_packed_many(texts) == [embed_module.embed_packed(t) for t in texts]

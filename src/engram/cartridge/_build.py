@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.cartridge._container import Cartridge, Writer, create, rewrite
-from engram.cartridge._embed import embed_packed, memory_text
+from engram.cartridge._embed import embed_packed_many, memory_text
 from engram.cartridge._errors import CartridgeTampered
 from engram.cartridge._format import FLAG_SAVE_PRESENT, USER_VERSION
 from engram.cartridge._paths import ROM, SAVE, check_path, zone_of
@@ -206,7 +206,7 @@ def _write_memories(
     # only the objects written before (meta, files) can have a memory's oid.
     listed = {row[0] for row in writer.conn.execute("SELECT oid FROM objects")}
     batch = _Batch()
-    vector_rows: list[tuple[object, ...]] = []
+    vector_rows: list[tuple[object, object, str, object]] = []
     for record in records:
         rid = str(record.get("id"))
         if rid in ids:
@@ -218,13 +218,9 @@ def _write_memories(
         if oid in listed:
             _object(writer, oid, "memory", ref, "jcs-rfc8785", zone, len(payload))
         batch.add(record, payload, oid, ref, zone)
+        # Embedded when its batch is written (embed_packed_many: the same bytes, in numpy).
         vector_rows.append(
-            (
-                record["id"],
-                record["zone"],
-                embed_packed(memory_text(record)),
-                record["artifactFingerprint"],
-            )
+            (record["id"], record["zone"], memory_text(record), record["artifactFingerprint"])
         )
         streamed.save = streamed.save or zone == SAVE
         streamed.count += 1
@@ -297,10 +293,19 @@ def _insert_batch(
     )
 
 
-def _insert_vectors(writer: Writer, rows: list[tuple[object, ...]]) -> None:
+def _insert_vectors(writer: Writer, rows: list[tuple[object, object, str, object]]) -> None:
+    """``rows`` are ``(memory id, zone, text, artifact fingerprint)``; each text is written as
+    its derived vector."""
+    vectors = embed_packed_many([text for _id, _zone, text, _afp in rows])
     writer.executemany(
         "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",
-        sorted(rows, key=_first),
+        sorted(
+            (
+                (mid, zone, vector, afp)
+                for (mid, zone, _, afp), vector in zip(rows, vectors, strict=True)
+            ),
+            key=_first,
+        ),
     )
 
 
