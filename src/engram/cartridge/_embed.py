@@ -84,6 +84,18 @@ def embed_packed_many(texts: Sequence[str]) -> list[bytes]:
     norm is the same double in any order; ``x / norm`` is the same IEEE division, and casting
     it to float32 rounds to nearest as ``struct``'s ``<f`` does; a text without words (norm
     zero) is the zero vector."""
+    out: list[bytes] = []
+    for at in range(0, len(texts), _MANY):
+        out += _embed_chunk(texts[at : at + _MANY])
+    return out
+
+
+_MANY = 1024
+"""Texts embedded together: a chunk's sums are a ``chunk x 128`` matrix of doubles (1 MiB),
+so a writer's batch of 10,000 adds a few MiB to its peak, not 40."""
+
+
+def _embed_chunk(texts: Sequence[str]) -> list[bytes]:
     import numpy as np
 
     if not texts:
