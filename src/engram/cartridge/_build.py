@@ -31,6 +31,7 @@ from engram.cartridge._record_tables import CAPABILITIES, RECORD_TABLES
 from engram.cartridge._rom import (
     CANON_JCS,
     UNSIGNED_META,
+    WrittenColumns,
     check_rom,
     load_rom,
     meta_oid,
@@ -116,7 +117,7 @@ def _write(
         )
         writer.commit()
         with Cartridge.open(writer.path) as staged:
-            rom = check_rom(staged)
+            rom = check_rom(staged, written=streamed.written)
         if rom.problems:
             raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
         # The memory payloads were screened as they were written (streamed.findings); the rest
@@ -155,6 +156,8 @@ class _Streamed:
     """Whether any record is in the SAVE zone."""
     findings: list[Finding] = field(default_factory=list)
     """The scrub gate's findings in the memory payloads."""
+    written: WrittenColumns = field(default_factory=WrittenColumns)
+    """The memory rows' columns as written, for the read-back (``check_rom``)."""
 
 
 def _fill(writer: Writer, contents: Contents) -> _Streamed:
@@ -218,6 +221,13 @@ def _write_memories(
         if oid in listed:
             _object(writer, oid, "memory", ref, "jcs-rfc8785", zone, len(payload))
         batch.add(record, payload, oid, ref, zone)
+        streamed.written.add(
+            record["id"],
+            record["zone"],
+            record["artifactFingerprint"],
+            record["codebaseFingerprint"],
+            oid,
+        )
         # Embedded when its batch is written (embed_packed_many: the same bytes, in numpy).
         vector_rows.append(
             (record["id"], record["zone"], memory_text(record), record["artifactFingerprint"])
