@@ -209,7 +209,11 @@ def _write_memories(
     # only the objects written before (meta, files) can have a memory's oid.
     listed = {row[0] for row in writer.conn.execute("SELECT oid FROM objects")}
     batch = _Batch()
-    vector_rows: list[tuple[object, object, str, object]] = []
+    # A record's text waits in ``texts`` until its payload batch is written, then is embedded
+    # (embed_packed_many: the same bytes, in numpy) into ``vector_rows``, which wait for the
+    # next _BATCH: so no more text is held than one payload batch's.
+    texts: list[tuple[object, object, str, object]] = []
+    vector_rows: list[tuple[object, ...]] = []
     for record in records:
         rid = str(record.get("id"))
         if rid in ids:
@@ -228,8 +232,7 @@ def _write_memories(
             record["codebaseFingerprint"],
             oid,
         )
-        # Embedded when its batch is written (embed_packed_many: the same bytes, in numpy).
-        vector_rows.append(
+        texts.append(
             (record["id"], record["zone"], memory_text(record), record["artifactFingerprint"])
         )
         streamed.save = streamed.save or zone == SAVE
@@ -237,14 +240,25 @@ def _write_memories(
         if batch.size >= _BATCH_BYTES:
             _insert_batch(writer, batch, literals, streamed)
             batch = _Batch()
-        if len(vector_rows) == _BATCH:
+            vector_rows += _embedded(texts)
+            texts = []
+        if len(vector_rows) + len(texts) == _BATCH:
             _insert_batch(writer, batch, literals, streamed)
             batch = _Batch()
-            _insert_vectors(writer, vector_rows)
-            vector_rows = []
+            _insert_vectors(writer, vector_rows + _embedded(texts))
+            texts, vector_rows = [], []
     _insert_batch(writer, batch, literals, streamed)
-    _insert_vectors(writer, vector_rows)
+    _insert_vectors(writer, vector_rows + _embedded(texts))
     return streamed
+
+
+def _embedded(texts: list[tuple[object, object, str, object]]) -> list[tuple[object, ...]]:
+    """``(memory id, zone, text, artifact fingerprint)`` rows as vector rows: the text replaced
+    by its derived vector."""
+    vectors = embed_packed_many([text for _id, _zone, text, _afp in texts])
+    return [
+        (mid, zone, vector, afp) for (mid, zone, _, afp), vector in zip(texts, vectors, strict=True)
+    ]
 
 
 _BATCH = 10_000
@@ -303,19 +317,10 @@ def _insert_batch(
     )
 
 
-def _insert_vectors(writer: Writer, rows: list[tuple[object, object, str, object]]) -> None:
-    """``rows`` are ``(memory id, zone, text, artifact fingerprint)``; each text is written as
-    its derived vector."""
-    vectors = embed_packed_many([text for _id, _zone, text, _afp in rows])
+def _insert_vectors(writer: Writer, rows: list[tuple[object, ...]]) -> None:
     writer.executemany(
         "INSERT INTO vectors(memory_id, zone, embedding, artifact_fingerprint) VALUES (?, ?, ?, ?)",
-        sorted(
-            (
-                (mid, zone, vector, afp)
-                for (mid, zone, _, afp), vector in zip(rows, vectors, strict=True)
-            ),
-            key=_first,
-        ),
+        sorted(rows, key=_first),
     )
 
 

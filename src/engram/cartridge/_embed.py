@@ -85,14 +85,23 @@ def embed_packed_many(texts: Sequence[str]) -> list[bytes]:
     it to float32 rounds to nearest as ``struct``'s ``<f`` does; a text without words (norm
     zero) is the zero vector."""
     out: list[bytes] = []
-    for at in range(0, len(texts), _MANY):
-        out += _embed_chunk(texts[at : at + _MANY])
-    return out
+    chunk: list[str] = []
+    size = 0
+    for text in texts:
+        chunk.append(text)
+        size += len(text)
+        if len(chunk) == _MANY or size >= _MANY_CHARS:
+            out += _embed_chunk(chunk)
+            chunk, size = [], 0
+    return out + _embed_chunk(chunk)
 
 
 _MANY = 1024
-"""Texts embedded together: a chunk's sums are a ``chunk x 128`` matrix of doubles (1 MiB),
-so a writer's batch of 10,000 adds a few MiB to its peak, not 40."""
+"""Texts embedded together at most: a chunk's sums are a ``chunk x 128`` matrix of doubles
+(1 MiB), so a writer's batch of 10,000 adds a few MiB to its peak, not 40."""
+_MANY_CHARS = 256 * 1024
+"""Characters embedded together at most: each word of a chunk is a Python string until its
+slots are summed, so long texts are embedded a few at a time (the peak stays flat in them)."""
 
 
 def _embed_chunk(texts: Sequence[str]) -> list[bytes]:
