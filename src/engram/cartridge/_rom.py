@@ -28,6 +28,8 @@ The memory table is read a row at a time and each payload hashed once. :func:`ch
 :func:`load_rom` for callers that act on no memory row (``verify``, the writer's read-back): the
 same checks, problems and manifest, but no row is kept, so a cartridge of 100,000 memories is
 verified in bounded memory (issue 33); the manifest is hashed a chunk of entries at a time.
+The writer's read-back passes what it wrote (:class:`WrittenColumns`): the rows' columns are
+then proved to be the ones written instead of compared with each payload parsed again.
 """
 
 from __future__ import annotations
