@@ -120,3 +120,38 @@ def test_a_secret_in_a_large_memory_baseline_is_still_found() -> None:
     assert scan({"memory:all": clean}) == []
     (finding,) = scan({"memory:all": leaky})
     assert (finding.path, finding.line, finding.rule) == ("memory:all", 20_001, "github-token")
+
+
+_TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-"
+
+
+@pytest.mark.req("engram.cartridge.scrub-gate")
+@settings(max_examples=400, deadline=None)
+@given(
+    tokens=st.lists(
+        st.binary(max_size=40)
+        | st.lists(st.sampled_from(_TOKEN_BYTES), min_size=15, max_size=40).map(bytes),
+        max_size=8,
+    ),
+    separator=st.sampled_from([b"", b" ", b"\0", b'"', b".", b"\n", b"\xff"]),
+)
+def test_the_group_screen_never_rules_out_a_high_entropy_token(
+    tokens: list[bytes], separator: bytes
+) -> None:
+    # A group is screened from its bytes' kinds (_may_be_random) before any token is measured;
+    # whatever it rules out must be what _high_entropy finds nothing in.
+    data = separator.join(tokens)
+    if scrub_module._high_entropy(data):
+        assert scrub_module._may_be_random(data)
+
+
+@pytest.mark.req("engram.cartridge.scrub-gate")
+def test_a_high_entropy_token_among_many_memory_payloads_is_still_found() -> None:
+    clean = {
+        f"memory:{i:05d}": b'{"id":"%032x","summary":"retries %d"}' % (i, i) for i in range(600)
+    }
+    leaky = dict(clean)
+    leaky["memory:00599"] = b'{"summary":"blob Zq8Xv2Lp0Rt7Wm4Yk9Bn3Cd6Fg1Hj5"}'
+    assert scan(clean) == []
+    (finding,) = scan(leaky)
+    assert (finding.path, finding.rule) == ("memory:00599", "high-entropy")

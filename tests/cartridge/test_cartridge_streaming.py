@@ -113,6 +113,53 @@ def test_check_rom_decides_what_load_rom_decides(built: Path, sql: str) -> None:
             assert verify(cartridge) == verify_rom(cartridge)[0]
 
 
+def _written(path: Path) -> Any:
+    """What a writer would have folded for the memory rows ``path`` holds now."""
+    written = rom_module.WrittenColumns()
+    with sqlite3.connect(path) as conn:
+        for row in conn.execute(
+            "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, oid FROM memory"
+        ):
+            written.add(*row)
+    return written
+
+
+@pytest.mark.req("engram.cartridge.live-hashes", "engram.cartridge.rom-manifest")
+@pytest.mark.parametrize("sql", TAMPERINGS)
+def test_the_writers_read_back_refuses_whatever_a_reader_refuses(built: Path, sql: str) -> None:
+    # The writer checks its staged file against the rows it wrote (WrittenColumns) instead of
+    # parsing each payload it has just canonicalised: any change after writing that a reader
+    # of the file refuses or reports, the writer's read-back refuses or reports too.
+    written = _written(built)
+    with Cartridge.open(built) as cartridge:
+        assert rom_module.check_rom(cartridge, written=written).problems == []
+        whole = load_rom(cartridge)
+    first = whole.memories["mem-001"]
+    params = {
+        "edited": canonicalize({**first.record(), "summary": "edited after signing"}).decode(),
+        "duplicated": first.payload[:-1] + ',"id":"mem-001"}',
+    }
+    conn = sqlite3.connect(built)
+    conn.execute(sql, {k: v for k, v in params.items() if f":{k}" in sql})
+    conn.commit()
+    conn.close()
+    reader = _outcome(built, load_rom)
+    writer = _outcome(built, lambda c: rom_module.check_rom(c, written=written))
+    reader_objects = reader[1][0] if reader[0] == "read" else None  # type: ignore[index]
+    if reader[0] == "refused" or reader_objects:
+        assert writer[0] == "refused" or writer[1][0]  # type: ignore[index]
+
+
+@pytest.mark.req("engram.cartridge.live-hashes")
+def test_the_writers_read_back_refuses_a_row_it_did_not_write(built: Path) -> None:
+    written = _written(built)
+    with sqlite3.connect(built) as conn:
+        conn.execute("DELETE FROM memory WHERE id = 'mem-003'")
+    with Cartridge.open(built) as cartridge:
+        problems = rom_module.check_rom(cartridge, written=written).problems
+    assert "memory: the rows read back are not the rows written" in problems
+
+
 @pytest.mark.req("engram.cartridge.live-hashes")
 def test_an_intact_cartridge_reads_the_same_both_ways(built: Path) -> None:
     assert _outcome(built, rom_module.check_rom) == _outcome(built, load_rom)
@@ -217,3 +264,12 @@ def test_the_file_is_the_same_from_an_iterator_and_in_any_byte_batch(
     assert build("streamed.acx", streamed=True) == reference
     with Cartridge.open(tmp_path / "streamed.acx") as cartridge:
         assert len(load_rom(cartridge).memories) == len(RECORDS)
+
+
+@pytest.mark.req("engram.cartridge.bounded-streaming")
+@settings(max_examples=100)
+@given(st.lists(st.text(), max_size=12))
+@example(["", "a b a", "...", "Memory 12: service S12 retries 5 times (runbook 12)."])
+def test_a_batch_of_packed_embeddings_is_the_bytes_of_each(texts: list[str]) -> None:
+    # The writer embeds a batch of texts at a time in numpy; each vector keeps its bytes.
+    assert embed_module.embed_packed_many(texts) == [embed_module.embed_packed(t) for t in texts]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.cartridge._container import Cartridge, Writer, create, rewrite
-from engram.cartridge._embed import embed_packed, memory_text
+from engram.cartridge._embed import embed_packed_many, memory_text
 from engram.cartridge._errors import CartridgeTampered
 from engram.cartridge._format import FLAG_SAVE_PRESENT, USER_VERSION
 from engram.cartridge._paths import ROM, SAVE, check_path, zone_of
@@ -31,6 +31,7 @@ from engram.cartridge._record_tables import CAPABILITIES, RECORD_TABLES
 from engram.cartridge._rom import (
     CANON_JCS,
     UNSIGNED_META,
+    WrittenColumns,
     check_rom,
     load_rom,
     meta_oid,
@@ -116,7 +117,7 @@ def _write(
         )
         writer.commit()
         with Cartridge.open(writer.path) as staged:
-            rom = check_rom(staged)
+            rom = check_rom(staged, written=streamed.written)
         if rom.problems:
             raise CartridgeTampered("refusing to sign: " + "; ".join(rom.problems[:5]))
         # The memory payloads were screened as they were written (streamed.findings); the rest
@@ -155,6 +156,8 @@ class _Streamed:
     """Whether any record is in the SAVE zone."""
     findings: list[Finding] = field(default_factory=list)
     """The scrub gate's findings in the memory payloads."""
+    written: WrittenColumns = field(default_factory=WrittenColumns)
+    """The memory rows' columns as written, for the read-back (``check_rom``)."""
 
 
 def _fill(writer: Writer, contents: Contents) -> _Streamed:
@@ -206,6 +209,10 @@ def _write_memories(
     # only the objects written before (meta, files) can have a memory's oid.
     listed = {row[0] for row in writer.conn.execute("SELECT oid FROM objects")}
     batch = _Batch()
+    # A record's text waits in ``texts`` until its payload batch is written, then is embedded
+    # (embed_packed_many: the same bytes, in numpy) into ``vector_rows``, which wait for the
+    # next _BATCH: so no more text is held than one payload batch's.
+    texts: list[tuple[object, object, str, object]] = []
     vector_rows: list[tuple[object, ...]] = []
     for record in records:
         rid = str(record.get("id"))
@@ -218,27 +225,40 @@ def _write_memories(
         if oid in listed:
             _object(writer, oid, "memory", ref, "jcs-rfc8785", zone, len(payload))
         batch.add(record, payload, oid, ref, zone)
-        vector_rows.append(
-            (
-                record["id"],
-                record["zone"],
-                embed_packed(memory_text(record)),
-                record["artifactFingerprint"],
-            )
+        streamed.written.add(
+            record["id"],
+            record["zone"],
+            record["artifactFingerprint"],
+            record["codebaseFingerprint"],
+            oid,
+        )
+        texts.append(
+            (record["id"], record["zone"], memory_text(record), record["artifactFingerprint"])
         )
         streamed.save = streamed.save or zone == SAVE
         streamed.count += 1
         if batch.size >= _BATCH_BYTES:
             _insert_batch(writer, batch, literals, streamed)
             batch = _Batch()
-        if len(vector_rows) == _BATCH:
+            vector_rows += _embedded(texts)
+            texts = []
+        if len(vector_rows) + len(texts) == _BATCH:
             _insert_batch(writer, batch, literals, streamed)
             batch = _Batch()
-            _insert_vectors(writer, vector_rows)
-            vector_rows = []
+            _insert_vectors(writer, vector_rows + _embedded(texts))
+            texts, vector_rows = [], []
     _insert_batch(writer, batch, literals, streamed)
-    _insert_vectors(writer, vector_rows)
+    _insert_vectors(writer, vector_rows + _embedded(texts))
     return streamed
+
+
+def _embedded(texts: list[tuple[object, object, str, object]]) -> list[tuple[object, ...]]:
+    """``(memory id, zone, text, artifact fingerprint)`` rows as vector rows: the text replaced
+    by its derived vector."""
+    vectors = embed_packed_many([text for _id, _zone, text, _afp in texts])
+    return [
+        (mid, zone, vector, afp) for (mid, zone, _, afp), vector in zip(texts, vectors, strict=True)
+    ]
 
 
 _BATCH = 10_000

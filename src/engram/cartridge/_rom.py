@@ -28,14 +28,18 @@ The memory table is read a row at a time and each payload hashed once. :func:`ch
 :func:`load_rom` for callers that act on no memory row (``verify``, the writer's read-back): the
 same checks, problems and manifest, but no row is kept, so a cartridge of 100,000 memories is
 verified in bounded memory (issue 33); the manifest is hashed a chunk of entries at a time.
+The writer's read-back passes what it wrote (:class:`WrittenColumns`): the rows' columns are
+then proved to be the ones written instead of compared with each payload parsed again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 
 from engram.cartridge._container import Cartridge
 from engram.cartridge._paths import ROM, SAVE
@@ -88,13 +92,18 @@ class MemoryRow:
 
     def record(self) -> JsonObject:
         """The payload parsed strictly (a payload that is not a JSON object is refused)."""
-        try:
-            value = parse_strict(self.payload)
-        except CanonicalJsonError as e:
-            raise CartridgeFormatError(f"memory {self.id!r}: payload {e.message}") from e
-        if not isinstance(value, dict):
-            raise CartridgeFormatError(f"memory {self.id!r}: payload is not a JSON object")
-        return value
+        return payload_record(self.id, self.payload)
+
+
+def payload_record(rid: str, payload: str) -> JsonObject:
+    """Memory ``rid``'s payload parsed strictly (one that is not a JSON object is refused)."""
+    try:
+        value = parse_strict(payload)
+    except CanonicalJsonError as e:
+        raise CartridgeFormatError(f"memory {rid!r}: payload {e.message}") from e
+    if not isinstance(value, dict):
+        raise CartridgeFormatError(f"memory {rid!r}: payload is not a JSON object")
+    return value
 
 
 @dataclass
@@ -203,6 +212,34 @@ _Live = tuple[str, bytes, int]
 """What the objects pass needs of one memory row: its zone, the SHA-256 of its payload, its size."""
 
 
+class WrittenColumns:
+    """The memory rows a writer put in a file, folded into one keyed digest as it writes them:
+    each row's ``(id, zone, artifact fingerprint, codebase fingerprint, oid)`` hashed with a
+    random key (BLAKE2b) and XORed in, so the digest is that of the set of rows, in any order.
+
+    Why: the writer's read-back (:func:`check_rom`) parsed every payload it had just written to
+    compare the row's columns with it (issue 33: a tenth of an export). A writer derives each
+    row's columns and its payload (RFC 8785 of the record) from the same record, so they agree
+    when the file holds what was written; the read-back proves that instead: each stored oid is
+    the hash of its stored payload (as for every reader), and the stored rows fold to this digest
+    (every column and every oid as written, no row added or lost)."""
+
+    __slots__ = ("_key", "value")
+
+    def __init__(self) -> None:
+        self._key = os.urandom(32)
+        self.value = 0
+
+    def digest(self, *columns: object) -> int:
+        # repr of a tuple of str and None is injective (it quotes and escapes every string).
+        plain = tuple(str.__str__(c) if isinstance(c, str) else c for c in columns)
+        data = repr(plain).encode("utf-8")
+        return int.from_bytes(hashlib.blake2b(data, key=self._key).digest(), "big")
+
+    def add(self, *columns: object) -> None:
+        self.value ^= self.digest(*columns)
+
+
 _COUNT = {
     "memory": "SELECT count(*) FROM (SELECT 1 FROM memory NOT INDEXED LIMIT ?)",
     "objects": "SELECT count(*) FROM (SELECT 1 FROM objects NOT INDEXED LIMIT ?)",
@@ -217,10 +254,14 @@ def _count(cartridge: Cartridge, table: str, limit: int) -> int:
 
 
 def _memory_rows(
-    cartridge: Cartridge, keep: bool, column_problems: list[str]
+    cartridge: Cartridge,
+    keep: bool,
+    column_problems: list[str],
+    written: WrittenColumns | None = None,
 ) -> tuple[dict[str, _Live], dict[str, MemoryRow]]:
     """Stream the memory rows once: each is type-checked, hashed once and its denormalised
-    columns checked against its payload; only ``(zone, digest, size)`` stays unless ``keep``."""
+    columns checked against its payload (or, for the writer's read-back, folded into the digest
+    of what it wrote: ``written``); only ``(zone, digest, size)`` stays unless ``keep``."""
     limits = cartridge.limits
     if _count(cartridge, "memory", limits.max_records + 1) > limits.max_records:
         raise CartridgeFormatError(f"cartridge has more than {limits.max_records} memory rows")
@@ -234,6 +275,7 @@ def _memory_rows(
         cartridge.charge(size, f"memory:{rid}")
     live: dict[str, _Live] = {}
     rows: dict[str, MemoryRow] = {}
+    folded = 0
     for row in cartridge.rows(
         "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at, "
         "typeof(id), typeof(payload), typeof(codebase_fingerprint) FROM memory NOT INDEXED"
@@ -256,15 +298,19 @@ def _memory_rows(
         live[rid] = (zone, digest, len(data))
         if oid != "sha256:" + digest.hex():
             column_problems.append(f"memory:{rid}: oid column is not the hash of its payload")
-        memory = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
-        try:
-            record = memory.record()
-        except CartridgeFormatError as e:
-            column_problems.append(e.message)
+        if written is not None:
+            folded ^= written.digest(rid, zone, afp, cbf, oid)
         else:
-            _memory_columns(memory, record, column_problems)
-        if keep:
-            rows[rid] = memory
+            try:
+                record = payload_record(rid, payload)
+            except CartridgeFormatError as e:
+                column_problems.append(e.message)
+            else:
+                _memory_columns(rid, zone, afp, cbf, record, column_problems)
+        if keep:  # a row object only for a caller that keeps it (a frozen dataclass is slow)
+            rows[rid] = MemoryRow(rid, zone, afp, cbf, payload, oid, created)
+    if written is not None and folded != written.value:
+        column_problems.append("memory: the rows read back are not the rows written")
     return live, rows
 
 
@@ -294,15 +340,17 @@ def load_rom(cartridge: Cartridge) -> Rom:
         return _load_rom(cartridge, keep=True)
 
 
-def check_rom(cartridge: Cartridge) -> Rom:
+def check_rom(cartridge: Cartridge, *, written: WrittenColumns | None = None) -> Rom:
     """:func:`load_rom` for a caller that acts on no memory row (``verify``, the writer's
     read-back): the same checks, the same manifest and problems, but each memory row is
-    dropped once checked, so 100,000 of them are never held at once (issue 33)."""
+    dropped once checked, so 100,000 of them are never held at once (issue 33). The writer
+    passes ``written``: its rows' columns are then proved to be the ones it wrote (each oid the
+    hash of its payload as always), instead of parsing every payload it has just canonicalised."""
     with gc_paused():
-        return _load_rom(cartridge, keep=False)
+        return _load_rom(cartridge, keep=False, written=written)
 
 
-def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
+def _load_rom(cartridge: Cartridge, *, keep: bool, written: WrittenColumns | None = None) -> Rom:
     problems: list[str] = []
     meta = cartridge.meta()
     entries = cartridge.entries()
@@ -312,7 +360,7 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
         if name.startswith(ROM + "/") and not entry.is_dir
     }
     column_problems: list[str] = []
-    live, memories = _memory_rows(cartridge, keep, column_problems)
+    live, memories = _memory_rows(cartridge, keep, column_problems, written)
     records = {t.prefix: _record_rows(cartridge, t, problems) for t in RECORD_TABLES}
     limit = cartridge.limits.max_rows * 2
     if _count(cartridge, "objects", limit + 1) > limit:
@@ -376,7 +424,7 @@ def _load_rom(cartridge: Cartridge, *, keep: bool) -> Rom:
     )
 
 
-_CHUNK = 1024
+_CHUNK = 4096
 
 
 def manifest_hash(objects: list[RomObject]) -> str:
@@ -386,9 +434,7 @@ def manifest_hash(objects: list[RomObject]) -> str:
     digest = hashlib.sha256(b"[")
     try:
         for at in range(0, len(objects), _CHUNK):
-            chunk = canonicalize_rows(
-                _ENTRY, [(o.source_ref, o.oid, o.canon, o.sz) for o in objects[at : at + _CHUNK]]
-            )
+            chunk = canonicalize_rows(_ENTRY, list(map(_ENTRY_OF, objects[at : at + _CHUNK])))
             digest.update(b"," + chunk[1:-1] if at else chunk[1:-1])
     except CanonicalJsonError:
         # Refused as the whole manifest refuses it, with the path into the whole array.
@@ -400,6 +446,8 @@ def manifest_hash(objects: list[RomObject]) -> str:
 
 _ENTRY = ("sourceRef", "oid", "canon", "sz")
 """The members of a manifest entry (:meth:`RomObject.entry`), in the order of its values."""
+_ENTRY_OF = attrgetter("source_ref", "oid", "canon", "sz")
+"""One object's manifest entry values in :data:`_ENTRY`'s order (a tuple made in C)."""
 
 
 def _live(
@@ -484,14 +532,16 @@ def _skill_index(cartridge: Cartridge, files: dict[str, bytes], problems: list[s
     problems.extend(index_problems(cartridge, skills))
 
 
-def _memory_columns(row: MemoryRow, record: JsonObject, problems: list[str]) -> None:
+def _memory_columns(
+    rid: str, zone: str, afp: str, cbf: str | None, record: JsonObject, problems: list[str]
+) -> None:
     """The row's denormalised columns must say what its (signed) payload says."""
-    if record.get("id") != row.id or record.get("zone") != row.zone:
-        problems.append(f"memory:{row.id}: id/zone columns differ from the payload")
-    if record.get("artifactFingerprint") != row.artifact_fingerprint:
-        problems.append(f"memory:{row.id}: artifact_fingerprint column differs from the payload")
-    if record.get("codebaseFingerprint") != row.codebase_fingerprint:
-        problems.append(f"memory:{row.id}: codebase_fingerprint column differs from the payload")
+    if record.get("id") != rid or record.get("zone") != zone:
+        problems.append(f"memory:{rid}: id/zone columns differ from the payload")
+    if record.get("artifactFingerprint") != afp:
+        problems.append(f"memory:{rid}: artifact_fingerprint column differs from the payload")
+    if record.get("codebaseFingerprint") != cbf:
+        problems.append(f"memory:{rid}: codebase_fingerprint column differs from the payload")
 
 
 __all__ = [
@@ -502,6 +552,7 @@ __all__ = [
     "MemoryRow",
     "Rom",
     "RomObject",
+    "WrittenColumns",
     "check_rom",
     "load_rom",
     "manifest_hash",

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         resolve_conflict,
         validate_record,
     )
-    from engram.cartridge._rom import MemoryRow
+    from engram.cartridge._rom import MemoryRow, payload_record
     from engram.cartridge._schemas import issues as schema_issues
     from engram.cartridge._scrub import Finding, scan
     from engram.cartridge._skills import FRONTMATTER_KEYS
@@ -94,6 +94,7 @@ _LAZY = {
     "merge_key": "engram.cartridge._records",
     "resolve_conflict": "engram.cartridge._records",
     "MemoryRow": "engram.cartridge._rom",
+    "payload_record": "engram.cartridge._rom",
     "validate_record": "engram.cartridge._records",
     "schema_issues": "engram.cartridge._schemas:issues",
     "Finding": "engram.cartridge._scrub",
@@ -139,6 +140,7 @@ __all__ = [
     "list_attestations",
     "merge_key",
     "negotiate",
+    "payload_record",
     "preflight",
     "record_problems",
     "repo_literals",

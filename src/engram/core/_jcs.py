@@ -254,29 +254,56 @@ def dumps_rows(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes | N
     points (§3.2.3), an int in range is written as its decimal digits (§3.2.2.3), and a string
     is escaped by the same C routine the encoder above uses (§3.2.2.2, ``ensure_ascii=False``);
     a lone surrogate fails the final UTF-8 encode and is refused by the caller's fallback.
-    """
+
+    The rows are encoded a column at a time (a column's types are checked once, its values
+    escaped by ``map`` over the C routine) and each object is one ``%`` of a template holding
+    its member names, so no Python code runs per value (issue 33: this was a fifth of
+    ``engram cartridge verify`` at 100,000 memories)."""
     if len(set(names)) != len(names) or not all(n.isascii() for n in names):
         return None
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    heads = [
-        ("{" if at == 0 else ",") + encode_basestring(names[i]) + ":" for at, i in enumerate(order)
-    ]
-    parts: list[str] = []
-    for row in rows:
-        if len(row) != len(names):
+    table = rows if isinstance(rows, list) else list(rows)
+    width = len(names)
+    if any(len(row) != width for row in table):
+        return None
+    if width == 0:
+        return ("[" + ",".join(["{}"] * len(table)) + "]").encode("utf-8")
+    columns = list(zip(*table, strict=True)) if table else [() for _ in names]
+    order = sorted(range(width), key=lambda i: names[i])
+    encoded: list[Iterable[str]] = []
+    for i in order:
+        column = _column(columns[i])
+        if column is None:
             return None
-        fields: list[str] = []
-        for head, i in zip(heads, order, strict=True):
-            value = row[i]
-            kind = type(value)
-            if kind is str:
-                fields.append(head + encode_basestring(value))
-            elif kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-                fields.append(head + int.__repr__(value))
-            else:
-                return None
-        parts.append("".join(fields) + ("}" if fields else "{}"))
+        encoded.append(column)
+    # A name's escaped text may hold "%": doubled, so the template substitutes only the values.
+    template = (
+        "{" + ",".join(encode_basestring(names[i]).replace("%", "%%") + ":%s" for i in order) + "}"
+    )
     try:
-        return ("[" + ",".join(parts) + "]").encode("utf-8")
+        body = ",".join(map(template.__mod__, zip(*encoded, strict=True)))
+        return ("[" + body + "]").encode("utf-8")
     except UnicodeEncodeError:
         return None
+
+
+def _column(values: Sequence[Any]) -> Iterable[str] | None:
+    """One column's values in RFC 8785 text, or ``None`` if one is not an exact ``str`` or an
+    ``int`` within 2^53-1."""
+    kinds = set(map(type, values))
+    if kinds <= {str}:
+        return map(encode_basestring, values)
+    if kinds == {int}:
+        if min(values) < -MAX_SAFE_INTEGER or max(values) > MAX_SAFE_INTEGER:
+            return None
+        return map(int.__repr__, values)
+    if kinds == {str, int}:
+        out: list[str] = []
+        for value in values:
+            if type(value) is str:
+                out.append(encode_basestring(value))
+            elif -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                out.append(int.__repr__(value))
+            else:
+                return None
+        return out
+    return None

@@ -38,7 +38,13 @@ from engram.cartridge import (
     require_state,
     verify,
 )
-from engram.cartridge.internals import MemoryRow, merge_key, record_problems, resolve_conflict
+from engram.cartridge.internals import (
+    MemoryRow,
+    merge_key,
+    payload_record,
+    record_problems,
+    resolve_conflict,
+)
 from engram.core.bulk import gc_paused
 from engram.core.canonical import JsonObject
 from engram.errors import CartridgeFormatError, Forbidden
@@ -158,10 +164,7 @@ def _import_cartridge(
     )
 
 
-_ROWS = (
-    "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid, created_at "
-    "FROM memory ORDER BY id"
-)
+_ROWS = "SELECT id, payload FROM memory ORDER BY id"
 """Every memory row (both zones) in id order, the order ``merge_records`` met them in."""
 
 _GROUPED = """
@@ -219,9 +222,10 @@ def _survivors(
     foreign field-learned ones counted and left out, a duplicate group's survivor in its first
     member's place and its other members counted as merged."""
     for row in cartridge.rows(_ROWS):
-        memory = _memory_row(row)
-        members = memory.record()
-        problems = record_problems(members, f"memory:{memory.id}")
+        # Verified in this snapshot: id and payload are text.
+        rid = str(row[0])
+        members = payload_record(rid, str(row[1]))
+        problems = record_problems(members, f"memory:{rid}")
         if problems:
             raise CartridgeFormatError("; ".join(problems[:5]))
         record = TransferRecord.from_wire(members)
@@ -231,7 +235,7 @@ def _survivors(
         group = tally.folds.get(merge_key(members))
         if group is None:
             yield record
-        elif group[0] == memory.id:
+        elif group[0] == rid:
             yield TransferRecord.from_wire(group[1])
         else:
             tally.merged += 1
