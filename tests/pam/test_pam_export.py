@@ -24,11 +24,13 @@ from pam_kit import (
 )
 
 from engram.core.clock import FixedClock
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
 from engram.errors import NotFound
 from engram.memory import MemoryEngine, outcome, record
 from engram.store import Store
 from engram.transfer import export_pam, import_pam
+from engram.transfer.internals import normal_memory
 
 
 def seat_with_memories(store: Store, clock: FixedClock) -> MemoryEngine:
@@ -159,3 +161,13 @@ def test_an_incremental_export_carries_what_changed_since_its_base(any_store: St
     since_only = export_pam(engine, since=clock.now() - timedelta(minutes=1))
     assert "base_export_id" not in loose(since_only.document)
     assert since_only.memories == 2
+
+
+def test_every_memory_engram_exports_is_already_in_its_normal_form(any_store: Store) -> None:
+    # The export writes a memory engram recorded as native_object builds it, without passing
+    # it through normal_memory: that is sound only while the two are the same text.
+    engine = seat_with_memories(any_store, FixedClock())
+    document = loose(export_pam(engine).document)
+    assert len(document["memories"]) == 4
+    for memory in document["memories"]:
+        assert dumps_text(normal_memory(memory)) == dumps_text(memory)

@@ -2,13 +2,15 @@
 
 The tests prove that the streaming reader judges every document as the whole-document reader
 does, which needs the reader's chunk made tiny (so that every value straddles a chunk boundary),
-the shape walk compared with ``check_shape``, and the compiled memory check compared with
-jsonschema. They import them from here rather than from
-the private modules. Nothing here is a stable API for applications: use ``engram.transfer``.
+the shape walk compared with ``check_shape``, the compiled memory check compared with
+jsonschema, and the normal form an export's memories must already be in. They import them from
+here rather than from the private modules. Nothing here is a stable API for applications: use
+``engram.transfer``.
 """
 
 from __future__ import annotations
 
+from engram.core.canonical import JsonObject
 from engram.transfer import _pam_format, _pam_read
 from engram.transfer._pam_check import Shape, fast_memory_check, shape_of
 
@@ -18,6 +20,11 @@ def set_read_chunk(chars: int) -> int:
     before = _pam_read.CHUNK
     _pam_read.CHUNK = chars
     return before
+
+
+def normal_memory(memory: JsonObject) -> JsonObject:
+    """A memory in the form the PAM SDK serialises (what engram's export writes)."""
+    return _pam_format.normal_memory(memory)
 
 
 def memory_schema_valid(memory: object) -> bool:
@@ -30,6 +37,7 @@ __all__ = [
     "Shape",
     "fast_memory_check",
     "memory_schema_valid",
+    "normal_memory",
     "set_read_chunk",
     "shape_of",
 ]
