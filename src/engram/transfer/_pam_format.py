@@ -116,8 +116,19 @@ def format_instant(moment: datetime) -> str:
     return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
+# What format_instant writes, each field in its range: such a text is its own normal form.
+_NORMAL_INSTANT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.(?!000000)[0-9]{6})?(?:Z|[+-](?!00:00)(?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+
+
 def normal_instant(text: Json, where: str) -> str:
-    return format_instant(parse_instant(text, where))
+    """``text`` as format_instant spells it; refused as parse_instant refuses it."""
+    moment = parse_instant(text, where)
+    if isinstance(text, str) and _NORMAL_INSTANT.fullmatch(text):
+        return text  # already so spelt (most are): the same text without writing it again
+    return format_instant(moment)
 
 
 def utc(moment: datetime) -> datetime:
@@ -127,18 +138,24 @@ def utc(moment: datetime) -> datetime:
 # --- the normal form and §15 integrity -----------------------------------------------------
 
 
+# Values strip_nulls hands back as they are: kept without a call (a memory holds dozens).
+_LEAVES = frozenset({str, int, float, bool})
+
+
 def strip_nulls(value: Json) -> Json:
     """``value`` with every ``null`` member removed, at every depth (arrays keep their items)."""
     if isinstance(value, dict):
         return strip_object(value)
     if isinstance(value, list):
-        return [strip_nulls(v) for v in value]
+        return [v if type(v) in _LEAVES else strip_nulls(v) for v in value]
     return value
 
 
 def strip_object(value: Mapping[str, Json]) -> JsonObject:
     """:func:`strip_nulls` for an object, typed as one."""
-    return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    return {
+        k: v if type(v) in _LEAVES else strip_nulls(v) for k, v in value.items() if v is not None
+    }
 
 
 _INSTANT_MEMBERS: dict[str, tuple[str, ...]] = {

@@ -3,9 +3,9 @@
 The tests prove that the streaming reader judges every document as the whole-document reader
 does, which needs the reader's chunk made tiny (so that every value straddles a chunk boundary),
 the shape walk compared with ``check_shape``, the compiled memory check compared with
-jsonschema, and the normal form an export's memories must already be in. They import them from
-here rather than from the private modules. Nothing here is a stable API for applications: use
-``engram.transfer``.
+jsonschema, and the normal form (of a memory, of an instant) an export writes. They import
+them from here rather than from the private modules. Nothing here is a stable API for
+applications: use ``engram.transfer``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,16 @@ def normal_memory(memory: JsonObject) -> JsonObject:
     return _pam_format.normal_memory(memory)
 
 
+def normal_instant(text: str) -> str:
+    """An instant as the normal form spells it (refused as ``parse_pam_instant`` refuses)."""
+    return _pam_format.normal_instant(text, "instant")
+
+
+def written_instant(text: str) -> str:
+    """The same, the long way: parsed, then written by ``format_instant``."""
+    return _pam_format.format_instant(_pam_format.parse_instant(text, "instant"))
+
+
 def memory_schema_valid(memory: object) -> bool:
     """jsonschema's verdict on one memory against ``#/$defs/MemoryObject``."""
     validator = _pam_format.validator()
@@ -37,7 +47,9 @@ __all__ = [
     "Shape",
     "fast_memory_check",
     "memory_schema_valid",
+    "normal_instant",
     "normal_memory",
     "set_read_chunk",
     "shape_of",
+    "written_instant",
 ]
