@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import portable_ai_memory as pam
@@ -33,7 +33,12 @@ from engram.errors import InvalidRequest, NotFound
 from engram.memory import MemoryEngine, outcome, record
 from engram.store import Store
 from engram.transfer import export_pam, import_pam
-from engram.transfer.internals import normal_instant, normal_memory, written_instant
+from engram.transfer.internals import (
+    format_instant,
+    normal_instant,
+    normal_memory,
+    written_instant,
+)
 
 
 def seat_with_memories(store: Store, clock: FixedClock) -> MemoryEngine:
@@ -205,3 +210,32 @@ def _outcome(spell: Callable[[str], str], text: str) -> str:
         return spell(text)
     except InvalidRequest as e:
         return f"refused: {e}"
+
+
+def _spelt_the_long_way(moment: datetime) -> str:
+    # format_instant as it was written before it had a shortcut through isoformat
+    offset = moment.utcoffset()
+    base = moment.replace(tzinfo=None).isoformat(timespec="seconds")
+    if moment.microsecond:
+        base += f".{moment.microsecond:06d}"
+    if offset is None:
+        return base
+    if offset == timedelta(0):
+        return base + "Z"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+_OFFSETS = st.integers(min_value=-86_399, max_value=86_399).map(
+    lambda s: timezone(timedelta(seconds=s))
+) | st.integers(min_value=-1439, max_value=1439).map(lambda m: timezone(timedelta(minutes=m)))
+
+
+@given(st.datetimes(timezones=st.none() | st.just(UTC) | _OFFSETS))
+@settings(max_examples=2_000, deadline=None)
+def test_an_instant_is_spelt_as_the_pam_sdk_spells_it(moment: datetime) -> None:
+    assert format_instant(moment) == _spelt_the_long_way(moment)
+    assert format_instant(moment.replace(microsecond=0)) == _spelt_the_long_way(
+        moment.replace(microsecond=0)
+    )

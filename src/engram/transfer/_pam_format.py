@@ -103,6 +103,12 @@ def parse_instant(text: Json, where: str) -> datetime:
 def format_instant(moment: datetime) -> str:
     """The spelling the PAM SDK writes: ``Z`` for UTC, otherwise the offset; six fractional
     digits when there are microseconds, none otherwise."""
+    if type(moment) is datetime and moment.tzinfo is not None:
+        # isoformat writes exactly that, but "+00:00" for "Z", when the offset is whole minutes
+        # (25 or 32 characters: with no fraction, or six digits of one); the rest is spelt below.
+        text = moment.isoformat()
+        if len(text) == 25 or len(text) == 32:
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
     offset = moment.utcoffset()
     base = moment.replace(tzinfo=None).isoformat(timespec="seconds")
     if moment.microsecond:

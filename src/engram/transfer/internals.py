@@ -10,6 +10,8 @@ applications: use ``engram.transfer``.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from engram.core.canonical import JsonObject
 from engram.transfer import _pam_format, _pam_read
 from engram.transfer._pam_check import Shape, fast_memory_check, shape_of
@@ -32,6 +34,11 @@ def normal_instant(text: str) -> str:
     return _pam_format.normal_instant(text, "instant")
 
 
+def format_instant(moment: datetime) -> str:
+    """An instant as the PAM SDK writes it."""
+    return _pam_format.format_instant(moment)
+
+
 def written_instant(text: str) -> str:
     """The same, the long way: parsed, then written by ``format_instant``."""
     return _pam_format.format_instant(_pam_format.parse_instant(text, "instant"))
@@ -46,6 +53,7 @@ def memory_schema_valid(memory: object) -> bool:
 __all__ = [
     "Shape",
     "fast_memory_check",
+    "format_instant",
     "memory_schema_valid",
     "normal_instant",
     "normal_memory",
