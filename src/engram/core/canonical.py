@@ -204,12 +204,13 @@ def parse_strict(data: bytes | str) -> Json:
 
 
 def parse_strict_at(text: str, start: int) -> tuple[Json, int] | None:
-    """The value that begins at ``text[start]`` and where it ends, when it is plainly I-JSON:
-    ``(value, end)`` exactly as ``parse_strict(text[start:end])`` would return the value.
-    None whenever ``parse_strict`` of that slice might refuse it or the value might not end
-    where the text does (no value parses, one of its hooks fires, the nesting is too deep, or
-    it may hold a lone surrogate); the caller then finds the slice's end and asks
-    :func:`parse_strict`, which words the refusal.
+    """The value that begins at ``text[start]`` (not whitespace) and where it ends, when it is
+    plainly I-JSON: ``(value, end)``, the value exactly as ``parse_strict(text[start:end])``
+    would return it. None whenever ``parse_strict`` of that slice might refuse it (no value
+    parses, one of its hooks fires, the nesting is too deep, or it may hold a lone surrogate);
+    the caller then finds the slice's end and asks :func:`parse_strict`, which words the
+    refusal. A value that ends where ``text`` does may go on past it (a number): a caller
+    reading text a chunk at a time judges that.
 
     Why: a reader that walks a large document a value at a time (the PAM import) found each
     value's end with the plain C scanner, then parsed the slice again strictly; one strict
