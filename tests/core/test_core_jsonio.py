@@ -105,3 +105,12 @@ def test_what_json_dumps_refuses_is_refused_the_same_way() -> None:
     for _ in range(150):
         deep = {"k": [deep]}
     assert dumps_text(deep, indent=1) == _json_dumps(deep, 1, True)
+
+
+@given(_VALUES, st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_the_compact_text_is_json_dumps_text(value: object, sort_keys: bool) -> None:
+    compact = json.JSONEncoder(
+        separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False, allow_nan=False
+    )
+    assert dumps_text(value, sort_keys=sort_keys) == compact.encode(value)

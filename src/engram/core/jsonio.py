@@ -18,6 +18,14 @@ _INFINITY = float("inf")
 _MAX_DEPTH = 100  # deeper (or a cycle): json.dumps writes it, or says why it cannot
 
 
+_COMPACT_SORTED = json.JSONEncoder(
+    separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False
+)
+_COMPACT = json.JSONEncoder(
+    separators=(",", ":"), sort_keys=False, ensure_ascii=False, allow_nan=False
+)
+
+
 class _Fallback(Exception):
     """A value the indented writer leaves to ``json.dumps`` (which writes it or refuses it)."""
 
@@ -36,6 +44,10 @@ def dumps_text(value: object, *, indent: int | None = None, sort_keys: bool = Tr
             return fast
     separators = (",", ":") if indent is None else (",", ": ")
     try:
+        if indent is None:
+            # json.dumps' own text: with these arguments it builds this encoder on every call
+            # (a microsecond: a PAM import writes a few such texts per memory).
+            return (_COMPACT_SORTED if sort_keys else _COMPACT).encode(value)
         # The one sanctioned json.dumps: output is for humans and unsigned wire bodies only.
         return json.dumps(  # noqa: TID251
             value,
