@@ -8,11 +8,14 @@ bundled schema, and Appendix C/D of the spec written in pam_kit without engram's
 from __future__ import annotations
 
 import copy
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import portable_ai_memory as pam
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pam_kit import (
     engine_on,
     loose,
@@ -24,11 +27,18 @@ from pam_kit import (
 )
 
 from engram.core.clock import FixedClock
+from engram.core.jsonio import dumps_text
 from engram.core.keys import PrivateKey
-from engram.errors import NotFound
+from engram.errors import InvalidRequest, NotFound
 from engram.memory import MemoryEngine, outcome, record
 from engram.store import Store
 from engram.transfer import export_pam, import_pam
+from engram.transfer.internals import (
+    format_instant,
+    normal_instant,
+    normal_memory,
+    written_instant,
+)
 
 
 def seat_with_memories(store: Store, clock: FixedClock) -> MemoryEngine:
@@ -159,3 +169,73 @@ def test_an_incremental_export_carries_what_changed_since_its_base(any_store: St
     since_only = export_pam(engine, since=clock.now() - timedelta(minutes=1))
     assert "base_export_id" not in loose(since_only.document)
     assert since_only.memories == 2
+
+
+def test_every_memory_engram_exports_is_already_in_its_normal_form(any_store: Store) -> None:
+    # The export writes a memory engram recorded as native_object builds it, without passing
+    # it through normal_memory: that is sound only while the two are the same text.
+    engine = seat_with_memories(any_store, FixedClock())
+    document = loose(export_pam(engine).document)
+    assert len(document["memories"]) == 4
+    for memory in document["memories"]:
+        assert dumps_text(normal_memory(memory)) == dumps_text(memory)
+
+
+_FIELD = st.integers(min_value=0, max_value=99).map(lambda n: f"{n:02d}")
+
+
+@given(
+    st.integers(min_value=0, max_value=10_000).map(lambda n: f"{n:04d}"),
+    _FIELD,
+    _FIELD,
+    st.tuples(_FIELD, _FIELD, _FIELD).map(":".join),
+    st.sampled_from(["", ".000000", ".1", ".1234567", ".000100"])
+    | st.integers(min_value=0, max_value=999_999).map(lambda n: f".{n:06d}"),
+    st.sampled_from(["Z", "z", "+00:00", "-00:00"])
+    | st.tuples(st.sampled_from("+-"), _FIELD, _FIELD).map(lambda t: f"{t[0]}{t[1]}:{t[2]}"),
+    st.sampled_from("Tt"),
+)
+@settings(max_examples=2_000, deadline=None)
+def test_an_instant_already_in_the_normal_form_is_kept_as_it_is_written(
+    year: str, month: str, day: str, clock: str, fraction: str, offset: str, sep: str
+) -> None:
+    # normal_instant returns a text that matches the normal spelling as it is, without writing
+    # it again: the same text, or the same refusal, as parsing it and writing it.
+    text = f"{year}-{month}-{day}{sep}{clock}{fraction}{offset}"
+    assert _outcome(normal_instant, text) == _outcome(written_instant, text)
+
+
+def _outcome(spell: Callable[[str], str], text: str) -> str:
+    try:
+        return spell(text)
+    except InvalidRequest as e:
+        return f"refused: {e}"
+
+
+def _spelt_the_long_way(moment: datetime) -> str:
+    # format_instant as it was written before it had a shortcut through isoformat
+    offset = moment.utcoffset()
+    base = moment.replace(tzinfo=None).isoformat(timespec="seconds")
+    if moment.microsecond:
+        base += f".{moment.microsecond:06d}"
+    if offset is None:
+        return base
+    if offset == timedelta(0):
+        return base + "Z"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+_OFFSETS = st.integers(min_value=-86_399, max_value=86_399).map(
+    lambda s: timezone(timedelta(seconds=s))
+) | st.integers(min_value=-1439, max_value=1439).map(lambda m: timezone(timedelta(minutes=m)))
+
+
+@given(st.datetimes(timezones=st.none() | st.just(UTC) | _OFFSETS))
+@settings(max_examples=2_000, deadline=None)
+def test_an_instant_is_spelt_as_the_pam_sdk_spells_it(moment: datetime) -> None:
+    assert format_instant(moment) == _spelt_the_long_way(moment)
+    assert format_instant(moment.replace(microsecond=0)) == _spelt_the_long_way(
+        moment.replace(microsecond=0)
+    )

@@ -203,6 +203,29 @@ def parse_strict(data: bytes | str) -> Json:
     return value
 
 
+def parse_strict_at(text: str, start: int) -> tuple[Json, int] | None:
+    """The value that begins at ``text[start]`` (not whitespace) and where it ends, when it is
+    plainly I-JSON: ``(value, end)``, the value exactly as ``parse_strict(text[start:end])``
+    would return it. None whenever ``parse_strict`` of that slice might refuse it (no value
+    parses, one of its hooks fires, the nesting is too deep, or it may hold a lone surrogate);
+    the caller then finds the slice's end and asks :func:`parse_strict`, which words the
+    refusal. A value that ends where ``text`` does may go on past it (a number): a caller
+    reading text a chunk at a time judges that.
+
+    Why: a reader that walks a large document a value at a time (the PAM import) found each
+    value's end with the plain C scanner, then parsed the slice again strictly; one strict
+    parse in place does both when nothing is wrong, which is what the reader meets almost always.
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except (_HookFaultError, json.JSONDecodeError, RecursionError):
+        return None
+    # parse_strict's own last checks, on the slice: escaped and raw lone surrogates.
+    if _locate.SURROGATE_ESCAPE.search(text, start, end) or not _encodes(text[start:end]):
+        return None
+    return value, end
+
+
 def parse_object(data: bytes | str, *, what: str, error: type[EngramError]) -> JsonObject:
     """:func:`parse_strict` for a document that must be a JSON object.
 
@@ -307,4 +330,5 @@ __all__ = [
     "digest_hex",
     "parse_object",
     "parse_strict",
+    "parse_strict_at",
 ]

@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
     from engram.memory._distill import ChatDistiller, Distiller, ExtractiveDistiller, distill
     from engram.memory._engine import (
         MemoryEngine,
+        get_memories,
         get_memory,
         memory_id,
         open_engine,
@@ -83,6 +84,7 @@ _LAZY: dict[str, str] = {
     "ExtractiveDistiller": "engram.memory._distill",
     "distill": "engram.memory._distill",
     "MemoryEngine": "engram.memory._engine",
+    "get_memories": "engram.memory._engine",
     "get_memory": "engram.memory._engine",
     "memory_id": "engram.memory._engine",
     "open_engine": "engram.memory._engine",
@@ -171,6 +173,7 @@ __all__ = [
     "erase",
     "export_memories",
     "forget",
+    "get_memories",
     "get_memory",
     "history",
     "import_memories",

@@ -34,8 +34,10 @@ def export_memories(store: Store, ring_id: str) -> list[MemoryRecord]:
     migrate_memory(store)
     with store.read() as tx:
         memories = _repo.memories_in_rings(tx, [ring_id])
+        # One query per 500 memories, not one each (most have no events).
+        events = _repo.events_for_many(tx, [m.id for m in memories])
         return [
-            MemoryRecord(m, tuple(e.to_export_json() for e in _repo.events_for(tx, m.id)))
+            MemoryRecord(m, tuple(e.to_export_json() for e in events.get(m.id, ())))
             for m in memories
         ]
 

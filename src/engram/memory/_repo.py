@@ -316,6 +316,20 @@ def events_for(tx: Tx, memory_id: str) -> list[OutcomeEvent]:
     ]
 
 
+def events_for_many(tx: Tx, memory_ids: Sequence[str]) -> dict[str, list[OutcomeEvent]]:
+    """:func:`events_for` of many memories, 500 to a query: the ones that have events."""
+    out: dict[str, list[OutcomeEvent]] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for r in tx.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes WHERE memory_id IN ({marks}) ORDER BY n",
+            chunk,
+        ):
+            out.setdefault(r["memory_id"], []).append(OutcomeEvent.from_row(r))
+    return out
+
+
 def event(tx: Tx, memory_id: str, decision_id: str) -> OutcomeEvent | None:
     row = tx.one(
         f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes WHERE memory_id = ? AND decision_id = ?",

@@ -103,6 +103,12 @@ def parse_instant(text: Json, where: str) -> datetime:
 def format_instant(moment: datetime) -> str:
     """The spelling the PAM SDK writes: ``Z`` for UTC, otherwise the offset; six fractional
     digits when there are microseconds, none otherwise."""
+    if type(moment) is datetime and moment.tzinfo is not None:
+        # isoformat writes exactly that, but "+00:00" for "Z", when the offset is whole minutes
+        # (25 or 32 characters: with no fraction, or six digits of one); the rest is spelt below.
+        text = moment.isoformat()
+        if len(text) == 25 or len(text) == 32:
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
     offset = moment.utcoffset()
     base = moment.replace(tzinfo=None).isoformat(timespec="seconds")
     if moment.microsecond:
@@ -116,8 +122,19 @@ def format_instant(moment: datetime) -> str:
     return f"{base}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
+# What format_instant writes, each field in its range: such a text is its own normal form.
+_NORMAL_INSTANT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.(?!000000)[0-9]{6})?(?:Z|[+-](?!00:00)(?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+
+
 def normal_instant(text: Json, where: str) -> str:
-    return format_instant(parse_instant(text, where))
+    """``text`` as format_instant spells it; refused as parse_instant refuses it."""
+    moment = parse_instant(text, where)
+    if isinstance(text, str) and _NORMAL_INSTANT.fullmatch(text):
+        return text  # already so spelt (most are): the same text without writing it again
+    return format_instant(moment)
 
 
 def utc(moment: datetime) -> datetime:
@@ -127,18 +144,24 @@ def utc(moment: datetime) -> datetime:
 # --- the normal form and §15 integrity -----------------------------------------------------
 
 
+# Values strip_nulls hands back as they are: kept without a call (a memory holds dozens).
+_LEAVES = frozenset({str, int, float, bool})
+
+
 def strip_nulls(value: Json) -> Json:
     """``value`` with every ``null`` member removed, at every depth (arrays keep their items)."""
     if isinstance(value, dict):
         return strip_object(value)
     if isinstance(value, list):
-        return [strip_nulls(v) for v in value]
+        return [v if type(v) in _LEAVES else strip_nulls(v) for v in value]
     return value
 
 
 def strip_object(value: Mapping[str, Json]) -> JsonObject:
     """:func:`strip_nulls` for an object, typed as one."""
-    return {k: strip_nulls(v) for k, v in value.items() if v is not None}
+    return {
+        k: v if type(v) in _LEAVES else strip_nulls(v) for k, v in value.items() if v is not None
+    }
 
 
 _INSTANT_MEMBERS: dict[str, tuple[str, ...]] = {

@@ -28,7 +28,7 @@ from typing import IO, BinaryIO
 from engram.core.bulk import gc_paused
 from engram.core.canonical import Json, JsonObject
 from engram.core.keys import PublicKey
-from engram.memory import Memory, MemoryEngine, get_memory, import_memories
+from engram.memory import Memory, MemoryEngine, get_memories, import_memories
 from engram.transfer import _pam_tables as tables
 from engram.transfer import _wire as wire
 from engram.transfer._pam_check import FirstPass, Sums, spilled_sums
@@ -211,16 +211,16 @@ def _before_writing(engine: MemoryEngine, ids: list[str], owner_id: str) -> dict
         chunk = ids[at : at + _LOOKUP]
         with engine.store.read() as tx:
             rows = tables.rows_by_id(tx, chunk)
+        own: list[str] = []
         for pam_id in chunk:
             row = rows.get(pam_id)
             if row is not None:
                 conflict(engine, row, pam_id, owner_id)
             # engram's own ids are content addresses ("mem:" + SHA-256, memory_id): no other
-            # id can name a memory, so only those are looked up.
+            # id can name a memory, so only those are looked up (a query per chunk, not per id).
             elif pam_id.startswith("mem:"):
-                native = get_memory(engine, pam_id)
-                if native is not None:
-                    natives[pam_id] = native
+                own.append(pam_id)
+        natives.update(get_memories(engine, own))
     return natives
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import IO, BinaryIO, NoReturn, Protocol
 
 from engram.core.bounds import MAX_ELEMENTS
-from engram.core.canonical import Json, parse_strict
+from engram.core.canonical import Json, parse_strict, parse_strict_at
 from engram.errors import CanonicalJsonError, InvalidRequest
 from engram.transfer._pam_format import error_detail
 
@@ -175,6 +175,13 @@ class Reader:
         """The value at the cursor, parsed alone; (value, True), or (None, False) when it holds
         only a fault held back (a lone surrogate) and so the document is refused anyway."""
         start = self._pos
+        if self._strict:
+            # The common case in one strict parse in place; anything else (a fault, a value
+            # that may go on past what has been read) takes the two steps below, which word it.
+            fast = parse_strict_at(self._buf, start)
+            if fast is not None and fast[1] < len(self._buf):
+                self._pos = fast[1]
+                return fast[0], True
         while True:
             try:
                 value, end = _LENIENT.raw_decode(self._buf, start)
