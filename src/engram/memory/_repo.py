@@ -13,7 +13,7 @@ from typing import Any
 from engram.core.canonical import parse_strict
 from engram.core.jsonio import dumps_text
 from engram.memory._models import Memory, MemoryStatus, OutcomeEvent
-from engram.store import Row, Tx
+from engram.store import Row, Tx, rows_where_in
 
 MEMORY_COLUMNS = (
     "id, ring, ring_id, kind, text, entities, provenance, thread, seat_id, tokens, "
@@ -121,29 +121,14 @@ def add_event_count(tx: Tx, ring_id: str, oracle: str, events: int, reverify: in
 
 
 def ids_in(tx: Tx, table: str, column: str, ids: Sequence[str]) -> set[str]:
-    """Which of ``ids`` stand in ``table.column`` (asked 500 at a time)."""
-    found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        found.update(
-            str(r["v"])
-            for r in tx.execute(
-                f"SELECT {column} AS v FROM {table} WHERE {column} IN ({marks})", chunk
-            )
-        )
-    return found
+    """Which of ``ids`` stand in ``table.column``."""
+    return {
+        str(r["v"]) for r in rows_where_in(tx, f"SELECT {column} AS v FROM {table}", column, ids)
+    }
 
 
 def existing_ids(tx: Tx, ids: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        found.update(
-            r["id"] for r in tx.execute(f"SELECT id FROM memory_items WHERE id IN ({marks})", chunk)
-        )
-    return found
+    return ids_in(tx, "memory_items", "id", ids)
 
 
 def insert_memories(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -221,16 +206,8 @@ def get_memory(tx: Tx, memory_id: str) -> Memory | None:
 
 
 def get_memories(tx: Tx, ids: Sequence[str]) -> dict[str, Memory]:
-    out: dict[str, Memory] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        for row in tx.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memory_items WHERE id IN ({marks})",
-            chunk,
-        ):
-            out[row["id"]] = to_memory(row)
-    return out
+    select = f"SELECT {MEMORY_COLUMNS} FROM memory_items"
+    return {row["id"]: to_memory(row) for row in rows_where_in(tx, select, "id", ids)}
 
 
 def memories_in_rings(tx: Tx, ring_ids: Sequence[str]) -> list[Memory]:
@@ -269,25 +246,13 @@ def index_rows_after(tx: Tx, after_n: int, limit: int) -> list[Row]:
 
 def memories_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, Memory]:
     """Memories by their row number ``n`` (what the index hands back)."""
-    out: dict[int, Memory] = {}
-    for start in range(0, len(ns), 500):
-        chunk = list(ns[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        for row in tx.execute(
-            f"SELECT n, {MEMORY_COLUMNS} FROM memory_items WHERE n IN ({marks})", chunk
-        ):
-            out[int(row["n"])] = to_memory(row)
-    return out
+    select = f"SELECT n, {MEMORY_COLUMNS} FROM memory_items"
+    return {int(row["n"]): to_memory(row) for row in rows_where_in(tx, select, "n", ns)}
 
 
 def texts_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for start in range(0, len(ns), 500):
-        chunk = list(ns[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        for row in tx.execute(f"SELECT n, text FROM memory_items WHERE n IN ({marks})", chunk):
-            out[int(row["n"])] = row["text"]
-    return out
+    select = "SELECT n, text FROM memory_items"
+    return {int(row["n"]): row["text"] for row in rows_where_in(tx, select, "n", ns)}
 
 
 def dense_rows_after(tx: Tx, engine: str, after_n: int, upto_n: int) -> list[Row]:
@@ -319,14 +284,9 @@ def events_for(tx: Tx, memory_id: str) -> list[OutcomeEvent]:
 def events_for_many(tx: Tx, memory_ids: Sequence[str]) -> dict[str, list[OutcomeEvent]]:
     """:func:`events_for` of many memories, 500 to a query: the ones that have events."""
     out: dict[str, list[OutcomeEvent]] = {}
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        for r in tx.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes WHERE memory_id IN ({marks}) ORDER BY n",
-            chunk,
-        ):
-            out.setdefault(r["memory_id"], []).append(OutcomeEvent.from_row(r))
+    select = f"SELECT {_EVENT_COLUMNS} FROM memory_outcomes"
+    for r in rows_where_in(tx, select, "memory_id", memory_ids, order_by="n"):
+        out.setdefault(r["memory_id"], []).append(OutcomeEvent.from_row(r))
     return out
 
 

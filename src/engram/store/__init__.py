@@ -6,7 +6,16 @@ idempotency records live in the public submodules :mod:`engram.store.keys` and
 :mod:`engram.store.idempotency`.
 """
 
-from engram.store._base import Component, Dialect, Migration, Row, Store, Tx
+from engram.store._base import (
+    Component,
+    Dialect,
+    Migration,
+    Row,
+    Store,
+    Tx,
+    in_chunks,
+    rows_where_in,
+)
 from engram.store._open import database_url_from_env, open_store
 
 __all__ = [
@@ -17,5 +26,7 @@ __all__ = [
     "Store",
     "Tx",
     "database_url_from_env",
+    "in_chunks",
     "open_store",
+    "rows_where_in",
 ]

@@ -28,7 +28,7 @@ Backends: ``memory`` (SQLite in memory, one connection, for tests and demos), ``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -218,6 +218,28 @@ def writing(store: Store, tx: Tx | None = None) -> AbstractContextManager[Tx]:
     return nullcontext(tx) if tx is not None else store.transaction()
 
 
+# Values per ``IN (...)`` query: well under SQLite's (32,766) and PostgreSQL's (65,535)
+# parameter limits, and short enough that a long list never builds one huge statement.
+IN_CHUNK = 500
+
+
+def in_chunks(values: Sequence[Any]) -> Iterator[tuple[str, list[Any]]]:
+    """``values`` ``IN_CHUNK`` at a time, each chunk with its ``?, ?, ...`` placeholders."""
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = list(values[start : start + IN_CHUNK])
+        yield ", ".join("?" for _ in chunk), chunk
+
+
+def rows_where_in(
+    tx: Tx, select: str, column: str, values: Sequence[Any], order_by: str = ""
+) -> Iterator[Row]:
+    """The rows of ``{select} WHERE {column} IN (values)``, asked a chunk at a time
+    (:func:`in_chunks`); ``order_by`` orders each chunk's rows, not the whole answer."""
+    tail = f" ORDER BY {order_by}" if order_by else ""
+    for marks, chunk in in_chunks(values):
+        yield from tx.execute(f"{select} WHERE {column} IN ({marks}){tail}", chunk)
+
+
 __all__ = [
     "MEMORY_DIALECT",
     "POSTGRES_DIALECT",
@@ -232,5 +254,7 @@ __all__ = [
     "Row",
     "Store",
     "Tx",
+    "in_chunks",
+    "rows_where_in",
     "writing",
 ]

@@ -20,7 +20,7 @@ from engram.core.canonical import canonicalize
 from engram.errors import ResourceNotFound
 from engram.memory import LifecycleResult, MemoryEngine, erase, subject_ring_id
 from engram.memory.internals import erase_rings
-from engram.store import Tx
+from engram.store import Tx, in_chunks
 from engram.store.idempotency import seal_answers_naming
 from engram.store.internals import is_migrated
 from engram.transfer._pam_tables import PAM_COMPONENT
@@ -29,9 +29,7 @@ from engram.transfer._pam_tables import PAM_COMPONENT
 def _drop_pam_objects(tx: Tx, memory_ids: Sequence[str]) -> None:
     if not is_migrated(tx, PAM_COMPONENT):
         return
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
+    for marks, chunk in in_chunks(memory_ids):
         tx.execute(f"DELETE FROM pam_memories WHERE memory_id IN ({marks})", chunk)
 
 

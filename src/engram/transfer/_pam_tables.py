@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from engram.core.canonical import Json, JsonObject, parse_strict
 from engram.core.jsonio import dumps_text
-from engram.store import Component, Dialect, Migration, Row, Store, Tx
+from engram.store import Component, Dialect, Migration, Row, Store, Tx, rows_where_in
 from engram.transfer import _wire as wire
 
 
@@ -171,29 +171,16 @@ def set_type_registry(tx: Tx, uri: str, now: str) -> None:
 
 
 def rows_by_id(tx: Tx, pam_ids: Sequence[str]) -> dict[str, PamRow]:
-    found: dict[str, PamRow] = {}
-    for start in range(0, len(pam_ids), 500):
-        chunk = list(pam_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT {_COLUMNS} FROM pam_memories WHERE pam_id IN ({marks})"
-        for row in tx.execute(sql, chunk):
-            found[row["pam_id"]] = PamRow.from_row(row)
-    return found
+    select = f"SELECT {_COLUMNS} FROM pam_memories"
+    return {r["pam_id"]: PamRow.from_row(r) for r in rows_where_in(tx, select, "pam_id", pam_ids)}
 
 
 def served_among(tx: Tx, memory_ids: Sequence[str], statuses: Collection[str]) -> set[str]:
     """Which of ``memory_ids`` a PAM memory of one of ``statuses`` holds (the ids and statuses
     only: a whole document's rows with their objects would be the document again)."""
-    served: set[str] = set()
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        for r in tx.execute(
-            f"SELECT memory_id, status FROM pam_memories WHERE memory_id IN ({marks})", chunk
-        ):
-            if r["status"] in statuses:
-                served.add(r["memory_id"])
-    return served
+    select = "SELECT memory_id, status FROM pam_memories"
+    rows = rows_where_in(tx, select, "memory_id", memory_ids)
+    return {r["memory_id"] for r in rows if r["status"] in statuses}
 
 
 def rows_in_rings(tx: Tx, ring_ids: Sequence[str]) -> list[PamRow]:

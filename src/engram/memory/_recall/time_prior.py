@@ -9,8 +9,6 @@ window never empties the slate (a prior, not a filter; docs/spec/memory-retrieva
 updates").
 """
 
-# ruff: noqa: S608 - SQL text interpolates only "?" placeholder lists
-
 from __future__ import annotations
 
 import math
@@ -28,7 +26,7 @@ from engram.memory._recall.stages import Candidates, Column
 from engram.memory._recall.time_intent import LATEST, TimeIntent
 from engram.memory._recall.tuning import Tuning
 from engram.memory._text import terms
-from engram.store import Tx
+from engram.store import Tx, rows_where_in
 
 OCCURRED_AT = "occurred_at"  # the provenance key conversation ingestion writes (UTC instant)
 _DAY = 86_400.0
@@ -57,15 +55,12 @@ def occurred(provenance: Json, created_at: str) -> float:
 def occurred_by_n(tx: Tx, ns: Sequence[int]) -> dict[int, float]:
     """When the memories numbered ``ns`` happened (two columns per row, 500 rows a query)."""
     out: dict[int, float] = {}
-    for start in range(0, len(ns), 500):
-        chunk = list(ns[start : start + 500])
-        marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT n, provenance, created_at FROM memory_items WHERE n IN ({marks})"
-        for row in tx.execute(sql, chunk):
-            text = str(row["provenance"])
-            # Most provenance has no time: parse it only when the key is there.
-            provenance = parse_strict(text) if OCCURRED_AT in text else None
-            out[int(row["n"])] = occurred(provenance, str(row["created_at"]))
+    select = "SELECT n, provenance, created_at FROM memory_items"
+    for row in rows_where_in(tx, select, "n", ns):
+        text = str(row["provenance"])
+        # Most provenance has no time: parse it only when the key is there.
+        provenance = parse_strict(text) if OCCURRED_AT in text else None
+        out[int(row["n"])] = occurred(provenance, str(row["created_at"]))
     return out
 
 
