@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -77,29 +78,35 @@ def test_the_derived_graph_holds_the_published_int8_weights_and_scales(cache: Pa
     derived = onnx.load(str(_derived(cache)))
     original = {i.name: numpy_helper.to_array(i) for i in published.graph.initializer}
     ours = {i.name: numpy_helper.to_array(i) for i in derived.graph.initializer}
+    producer = {out: node for node in derived.graph.node for out in node.output}
+    consumers: dict[str, list[Any]] = {}
+    for node in derived.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
     products = [n for n in derived.graph.node if n.op_type == "MatMulInteger"]
     assert len(products) == 36
     assert not [n for n in derived.graph.node if n.op_type == "MatMul" and n.input[1] in ours]
-    # Every published int8 weight matrix comes back as one of the derived graph's weights,
-    # value for value, with the published per-column scale.
-    published_weights = {
-        name[: -len("_q")]: q for name, q in original.items() if name.endswith("_q") and q.ndim == 2
-    }
-    matched = 0
     for node in products:
-        weight = ours[node.input[1]]
-        scale_name = node.input[1].replace("_quantized", "_scale")
-        for stem, q in published_weights.items():
-            if q.shape == weight.shape and np.array_equal(q, weight):
-                np.testing.assert_allclose(
-                    ours[scale_name].reshape(-1), original[f"{stem}_scale"].reshape(-1), rtol=1e-6
-                )
-                matched += 1
-                break
-    assert matched == len(products)
+        source, weight, _, weight_zero = node.input
+        # The published int8 matrix itself, zero point 0, the input quantised per call ...
+        np.testing.assert_array_equal(ours[weight], original[weight])
+        assert ours[weight].dtype == np.int8
+        assert not ours[weight_zero].any()
+        assert producer[source].op_type == "DynamicQuantizeLinear"
+        # ... and the product scaled back by the input's scale times the published scales.
+        (cast,) = consumers[node.output[0]]
+        (rescale,) = consumers[cast.output[0]]
+        scales = producer[next(i for i in rescale.input if i != cast.output[0])]
+        scale_name = weight[: -len("_q")] + "_scale"
+        assert scales.op_type == "Mul"
+        assert scale_name in scales.input
+        np.testing.assert_array_equal(ours[scale_name], original[scale_name])
     # The word-embedding table stays int8 in the file: no float copy of it.
     assert "inner.embeddings.word_embeddings.weight_q" in ours
     assert ours["inner.embeddings.word_embeddings.weight_q"].dtype == np.int8
+    # No float weight matrix at all (the largest float tensors are biases and norms).
+    floats = [i for i in derived.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
+    assert max(int(np.prod(i.dims)) for i in floats) < 100_000
 
 
 def test_it_is_derived_once_and_again_when_its_file_changes(cache: Path) -> None:
