@@ -197,6 +197,18 @@ EXEMPT_TESTS: dict[str, str] = {
     "tests/core/test_core_jsonio.py::test_values_other_parsers_refuse_are_not_written": (
         "display JSON (never signed) has no spec sentence"
     ),
+    "tests/core/test_core_jsonio.py::test_the_indented_text_is_json_dumps_text": (
+        "display JSON (never signed) has no spec sentence"
+    ),
+    "tests/core/test_core_jsonio.py::test_values_it_leaves_to_json_dumps_read_the_same": (
+        "display JSON (never signed) has no spec sentence"
+    ),
+    "tests/core/test_core_jsonio.py::test_what_json_dumps_refuses_is_refused_the_same_way": (
+        "display JSON (never signed) has no spec sentence"
+    ),
+    "tests/core/test_core_jsonio.py::test_the_compact_text_is_json_dumps_text": (
+        "display JSON (never signed) has no spec sentence"
+    ),
     "tests/core/test_core_keys.py::test_pem_round_trip_and_repr_hides_the_secret": (
         "key object hygiene; the key-file rows are witnessed by the key-file tests"
     ),

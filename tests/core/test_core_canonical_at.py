@@ -56,6 +56,7 @@ def _check(text: str, start: int) -> None:
     assert _ENCODER.encode(value) == _ENCODER.encode(verdict[0])
 
 
+@pytest.mark.req("engram.pam.streaming")
 @given(_VALUES, st.booleans(), st.text(" \\n", max_size=3), st.sampled_from([",", "]", " {", ""]))
 @settings(max_examples=400, deadline=None)
 def test_a_value_inside_a_longer_text_reads_as_its_slice(
@@ -72,6 +73,13 @@ def test_a_value_inside_a_longer_text_reads_as_its_slice(
     assert _ENCODER.encode(answer[0]) == _ENCODER.encode(value)
 
 
+@pytest.mark.req(
+    "engram.pam.streaming",
+    "engram.core.ijson-duplicate-members",
+    "engram.core.ijson-lone-surrogate",
+    "engram.core.ijson-non-finite",
+    "engram.core.ijson-huge-integer",
+)
 @pytest.mark.parametrize(
     "hostile",
     [

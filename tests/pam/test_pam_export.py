@@ -171,6 +171,7 @@ def test_an_incremental_export_carries_what_changed_since_its_base(any_store: St
     assert since_only.memories == 2
 
 
+@pytest.mark.req("engram.pam.export-valid", "engram.pam.liberal-reader")
 def test_every_memory_engram_exports_is_already_in_its_normal_form(any_store: Store) -> None:
     # The export writes a memory engram recorded as native_object builds it, without passing
     # it through normal_memory: that is sound only while the two are the same text.
@@ -184,6 +185,7 @@ def test_every_memory_engram_exports_is_already_in_its_normal_form(any_store: St
 _FIELD = st.integers(min_value=0, max_value=99).map(lambda n: f"{n:02d}")
 
 
+@pytest.mark.req("engram.pam.liberal-reader")
 @given(
     st.integers(min_value=0, max_value=10_000).map(lambda n: f"{n:04d}"),
     _FIELD,
@@ -232,6 +234,7 @@ _OFFSETS = st.integers(min_value=-86_399, max_value=86_399).map(
 ) | st.integers(min_value=-1439, max_value=1439).map(lambda m: timezone(timedelta(minutes=m)))
 
 
+@pytest.mark.req("engram.pam.liberal-reader")
 @given(st.datetimes(timezones=st.none() | st.just(UTC) | _OFFSETS))
 @settings(max_examples=2_000, deadline=None)
 def test_an_instant_is_spelt_as_the_pam_sdk_spells_it(moment: datetime) -> None:
