@@ -178,7 +178,7 @@ def test_the_lance_shape_judges_hostile_members_as_the_validator_does(value: Any
         {"$ref": "https://acx.dev/schema/x", "$defs": {"x": {}}},
         {"$ref": "#/$defs/a~1b", "$defs": {"a/b": {}}},
         {"oneOf": [{}, {}]},
-        {"type": "array", "contains": {"type": "string"}},
+        {"type": "array", "contains": {"type": "string"}, "minContains": 2},
         {"type": "array", "prefixItems": [{"type": "string"}]},
         {"not": {"type": "string"}},
         {"minimum": "1"},

@@ -179,9 +179,14 @@ def test_the_pam_memory_predicate_keeps_the_contract(memory: Any) -> None:
     holds_the_contract(MEMORY, memory, root=PAM)
 
 
-# The other published ACX schemas the compiler models (the rest use oneOf, contains or
-# propertyNames and stay with jsonschema): cartridge._schemas checks documents with them too.
-OTHER_ACX = ("cal-skillset", "harness-requirements", "loop-policy-context-policy")
+# The other published ACX schemas the compiler models (the rest use oneOf or propertyNames
+# and stay with jsonschema): cartridge._schemas checks documents with them too.
+OTHER_ACX = (
+    "cal-skillset",
+    "capability-sellable-claim",
+    "harness-requirements",
+    "loop-policy-context-policy",
+)
 
 
 def _acx(name: str) -> Any:
@@ -258,6 +263,7 @@ BRANCH = {
 }
 TAGS = {"type": "array", "uniqueItems": True, "items": {"type": "string"}}
 ANY_UNIQUE = {"type": "array", "uniqueItems": True}
+CONTAINS = {"contains": {"properties": {"kind": {"const": "level-attestation"}}}}
 CASES: list[tuple[Any, Any]] = [
     # bool is not a number, an integer, or equal to 1 or 0; 1.0 is an integer.
     *((INTEGER, v) for v in _values(True, False, 1, 0, 1.0, -0.0, 1.5, 2**80, 1e300, "1", None)),
@@ -363,6 +369,20 @@ CASES: list[tuple[Any, Any]] = [
     ({"type": []}, None),
     ({"items": False}, []),
     ({"items": False}, [1]),
+    # contains: an array needs one passing item; anything else passes (a capability's level
+    # attestation evidence is checked with it).
+    (CONTAINS, []),
+    (CONTAINS, [{"kind": "other"}]),
+    (CONTAINS, [{"kind": "other"}, {"kind": "level-attestation"}]),
+    (CONTAINS, [1, "x", None]),
+    (CONTAINS, {"kind": "level-attestation"}),
+    (CONTAINS, "x"),
+    ({"contains": True}, []),
+    ({"contains": False}, [1]),
+    ({"if": {"contains": {"const": 1}}, "then": {"minItems": 2}}, [1]),
+    ({"if": {"contains": {"const": 1}}, "then": {"minItems": 2}}, [True, 2]),
+    ({"contains": {"const": 1}}, [True, 1.0]),
+    ({"contains": {"const": 1}}, [True, False]),
 ]
 
 
@@ -394,7 +414,7 @@ def test_unique_items_over_non_strings_is_refused_and_left_to_jsonschema(value: 
     [
         {"oneOf": [{}, {}]},
         {"not": {}},
-        {"type": "array", "contains": {}},
+        {"type": "array", "contains": {}, "minContains": 0},
         {"type": "array", "prefixItems": [{}]},
         {"patternProperties": {"^a": {}}},
         {"$anchor": "a"},

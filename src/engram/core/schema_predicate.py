@@ -21,7 +21,7 @@ The contract, against ``Draft202012Validator(root).is_valid`` built without a fo
   jsonschema would say, and is left to jsonschema. A schema without ``uniqueItems: true`` on the
   way is therefore judged exactly, both ways.
 - A schema the compiler does not model compiles to ``None`` (every document goes to
-  jsonschema): any keyword outside the list below (``oneOf``, ``not``, ``contains``,
+  jsonschema): any keyword outside the list below (``oneOf``, ``not``, ``minContains``,
   ``patternProperties``, ``prefixItems``, ``$anchor``...), a keyword argument of a shape it does
   not model (a ``minimum`` that is not a number, an ``items`` array...), a ``$ref`` that is not
   ``#/$defs/<name>`` or ``#/definitions/<name>`` of ``root`` (or that sits inside a subschema
@@ -31,7 +31,8 @@ The contract, against ``Draft202012Validator(root).is_valid`` built without a fo
 Keywords modelled, with jsonschema 4's semantics (``bool`` is not a number and ``1.0`` is an
 integer; ``pattern`` is ``re.search``; ``enum`` and ``const`` use jsonschema's ``equal``, so
 ``True`` is not ``1``): ``type``, ``enum``, ``const``, ``properties``, ``required``,
-``additionalProperties`` (a boolean or a schema), ``items`` (a schema), ``minItems``,
+``additionalProperties`` (a boolean or a schema), ``items`` (a schema), ``contains`` (without
+``minContains``/``maxContains``), ``minItems``,
 ``maxItems``, ``uniqueItems``, ``minLength``, ``maxLength``, ``pattern``, ``minimum``,
 ``maximum``, ``allOf``, ``if``/``then``/``else``, ``$ref``; ``$defs`` and ``definitions`` only
 hold what ``$ref`` names; the annotations ``$schema``, ``$id``, ``$comment``, ``title``,
@@ -78,6 +79,7 @@ _KNOWN = _INERT | {
     "required",
     "additionalProperties",
     "items",
+    "contains",
     "minItems",
     "maxItems",
     "uniqueItems",
@@ -210,6 +212,20 @@ def _each_item(item: Predicate) -> Predicate:
     return each
 
 
+def _some_item(item: Predicate) -> Predicate:
+    # ``contains`` (``minContains`` 1, the only one modelled): an array needs an item that
+    # passes; an item's yes is jsonschema's yes, so the array's is too.
+    def some(value: object) -> bool:
+        if not isinstance(value, list):
+            return True
+        for x in value:  # noqa: SIM110 - the loop the other item checks use
+            if item(x):
+                return True
+        return False
+
+    return some
+
+
 class _Compiler:
     """One compilation: ``$ref`` targets compiled once each, recursion through a trampoline."""
 
@@ -255,6 +271,8 @@ class _Compiler:
             checks.append(shape)
         if "items" in schema:
             checks.append(_each_item(self.compile(schema["items"], exact)))
+        if "contains" in schema:
+            checks.append(_some_item(self.compile(schema["contains"], exact)))
         checks.extend(_sizes(schema))
         if "uniqueItems" in schema:
             unique = schema["uniqueItems"]
