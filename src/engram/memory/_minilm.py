@@ -29,6 +29,8 @@ import numpy as np
 from engram import DISTRIBUTION
 from engram.errors import MissingDependency
 from engram.memory._minilm_query import QueryGraphUnavailable, query_graph
+from engram.memory._minilm_query import file_stamp as _stamp_of  # the model's check: sha256 as tag
+from engram.memory._minilm_query import read_stamp as _read
 
 _LOG = logging.getLogger("engram.memory")
 
@@ -97,20 +99,6 @@ def _query_graph_file() -> Path:
     except QueryGraphUnavailable as e:
         _LOG.info("minilm-l6-v2: queries use the stored graph: %s", e)
         return model
-
-
-def _stamp_of(model: Path, sha256: str) -> str:
-    """The file's identity when it was checked: a changed size, mtime or inode (a rewrite or
-    replacement) no longer matches, so the 23 MB are hashed again."""
-    st = model.stat()
-    return f"{sha256} {st.st_size} {st.st_mtime_ns} {st.st_ino}\n"
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except OSError:
-        return None
 
 
 class MiniLMEmbedder:

@@ -61,12 +61,12 @@ def query_graph(model: Path, model_sha256: str, cache_root: Path | None) -> Path
     key = hashlib.sha256(versions.encode()).hexdigest()[:16]
     target = cache_root / f"minilm-l6-v2-query-{key}.onnx"
     stamp = target.with_suffix(".stamp")
-    if target.is_file() and _identity(target) == _read(stamp):
+    if target.is_file() and file_stamp(target, RECIPE) == read_stamp(stamp):
         return target
     try:
         cache_root.mkdir(parents=True, exist_ok=True)
         _derive(model, target)
-        stamp.write_text(_identity(target))
+        stamp.write_text(file_stamp(target, RECIPE))
     except OSError as e:
         raise QueryGraphUnavailable(f"cannot write {cache_root}: {e.strerror or e}") from e
     except ImportError as e:  # the metadata is there, the module is not: a broken install
@@ -78,12 +78,16 @@ def query_graph(model: Path, model_sha256: str, cache_root: Path | None) -> Path
     return target
 
 
-def _identity(path: Path) -> str:
+def file_stamp(path: Path, tag: str) -> str:
+    """``path``'s identity under ``tag`` (what it was checked or written as): a changed size,
+    mtime or inode (a rewrite or replacement) no longer matches. The model's check and the
+    derived graph are both remembered this way."""
     st = path.stat()
-    return f"{RECIPE} {st.st_size} {st.st_mtime_ns} {st.st_ino}\n"
+    return f"{tag} {st.st_size} {st.st_mtime_ns} {st.st_ino}\n"
 
 
-def _read(path: Path) -> str | None:
+def read_stamp(path: Path) -> str | None:
+    """A stamp written by :func:`file_stamp`'s caller, None when there is none to read."""
     try:
         return path.read_text()
     except OSError:
@@ -175,4 +179,4 @@ def _int8_products(graph: Any) -> None:
     body.initializer.extend([*kept, *zero_points])
 
 
-__all__ = ["RECIPE", "QueryGraphUnavailable", "query_graph"]
+__all__ = ["RECIPE", "QueryGraphUnavailable", "file_stamp", "query_graph", "read_stamp"]
