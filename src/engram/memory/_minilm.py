@@ -28,11 +28,12 @@ import numpy as np
 
 from engram import DISTRIBUTION
 from engram.errors import MissingDependency
-from engram.memory._minilm_query import QueryGraphUnavailable, query_graph
-from engram.memory._minilm_query import file_stamp as _stamp_of  # the model's check: sha256 as tag
-from engram.memory._minilm_query import read_stamp as _read
+from engram.memory._minilm_query import QueryGraphUnavailable, file_stamp, query_graph, read_stamp
 
 _LOG = logging.getLogger("engram.memory")
+# The model's check is remembered as the query graph is: its stamp's tag is the file's sha256.
+_stamp_of = file_stamp
+_read = read_stamp
 
 ENGINE = "minilm-l6-v2-int8:384"
 DIMS = 384
