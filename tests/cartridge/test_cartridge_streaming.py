@@ -229,7 +229,7 @@ _WORDS = st.sampled_from(["Memory", "s0", "retries", "on-call", "é", "İ", "ﬁ
 
 @pytest.mark.req("engram.cartridge.memory-baseline", "engram.cartridge.vector-dimension")
 @given(st.one_of(st.text(max_size=200), st.lists(_WORDS, max_size=40).map(" ".join)))
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # what it checks is bytes, not time
 @example("")
 @example("a b a")  # +1 and -1 on the same dimension may cancel
 @example("Memory 12: service S12 retries 5 times before paging on-call (runbook 12).")
@@ -267,7 +267,7 @@ def test_the_file_is_the_same_from_an_iterator_and_in_any_byte_batch(
 
 
 @pytest.mark.req("engram.cartridge.bounded-streaming")
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)  # what it checks is bytes, not time
 @given(st.lists(st.text(), max_size=12))
 @example(["", "a b a", "...", "Memory 12: service S12 retries 5 times (runbook 12)."])
 def test_a_batch_of_packed_embeddings_is_the_bytes_of_each(texts: list[str]) -> None:
